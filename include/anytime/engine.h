@@ -1,0 +1,107 @@
+/* anytime/engine.h — the in-process inference engine.
+ *
+ * An at_engine holds model variants (one shared at_session each) and a pool
+ * of worker threads. Callers submit requests asynchronously; a worker runs
+ * the variant's session (ORT Run, concurrently with the other workers, no
+ * global lock) and calls the request's completion callback with the outputs.
+ *
+ * Lifecycle: create -> add_variant (one or more) -> start -> submit* ->
+ * destroy. destroy() stops accepting, lets the workers finish every request
+ * that was admitted (each gets its callback exactly once), then joins them.
+ *
+ * Buffers: input tensor descriptors are copied into the request at submit;
+ * the data they point to is NOT copied and must stay valid until the
+ * callback has been called. Outputs are passed to the callback as an
+ * at_outputs owned by the engine and valid only during the callback (zero
+ * copy); copy out what you need.
+ *
+ * Thread-safety: at_engine_submit() may be called from any number of threads
+ * at once. add_variant/start/destroy must be called from one thread and not
+ * concurrently with submit. Callbacks run on worker threads and must not call
+ * at_engine_destroy().
+ */
+#ifndef ANYTIME_ENGINE_H
+#define ANYTIME_ENGINE_H
+
+#include <stdint.h>
+
+#include "anytime/session.h"
+#include "anytime/status.h"
+#include "anytime/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AT_MAX_INPUTS 32
+#define AT_MAX_OUTPUTS 32
+
+typedef struct at_engine at_engine;
+
+typedef struct at_engine_params {
+  int n_workers;          /* worker threads sharing the sessions; default 2 */
+  size_t queue_capacity;  /* admitted-but-unfinished requests; default 1024 */
+} at_engine_params;
+
+/* Timestamps (CLOCK_MONOTONIC, nanoseconds) of one request's life. */
+typedef struct at_timing {
+  uint64_t submitted_ns;
+  uint64_t started_ns;   /* a worker picked it up */
+  uint64_t finished_ns;  /* Run returned */
+} at_timing;
+
+/* Completion callback: called exactly once per admitted request, on a worker
+ * thread. `status` is AT_OK or the at_session_run() failure; `outputs` is
+ * NULL on failure and otherwise valid only until the callback returns.
+ * On failure `error` holds the detail text (valid during the call). */
+typedef void (*at_done_fn)(void *user, at_status status, const at_outputs *outputs,
+                           const at_timing *timing, const char *error);
+
+at_engine_params at_engine_default_params(void);
+
+/* Create an engine (no threads yet). *out must be freed with
+ * at_engine_destroy(). Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_NOMEM. */
+at_status at_engine_create(const at_engine_params *params, at_engine **out);
+
+/* Load a variant from `model_path` with session options `sp` (NULL =
+ * defaults) and give it the next index (0, 1, ...) in *out_index (may be
+ * NULL). Only before at_engine_start(). Returns AT_OK, AT_ERR_STATE (already
+ * started), AT_ERR_LIMIT (more than 64 variants) or any at_session_create()
+ * failure. */
+at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
+                                const at_session_params *sp, int *out_index);
+
+/* Number of variants, their names and signatures (owned by the engine). */
+int at_engine_variant_count(const at_engine *e);
+const char *at_engine_variant_name(const at_engine *e, int index);
+const at_model_info *at_engine_variant_info(const at_engine *e, int index);
+/* The shared session of a variant (for callers that also run directly). */
+at_session *at_engine_variant_session(at_engine *e, int index);
+
+/* Start the worker threads. Returns AT_OK, AT_ERR_STATE (no variants, or
+ * already started), AT_ERR_THREAD. */
+at_status at_engine_start(at_engine *e);
+
+/* Admit one request for `variant`. Input descriptors are copied; their data
+ * must outlive the callback. `output_names` (NULL/0 = all outputs) is copied
+ * too. On AT_OK the callback will be called exactly once; on any other status
+ * it will not be called.
+ * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant index, too many inputs or
+ * outputs, NULL callback), AT_ERR_STATE (not started), AT_ERR_SHUTDOWN
+ * (destroy has begun), AT_ERR_QUEUE_FULL (queue_capacity requests are
+ * admitted and unfinished). */
+at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
+                           size_t n_inputs, const char *const *output_names,
+                           size_t n_outputs, at_done_fn done, void *user);
+
+/* Requests admitted and not yet completed (queued + running). */
+size_t at_engine_pending(const at_engine *e);
+
+/* Stop accepting, finish everything admitted, join the workers and free the
+ * engine and its sessions. NULL is a no-op. */
+void at_engine_destroy(at_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_ENGINE_H */

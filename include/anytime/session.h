@@ -1,0 +1,96 @@
+/* anytime/session.h — one ONNX Runtime session over one model file.
+ *
+ * An at_session is the plain, direct path: create it from an .onnx (or .ort)
+ * file, ask for its signature, run it synchronously on the calling thread.
+ * The engine (engine.h) shares one at_session per variant among its workers;
+ * tests and benchmarks create a separate at_session as the independent
+ * reference path.
+ *
+ * Inputs are wrapped, not copied: ORT reads the caller's buffers in place.
+ * Outputs are allocated by ORT and owned by an at_outputs handle; the tensors
+ * it exposes point straight into ORT's buffers (no copy) and stay valid until
+ * at_outputs_free().
+ *
+ * Thread-safety: at_session_run() may be called concurrently from any number
+ * of threads on the same session (ORT's Run is thread-safe on the CPU EP, and
+ * anytime adds no lock). create/destroy must not race with run.
+ */
+#ifndef ANYTIME_SESSION_H
+#define ANYTIME_SESSION_H
+
+#include <stdbool.h>
+
+#include "anytime/status.h"
+#include "anytime/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum at_opt_level {
+  AT_OPT_DISABLE = 0,
+  AT_OPT_BASIC = 1,
+  AT_OPT_EXTENDED = 2,
+  AT_OPT_ALL = 99,
+} at_opt_level;
+
+typedef struct at_session_params {
+  int intra_op_threads;        /* threads one Run may use; default 1 */
+  int inter_op_threads;        /* default 1 */
+  bool allow_spinning;         /* intra-op spin-waiting; default false */
+  at_opt_level opt_level;      /* default AT_OPT_ALL */
+  const char *optimized_model_path; /* if set, ORT saves the optimised graph here */
+  bool optimized_as_ort;       /* save that graph in .ort format (default true) */
+} at_session_params;
+
+typedef struct at_session at_session;
+typedef struct at_outputs at_outputs;
+
+/* Defaults as documented on each field. */
+at_session_params at_session_default_params(void);
+
+/* Load `model_path`. Initialises the runtime if needed (see runtime.h).
+ * On success *out owns the session; free it with at_session_destroy().
+ * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_NOT_FOUND (no such file),
+ * AT_ERR_MODEL (ORT could not load it; at_last_error() has ORT's message),
+ * AT_ERR_NOMEM, or any at_runtime_init() failure. */
+at_status at_session_create(const char *model_path, const at_session_params *params,
+                            at_session **out);
+
+/* Free a session. NULL is a no-op. No run may be in progress. */
+void at_session_destroy(at_session *s);
+
+/* The model's signature and metadata; owned by the session. Never NULL for a
+ * live session. */
+const at_model_info *at_session_info(const at_session *s);
+
+/* Index of the input/output called `name`, or -1. */
+int at_session_input_index(const at_session *s, const char *name);
+int at_session_output_index(const at_session *s, const char *name);
+
+/* Run the model once on the calling thread.
+ * `inputs` must name every model input exactly once, with the model's dtype
+ * and rank and with every fixed dimension matching. `output_names` selects
+ * outputs (NULL/0 = all, in model order). On success *out owns the results;
+ * free with at_outputs_free().
+ * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_SHAPE (at_last_error() names the
+ * offending tensor and what was expected), AT_ERR_NOT_FOUND (unknown output
+ * name), AT_ERR_ORT (ORT failed; its message in at_last_error()),
+ * AT_ERR_NOMEM. */
+at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs,
+                         const char *const *output_names, size_t n_outputs,
+                         at_outputs **out);
+
+/* Number of tensors in `o`. */
+size_t at_outputs_count(const at_outputs *o);
+/* View of output i (in the order requested). The view points into memory
+ * owned by `o`; it is valid until at_outputs_free(o). Returns AT_OK or
+ * AT_ERR_INVALID_ARG (index out of range). */
+at_status at_outputs_get(const at_outputs *o, size_t i, at_tensor *view);
+/* Free outputs. NULL is a no-op. */
+void at_outputs_free(at_outputs *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_SESSION_H */

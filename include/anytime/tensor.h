@@ -1,0 +1,81 @@
+/* anytime/tensor.h — plain tensor descriptors and model signatures.
+ *
+ * An at_tensor describes a dense, row-major tensor in memory the caller owns:
+ * anytime never copies or frees `data` of an input; ONNX Runtime reads it in
+ * place. Output tensors handed back by anytime point into memory anytime owns
+ * (see at_outputs in session.h).
+ *
+ * Thread-safety: plain data; no functions here keep state.
+ */
+#ifndef ANYTIME_TENSOR_H
+#define ANYTIME_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "anytime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AT_MAX_DIMS 8
+
+typedef enum at_dtype {
+  AT_DTYPE_UNKNOWN = 0,
+  AT_DTYPE_FLOAT32,
+  AT_DTYPE_INT64,
+  AT_DTYPE_INT32,
+  AT_DTYPE_UINT8,
+  AT_DTYPE_INT8,
+  AT_DTYPE_BOOL,
+  AT_DTYPE_FLOAT16,
+  AT_DTYPE_FLOAT64,
+  AT_DTYPE_STRING,
+} at_dtype;
+
+typedef struct at_tensor {
+  const char *name;            /* model input/output name */
+  at_dtype dtype;
+  size_t ndim;                 /* <= AT_MAX_DIMS */
+  int64_t shape[AT_MAX_DIMS];  /* concrete dimensions, all >= 0 */
+  void *data;                  /* row-major elements; not owned by anytime */
+} at_tensor;
+
+/* One input or output in a model's signature. A dimension of -1 is dynamic;
+ * its symbolic name (e.g. "batch") is in dim_names[i], or "" if unnamed. */
+typedef struct at_value_info {
+  const char *name;
+  at_dtype dtype;
+  size_t ndim;
+  int64_t dims[AT_MAX_DIMS];
+  const char *dim_names[AT_MAX_DIMS];
+} at_value_info;
+
+/* Everything anytime knows about a loaded model's signature and metadata.
+ * Owned by the session/engine that returned it; valid until that is destroyed. */
+typedef struct at_model_info {
+  size_t n_inputs;
+  const at_value_info *inputs;
+  size_t n_outputs;
+  const at_value_info *outputs;
+  const char *producer_name;     /* e.g. "pytorch" */
+  const char *producer_version;
+  const char *graph_name;
+  const char *domain;
+  int64_t ir_version;            /* ONNX IR version; 0 if unknown (.ort files) */
+  int64_t opset;                 /* default-domain opset; 0 if unknown */
+} at_model_info;
+
+/* "FP32", "INT64", ... (KServe V2 datatype names). Static; never NULL. */
+const char *at_dtype_name(at_dtype t);
+/* Bytes per element; 0 for STRING/UNKNOWN. */
+size_t at_dtype_size(at_dtype t);
+/* Number of elements (product of shape; 1 for a scalar). Returns 0 and sets
+ * *overflow when the product overflows size_t; overflow may be NULL. */
+size_t at_tensor_numel(const at_tensor *t, int *overflow);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_TENSOR_H */

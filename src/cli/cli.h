@@ -1,0 +1,29 @@
+/* src/cli/cli.h — what the `anytime` subcommands share: the dispatcher's
+ * table entry type, a stderr log sink, and small argument helpers. One file
+ * per subcommand implements one at_cli_<name>() entry point. */
+#ifndef ANYTIME_CLI_H
+#define ANYTIME_CLI_H
+
+#include <stdbool.h>
+
+#include "anytime/anytime.h"
+
+/* Exit codes shared by every subcommand. */
+enum { AT_EXIT_OK = 0, AT_EXIT_FAIL = 1, AT_EXIT_USAGE = 2, AT_EXIT_RUNTIME = 3 };
+
+/* Install a sink that writes "anytime: level: [component] message" to
+ * stderr, honouring ANYTIME_LOG_LEVEL (debug|info|warn|error; default warn). */
+void cli_install_log_sink(void);
+
+/* Print "anytime <cmd>: <status text>: <detail>" for a failed library call
+ * and return the matching exit code (AT_EXIT_RUNTIME for runtime load and
+ * version errors, AT_EXIT_FAIL otherwise). */
+int cli_report(const char *cmd, at_status s);
+
+/* True if argv contains -h or --help. */
+bool cli_wants_help(int argc, char **argv);
+
+int at_cli_version(int argc, char **argv);
+int at_cli_info(int argc, char **argv);
+
+#endif /* ANYTIME_CLI_H */

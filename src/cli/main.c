@@ -1,0 +1,53 @@
+/* src/cli/main.c — the `anytime` command: dispatches to one subcommand per
+ * file in src/cli/ and prints the overall help. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command k_commands[] = {
+    {"version", at_cli_version, "print anytime's and ONNX Runtime's versions"},
+    {"info", at_cli_info, "show an ONNX model's inputs, outputs, opset and producer"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "anytime %s — inference server on ONNX Runtime that keeps latency bounded\n\n"
+          "usage: anytime <command> [options]\n\ncommands:\n",
+          AT_VERSION_STRING);
+  for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
+  fprintf(f,
+          "\n`anytime <command> --help` explains each command.\n\n"
+          "environment:\n"
+          "  ANYTIME_ORT_LIB             ONNX Runtime library to load (default: the SDK\n"
+          "                              the build was configured with)\n"
+          "  ANYTIME_ALLOW_ORT_MISMATCH  =1 runs with a library of another release (loud)\n"
+          "  ANYTIME_LOG_LEVEL           debug|info|warn|error (default warn)\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return AT_EXIT_USAGE;
+  }
+  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return AT_EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) return at_cli_version(1, argv);
+  cli_install_log_sink();
+  for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+    if (strcmp(argv[1], k_commands[i].name) == 0) return k_commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "anytime: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return AT_EXIT_USAGE;
+}

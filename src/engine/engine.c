@@ -1,0 +1,292 @@
+/* src/engine/engine.c — the worker pool that runs requests on shared
+ * sessions (see anytime/engine.h for the contract).
+ *
+ * DESIGN
+ *   Threads: any number of submitting threads; n_workers worker threads.
+ *   Sessions: one at_session per variant, shared by every worker; Run is
+ *     called concurrently with no lock around it.
+ *   Requests: queue_capacity slots are allocated at create time; submit takes
+ *     a free slot, copies the tensor descriptors into it and appends its index
+ *     to a FIFO ring; a worker pops it, runs it, calls the callback and
+ *     returns the slot. No allocation per request in the engine itself.
+ *   Invariant: pending == (slots not on the free list) == queued + running;
+ *     every admitted request leaves through exactly one callback.
+ *   Shutdown: destroy sets `stopping` (submit then refuses), workers drain
+ *     the ring and exit when it is empty, destroy joins them.
+ *   Lock: one mutex `lock` guards ring, free list, pending, started and
+ *     stopping. It is never held while Run or a callback executes.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/engine.h"
+#include "core/internal.h"
+
+#define AT_ENGINE_MAX_VARIANTS 64
+
+typedef struct request {
+  int variant;
+  size_t n_in, n_out;
+  at_tensor inputs[AT_MAX_INPUTS];
+  const char *out_names[AT_MAX_OUTPUTS]; /* interned by the session */
+  at_done_fn done;
+  void *user;
+  at_timing timing;
+  size_t next_free;
+} request;
+
+typedef struct engine_variant {
+  char *name;
+  at_session *session;
+} engine_variant;
+
+struct at_engine {
+  at_engine_params p;
+  int n_variants;
+  engine_variant variants[AT_ENGINE_MAX_VARIANTS];
+  pthread_t *threads;
+  int n_threads;
+
+  pthread_mutex_t lock;
+  pthread_cond_t work;   /* signalled when the ring gains a request or on stop */
+  request *slots;        /* queue_capacity slots, fixed */
+  size_t *ring;          /* guarded by lock: FIFO of slot indices */
+  size_t ring_head;      /* guarded by lock */
+  size_t ring_count;     /* guarded by lock */
+  size_t free_head;      /* guarded by lock: first free slot, or SIZE_MAX */
+  size_t pending;        /* guarded by lock */
+  int started;           /* guarded by lock */
+  int stopping;          /* guarded by lock */
+};
+
+at_engine_params at_engine_default_params(void) {
+  at_engine_params p;
+  p.n_workers = 2;
+  p.queue_capacity = 1024;
+  return p;
+}
+
+at_status at_engine_create(const at_engine_params *params, at_engine **out) {
+  if (!out) return at_fail(AT_ERR_INVALID_ARG, "out is NULL");
+  *out = NULL;
+  at_engine_params p = params ? *params : at_engine_default_params();
+  if (p.n_workers < 1 || p.n_workers > 1024)
+    return at_fail(AT_ERR_INVALID_ARG, "n_workers must be 1..1024, got %d", p.n_workers);
+  if (p.queue_capacity < 1 || p.queue_capacity > (1u << 24))
+    return at_fail(AT_ERR_INVALID_ARG, "queue_capacity must be 1..16777216, got %zu",
+                   p.queue_capacity);
+  at_engine *e = calloc(1, sizeof *e);
+  if (!e) return at_fail(AT_ERR_NOMEM, "out of memory");
+  e->p = p;
+  e->slots = calloc(p.queue_capacity, sizeof *e->slots);
+  e->ring = calloc(p.queue_capacity, sizeof *e->ring);
+  e->threads = calloc((size_t)p.n_workers, sizeof *e->threads);
+  if (!e->slots || !e->ring || !e->threads) {
+    free(e->slots);
+    free(e->ring);
+    free(e->threads);
+    free(e);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < p.queue_capacity; i++)
+    e->slots[i].next_free = (i + 1 < p.queue_capacity) ? i + 1 : SIZE_MAX;
+  e->free_head = 0;
+  pthread_mutex_init(&e->lock, NULL);
+  pthread_cond_init(&e->work, NULL);
+  *out = e;
+  return AT_OK;
+}
+
+at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
+                                const at_session_params *sp, int *out_index) {
+  if (!e || !name || !model_path)
+    return at_fail(AT_ERR_INVALID_ARG, "engine, name and model_path are required");
+  if (e->started) return at_fail(AT_ERR_STATE, "variants must be added before at_engine_start");
+  if (e->n_variants >= AT_ENGINE_MAX_VARIANTS)
+    return at_fail(AT_ERR_LIMIT, "at most %d variants per engine", AT_ENGINE_MAX_VARIANTS);
+  at_session *s = NULL;
+  at_status rc = at_session_create(model_path, sp, &s);
+  if (rc != AT_OK) return rc;
+  char *n = strdup(name);
+  if (!n) {
+    at_session_destroy(s);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  e->variants[e->n_variants].name = n;
+  e->variants[e->n_variants].session = s;
+  if (out_index) *out_index = e->n_variants;
+  e->n_variants++;
+  at_log(AT_LOG_INFO, "engine", "loaded variant '%s' from %s", name, model_path);
+  return AT_OK;
+}
+
+int at_engine_variant_count(const at_engine *e) { return e ? e->n_variants : 0; }
+
+const char *at_engine_variant_name(const at_engine *e, int i) {
+  return (e && i >= 0 && i < e->n_variants) ? e->variants[i].name : NULL;
+}
+
+const at_model_info *at_engine_variant_info(const at_engine *e, int i) {
+  return (e && i >= 0 && i < e->n_variants) ? at_session_info(e->variants[i].session) : NULL;
+}
+
+at_session *at_engine_variant_session(at_engine *e, int i) {
+  return (e && i >= 0 && i < e->n_variants) ? e->variants[i].session : NULL;
+}
+
+static void run_one(at_engine *e, request *r) {
+  r->timing.started_ns = at_now_ns();
+  at_outputs *outs = NULL;
+  at_status rc = at_session_run(e->variants[r->variant].session, r->inputs, r->n_in,
+                                r->n_out ? r->out_names : NULL, r->n_out, &outs);
+  r->timing.finished_ns = at_now_ns();
+  if (rc == AT_OK) {
+    r->done(r->user, AT_OK, outs, &r->timing, "");
+    at_outputs_free(outs);
+  } else {
+    r->done(r->user, rc, NULL, &r->timing, at_last_error());
+  }
+}
+
+static void *worker_main(void *arg) {
+  at_engine *e = arg;
+  pthread_mutex_lock(&e->lock);
+  for (;;) {
+    while (e->ring_count == 0 && !e->stopping) pthread_cond_wait(&e->work, &e->lock);
+    if (e->ring_count == 0) break; /* stopping and drained */
+    size_t idx = e->ring[e->ring_head];
+    e->ring_head = (e->ring_head + 1) % e->p.queue_capacity;
+    e->ring_count--;
+    pthread_mutex_unlock(&e->lock);
+
+    run_one(e, &e->slots[idx]);
+
+    pthread_mutex_lock(&e->lock);
+    e->slots[idx].next_free = e->free_head;
+    e->free_head = idx;
+    e->pending--;
+  }
+  pthread_mutex_unlock(&e->lock);
+  return NULL;
+}
+
+at_status at_engine_start(at_engine *e) {
+  if (!e) return at_fail(AT_ERR_INVALID_ARG, "engine is NULL");
+  if (e->started) return at_fail(AT_ERR_STATE, "engine already started");
+  if (e->n_variants == 0) return at_fail(AT_ERR_STATE, "engine has no variants");
+  for (int i = 0; i < e->p.n_workers; i++) {
+    if (pthread_create(&e->threads[i], NULL, worker_main, e) != 0) {
+      pthread_mutex_lock(&e->lock);
+      e->stopping = 1;
+      pthread_cond_broadcast(&e->work);
+      pthread_mutex_unlock(&e->lock);
+      for (int j = 0; j < i; j++) pthread_join(e->threads[j], NULL);
+      e->n_threads = 0;
+      return at_fail(AT_ERR_THREAD, "could not start worker thread %d", i);
+    }
+    e->n_threads = i + 1;
+  }
+  pthread_mutex_lock(&e->lock);
+  e->started = 1;
+  pthread_mutex_unlock(&e->lock);
+  return AT_OK;
+}
+
+at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
+                           size_t n_inputs, const char *const *output_names,
+                           size_t n_outputs, at_done_fn done, void *user) {
+  if (!e || !done) return at_fail(AT_ERR_INVALID_ARG, "engine and callback are required");
+  if (variant < 0 || variant >= e->n_variants)
+    return at_fail(AT_ERR_INVALID_ARG, "no variant %d (engine has %d)", variant, e->n_variants);
+  if (n_inputs > AT_MAX_INPUTS || (n_inputs && !inputs))
+    return at_fail(AT_ERR_INVALID_ARG, "%zu inputs given; at most %d", n_inputs, AT_MAX_INPUTS);
+  if (output_names && n_outputs > AT_MAX_OUTPUTS)
+    return at_fail(AT_ERR_INVALID_ARG, "%zu outputs requested; at most %d", n_outputs,
+                   AT_MAX_OUTPUTS);
+  at_session *s = e->variants[variant].session;
+  const at_model_info *info = at_session_info(s);
+  /* Resolve names now, so the request does not depend on the caller's
+   * name strings and unknown names fail at submit rather than in a worker. */
+  const char *in_names[AT_MAX_INPUTS];
+  for (size_t i = 0; i < n_inputs; i++) {
+    int k = at_session_input_index(s, inputs[i].name);
+    if (k < 0)
+      return at_fail(AT_ERR_SHAPE, "variant '%s' has no input named '%s'",
+                     e->variants[variant].name, inputs[i].name ? inputs[i].name : "(null)");
+    in_names[i] = info->inputs[k].name;
+  }
+  size_t nout = output_names ? n_outputs : 0;
+  const char *out_names[AT_MAX_OUTPUTS];
+  for (size_t i = 0; i < nout; i++) {
+    int k = at_session_output_index(s, output_names[i]);
+    if (k < 0)
+      return at_fail(AT_ERR_NOT_FOUND, "variant '%s' has no output named '%s'",
+                     e->variants[variant].name, output_names[i] ? output_names[i] : "(null)");
+    out_names[i] = info->outputs[k].name;
+  }
+  uint64_t now = at_now_ns();
+
+  pthread_mutex_lock(&e->lock);
+  if (e->stopping) {
+    pthread_mutex_unlock(&e->lock);
+    return at_fail(AT_ERR_SHUTDOWN, "engine is shutting down");
+  }
+  if (!e->started) {
+    pthread_mutex_unlock(&e->lock);
+    return at_fail(AT_ERR_STATE, "engine not started");
+  }
+  if (e->free_head == SIZE_MAX) {
+    pthread_mutex_unlock(&e->lock);
+    return at_fail(AT_ERR_QUEUE_FULL, "%zu requests already admitted", e->p.queue_capacity);
+  }
+  size_t idx = e->free_head;
+  request *r = &e->slots[idx];
+  e->free_head = r->next_free;
+  r->variant = variant;
+  r->n_in = n_inputs;
+  for (size_t i = 0; i < n_inputs; i++) {
+    r->inputs[i] = inputs[i];
+    r->inputs[i].name = in_names[i];
+  }
+  r->n_out = nout;
+  for (size_t i = 0; i < nout; i++) r->out_names[i] = out_names[i];
+  r->done = done;
+  r->user = user;
+  r->timing.submitted_ns = now;
+  r->timing.started_ns = r->timing.finished_ns = 0;
+  e->ring[(e->ring_head + e->ring_count) % e->p.queue_capacity] = idx;
+  e->ring_count++;
+  e->pending++;
+  pthread_cond_signal(&e->work);
+  pthread_mutex_unlock(&e->lock);
+  return AT_OK;
+}
+
+size_t at_engine_pending(const at_engine *e) {
+  if (!e) return 0;
+  at_engine *m = (at_engine *)e; /* the lock is the only thing mutated */
+  pthread_mutex_lock(&m->lock);
+  size_t n = m->pending;
+  pthread_mutex_unlock(&m->lock);
+  return n;
+}
+
+void at_engine_destroy(at_engine *e) {
+  if (!e) return;
+  pthread_mutex_lock(&e->lock);
+  e->stopping = 1;
+  pthread_cond_broadcast(&e->work);
+  pthread_mutex_unlock(&e->lock);
+  for (int i = 0; i < e->n_threads; i++) pthread_join(e->threads[i], NULL);
+  for (int i = 0; i < e->n_variants; i++) {
+    at_session_destroy(e->variants[i].session);
+    free(e->variants[i].name);
+  }
+  pthread_cond_destroy(&e->work);
+  pthread_mutex_destroy(&e->lock);
+  free(e->slots);
+  free(e->ring);
+  free(e->threads);
+  free(e);
+}

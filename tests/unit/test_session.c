@@ -1,0 +1,127 @@
+/* tests/unit/test_session.c — the plain session: signature reading, correct
+ * outputs on a graph whose answer is known (y = 2x + 1), output selection,
+ * and a clear error for every kind of bad call or bad model file. */
+#include <unistd.h>
+
+#include "anytime/anytime.h"
+#include "testutil.h"
+
+static void test_signature(void **state) {
+  (void)state;
+  at_session *s = NULL;
+  assert_int_equal(at_session_create(test_data("models/tiny_encoder.onnx"), NULL, &s), AT_OK);
+  const at_model_info *mi = at_session_info(s);
+  assert_int_equal(mi->n_inputs, 2);
+  assert_int_equal(mi->n_outputs, 2);
+  assert_string_equal(mi->inputs[0].name, "input_ids");
+  assert_int_equal(mi->inputs[0].dtype, AT_DTYPE_INT64);
+  assert_int_equal(mi->inputs[0].ndim, 2);
+  assert_int_equal(mi->inputs[0].dims[0], -1);
+  assert_string_equal(mi->inputs[0].dim_names[0], "batch");
+  assert_string_equal(mi->inputs[0].dim_names[1], "seq");
+  assert_string_equal(mi->outputs[0].name, "logits");
+  assert_int_equal(mi->outputs[0].dims[1], 3);
+  assert_int_equal(mi->opset, 17);
+  assert_int_equal(at_session_output_index(s, "pooled"), 1);
+  assert_int_equal(at_session_output_index(s, "nope"), -1);
+  at_session_destroy(s);
+  at_session_destroy(NULL);
+}
+
+static void test_known_answer_and_errors(void **state) {
+  (void)state;
+  at_session *s = NULL;
+  assert_int_equal(at_session_create(test_data("models/fixed_scale.onnx"), NULL, &s), AT_OK);
+  float x[6] = {0, 1, -2, 3.5f, 1e3f, -0.25f};
+  at_tensor in = {.name = "x", .dtype = AT_DTYPE_FLOAT32, .ndim = 2, .shape = {2, 3}, .data = x};
+  at_outputs *o = NULL;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_OK);
+  assert_int_equal(at_outputs_count(o), 1);
+  at_tensor y;
+  assert_int_equal(at_outputs_get(o, 0, &y), AT_OK);
+  assert_string_equal(y.name, "y");
+  assert_int_equal(y.ndim, 2);
+  for (int i = 0; i < 6; i++) assert_true(((float *)y.data)[i] == 2 * x[i] + 1);
+  assert_int_equal(at_outputs_get(o, 1, &y), AT_ERR_INVALID_ARG);
+  at_outputs_free(o);
+
+  /* wrong shape, wrong type, wrong rank, wrong name, duplicate, too few */
+  in.shape[1] = 4;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_SHAPE);
+  assert_non_null(strstr(at_last_error(), "[2,4]"));
+  assert_non_null(strstr(at_last_error(), "[2,3]"));
+  in.shape[1] = 3;
+  in.dtype = AT_DTYPE_INT64;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_SHAPE);
+  assert_non_null(strstr(at_last_error(), "INT64"));
+  in.dtype = AT_DTYPE_FLOAT32;
+  in.ndim = 1;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_SHAPE);
+  in.ndim = 2;
+  in.name = "z";
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_SHAPE);
+  assert_non_null(strstr(at_last_error(), "'z'"));
+  in.name = "x";
+  at_tensor two[2] = {in, in};
+  assert_int_equal(at_session_run(s, two, 2, NULL, 0, &o), AT_ERR_SHAPE);
+  assert_int_equal(at_session_run(s, NULL, 0, NULL, 0, &o), AT_ERR_SHAPE);
+  const char *bad_out[] = {"nope"};
+  assert_int_equal(at_session_run(s, &in, 1, bad_out, 1, &o), AT_ERR_NOT_FOUND);
+  in.data = NULL;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_INVALID_ARG);
+  assert_null(o);
+  at_session_destroy(s);
+}
+
+static void test_output_selection(void **state) {
+  (void)state;
+  at_session *s = NULL;
+  assert_int_equal(at_session_create(test_data("models/tiny_encoder.onnx"), NULL, &s), AT_OK);
+  int64_t ids[4] = {1, 2, 3, 4}, mask[4] = {1, 1, 1, 0};
+  at_tensor in[2] = {
+      {.name = "attention_mask", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, 4}, .data = mask},
+      {.name = "input_ids", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, 4}, .data = ids},
+  };
+  const char *want[] = {"pooled"};
+  at_outputs *o = NULL;
+  assert_int_equal(at_session_run(s, in, 2, want, 1, &o), AT_OK);
+  at_tensor t;
+  assert_int_equal(at_outputs_count(o), 1);
+  assert_int_equal(at_outputs_get(o, 0, &t), AT_OK);
+  assert_string_equal(t.name, "pooled");
+  assert_int_equal(t.shape[1], 16);
+  at_outputs_free(o);
+  /* an id outside the embedding table is ORT's error, reported as such */
+  ids[0] = 100000;
+  assert_int_equal(at_session_run(s, in, 2, NULL, 0, &o), AT_ERR_ORT);
+  assert_true(strlen(at_last_error()) > 0);
+  at_session_destroy(s);
+}
+
+static void test_bad_model_files(void **state) {
+  (void)state;
+  at_session *s = (at_session *)0x1;
+  assert_int_equal(at_session_create("/nonexistent/model.onnx", NULL, &s), AT_ERR_NOT_FOUND);
+  assert_null(s);
+  assert_non_null(strstr(at_last_error(), "/nonexistent/model.onnx"));
+  assert_int_equal(at_session_create(test_data("models"), NULL, &s), AT_ERR_NOT_FOUND);
+  char tmpl[] = "/tmp/anytime-corrupt-XXXXXX";
+  int fd = mkstemp(tmpl);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "\x08\x07garbage-not-onnx", 19), 19);
+  close(fd);
+  assert_int_equal(at_session_create(tmpl, NULL, &s), AT_ERR_MODEL);
+  assert_non_null(strstr(at_last_error(), tmpl));
+  unlink(tmpl);
+  assert_int_equal(at_session_create(NULL, NULL, &s), AT_ERR_INVALID_ARG);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_signature),
+      cmocka_unit_test(test_known_answer_and_errors),
+      cmocka_unit_test(test_output_selection),
+      cmocka_unit_test(test_bad_model_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
