@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install what anytime needs and this machine lacks: Debian packages from
+# scripts/deps.txt (by group), Node.js + npm when no `node` is on PATH, and
+# the pinned ONNX Runtime SDK (scripts/fetch-ort.sh, sha256-checked).
+#
+#   scripts/install-deps.sh build test     # groups: build test bench train
+#
+# Runs apt-get as root (directly, or through sudo). Does nothing for what is
+# already installed, so it is cheap to call every time.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+groups=${*:-build}
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null && SUDO=sudo || { echo "install-deps: need root or sudo for apt-get" >&2; exit 1; }
+fi
+missing=()
+for g in $groups; do
+  case "$g" in build|test|bench|train) ;; *) echo "install-deps: unknown group '$g'" >&2; exit 2 ;; esac
+  while read -r grp spec; do
+    [ "$grp" = "$g" ] || continue
+    pkg=${spec%%=*}
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$spec")
+    fi
+  done < <(grep -v '^#' "$here/scripts/deps.txt")
+done
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+    echo "install-deps: WARNING: a pinned version is no longer in the archive; installing" \
+         "the archive's current versions of: ${missing[*]%%=*}" >&2
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]%%=*}"
+  fi
+else
+  echo "install-deps: Debian packages for '$groups' already installed"
+fi
+bash "$here/scripts/fetch-ort.sh"

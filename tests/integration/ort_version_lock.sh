@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tests/integration/ort_version_lock.sh — the ONNX Runtime version lock, end
+# to end, against the real `anytime` binary and a real library of another
+# release (cmake/ort-version.txt, ORT_ALT_*; fetched by scripts/fetch-ort.sh --alt):
+#   1. `anytime version` reports header API 29-style facts for the pinned release;
+#   2. pointed at the other release, it refuses with exit 3, naming both versions;
+#   3. ANYTIME_ALLOW_ORT_MISMATCH=1 lets it run, with a loud warning;
+#   4. configuring a build whose header and library disagree fails at configure
+#      time with a message naming both.
+# Fails (never skips) when any part cannot run.
+set -euo pipefail
+: "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_SOURCE_DIR:?run through ctest}"
+src=$ANYTIME_SOURCE_DIR
+pinned=$(sed -n 's/^ORT_VERSION=//p' "$src/cmake/ort-version.txt")
+alt=$(sed -n 's/^ORT_ALT_VERSION=//p' "$src/cmake/ort-version.txt")
+api=$(echo "$pinned" | cut -d. -f2)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$ANYTIME_BIN" version)
+echo "$out"
+echo "$out" | grep -q "header API version: $api" || fail "header API version $api not reported"
+echo "$out" | grep -q "library: *$pinned" || fail "library release $pinned not reported"
+echo "$out" | grep -q "CPUExecutionProvider" || fail "no execution providers listed"
+
+altroot=$(bash "$src/scripts/fetch-ort.sh" --alt --print-root)
+altlib="$altroot/lib/libonnxruntime.so.1"
+[ -f "$altlib" ] || fail "alternative library $altlib missing"
+
+set +e
+msg=$(ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" version 2>&1); rc=$?
+set -e
+echo "$msg"
+[ $rc -eq 3 ] || fail "expected exit 3 with a $alt library, got $rc"
+echo "$msg" | grep -q "$alt" || fail "refusal does not name the library release $alt"
+echo "$msg" | grep -q "$pinned" || fail "refusal does not name the compiled release $pinned"
+# every command that loads the runtime refuses, not just `version`
+set +e
+ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" info "$ANYTIME_TEST_DATA/models/fixed_scale.onnx" >/dev/null 2>&1; rc=$?
+set -e
+[ $rc -eq 3 ] || fail "anytime info ran against a $alt library (exit $rc)"
+
+msg=$(ANYTIME_ALLOW_ORT_MISMATCH=1 ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" version 2>&1)
+echo "$msg" | grep -q "MISMATCH ALLOWED" || fail "override did not mark the mismatch"
+echo "$msg" | grep -q "warn: .*ANYTIME_ALLOW_ORT_MISMATCH" || fail "override was not loud"
+
+# Configure-time check: 1.29 headers with a 1.30 library must not configure.
+pinroot=$(bash "$src/scripts/fetch-ort.sh" --print-root)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/sdk/lib"
+ln -s "$pinroot/include" "$tmp/sdk/include"
+ln -s "$altlib" "$tmp/sdk/lib/libonnxruntime.so"
+set +e
+cfg=$(cmake -S "$src" -B "$tmp/build" -DORT_ROOT="$tmp/sdk" -DAT_BUILD_TESTS=OFF \
+      -DAT_BUILD_BENCH=OFF 2>&1); rc=$?
+set -e
+cfg=$(echo "$cfg" | tr '\n' ' ' | tr -s ' ')  # CMake wraps its messages
+echo "$cfg" | grep -o "header/library mismatch.*one release" || true
+[ $rc -ne 0 ] || fail "configure succeeded with a mismatched SDK"
+echo "$cfg" | grep -q "ORT_API_VERSION $api" || fail "configure error does not name the header API $api"
+echo "$cfg" | grep -q "release $alt" || fail "configure error does not name the library release $alt"
+echo "PASS: ORT version lock holds at configure time and at run time"
