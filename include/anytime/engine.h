@@ -94,6 +94,9 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
                            size_t n_inputs, const char *const *output_names,
                            size_t n_outputs, at_done_fn done, void *user);
 
+/* Number of worker threads (the n_workers the engine was created with). */
+int at_engine_worker_count(const at_engine *e);
+
 /* Requests admitted and not yet completed (queued + running). */
 size_t at_engine_pending(const at_engine *e);
 

@@ -263,6 +263,8 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
   return AT_OK;
 }
 
+int at_engine_worker_count(const at_engine *e) { return e ? e->p.n_workers : 0; }
+
 size_t at_engine_pending(const at_engine *e) {
   if (!e) return 0;
   at_engine *m = (at_engine *)e; /* the lock is the only thing mutated */

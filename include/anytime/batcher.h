@@ -1,0 +1,95 @@
+/* anytime/batcher.h — dynamic batching of token sequences in front of the
+ * engine.
+ *
+ * Text requests become items: one token sequence each (input_ids, optional
+ * token_type_ids). Items wait in a per-variant FIFO; one batcher thread
+ * closes a batch for a variant when it holds max_batch_size items or its
+ * oldest item has waited max_queue_delay_us — and, either way, only when an
+ * engine worker is free, so under load batches grow instead of queueing
+ * inside the engine. A closed batch is padded to its longest sequence
+ * (attention_mask 0, pad id), run as one engine request, and its outputs are
+ * scattered back: every item's callback receives views of its own rows.
+ *
+ * Ownership: the item's token arrays are NOT copied at submit and must stay
+ * valid until the item's callback has run. Output views passed to the
+ * callback are valid only during the callback.
+ *
+ * Thread-safety: at_batcher_submit() and at_batcher_queued() may be called
+ * from any thread. Callbacks run on engine worker threads. create/destroy
+ * from one thread; destroy() completes every admitted item (drains) before
+ * returning, then the engine may be destroyed.
+ */
+#ifndef ANYTIME_BATCHER_H
+#define ANYTIME_BATCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "anytime/engine.h"
+#include "anytime/status.h"
+#include "anytime/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct at_batcher at_batcher;
+
+typedef struct at_batcher_params {
+  int max_batch_size;          /* default 16 */
+  int max_queue_delay_us;      /* default 0: close as soon as a worker is free */
+  size_t max_queued_items;     /* across all variants; default 4096 */
+  size_t max_seq_len;          /* longest sequence accepted; default 512 */
+  int64_t pad_id;              /* default 0 */
+} at_batcher_params;
+
+/* One output row of one item: data points at the item's row inside the
+ * batch output (shape[0] == 1). For outputs with a sequence axis the
+ * sequence dimension is the batch's padded length; `len` says how many of
+ * those positions are the item's real tokens. */
+typedef struct at_item_result {
+  size_t n_outputs;
+  const at_tensor *outputs;    /* rows, in the variant's output order */
+  size_t len;                  /* the item's own sequence length */
+  int batch_size;              /* items in the batch it ran in */
+  size_t padded_len;
+  uint64_t enqueued_ns, dispatched_ns, started_ns, finished_ns;
+} at_item_result;
+
+/* Called exactly once per admitted item. On failure `r` is NULL and `error`
+ * holds the detail. */
+typedef void (*at_item_done_fn)(void *user, at_status status, const at_item_result *r,
+                                const char *error);
+
+typedef struct at_batch_item {
+  const int64_t *input_ids;     /* len tokens */
+  const int64_t *token_type_ids;/* NULL = zeros (only used if the model takes them) */
+  size_t len;                   /* 1..max_seq_len */
+  at_item_done_fn done;
+  void *user;
+} at_batch_item;
+
+at_batcher_params at_batcher_default_params(void);
+
+/* Create a batcher over a started engine. Every variant must take int64
+ * input_ids and attention_mask [batch, seq] (token_type_ids optional).
+ * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_UNSUPPORTED (a variant has
+ * another signature; at_last_error() names it), AT_ERR_NOMEM, AT_ERR_THREAD. */
+at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
+                            at_batcher **out);
+
+/* Queue one item for `variant`. On AT_OK the callback runs exactly once.
+ * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant, empty or too long
+ * sequence, NULL callback), AT_ERR_QUEUE_FULL, AT_ERR_SHUTDOWN. */
+at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item);
+
+/* Items queued (not yet dispatched) for `variant`, or for all if -1. */
+size_t at_batcher_queued(at_batcher *b, int variant);
+
+/* Drain, stop the batcher thread and free. NULL is a no-op. */
+void at_batcher_destroy(at_batcher *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_BATCHER_H */

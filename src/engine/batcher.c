@@ -1,0 +1,367 @@
+/* src/engine/batcher.c — dynamic batching in front of the engine (contract
+ * in anytime/batcher.h).
+ *
+ * DESIGN
+ *   Threads: submitters (HTTP threads) append items to per-variant rings;
+ *     one batcher thread forms batches and submits them to the engine;
+ *     engine workers run them and call batch_done(), which scatters rows to
+ *     the items' callbacks and returns the batch to the pool.
+ *   When a batch closes: a variant is ready when it has max_batch_size items
+ *     or its oldest item is max_queue_delay_us old; a ready variant is
+ *     dispatched only while fewer than n_workers batches are in flight, so a
+ *     busy engine makes batches grow rather than queue. Among ready variants
+ *     the one with the oldest head item goes first (no starvation).
+ *   Memory: n_workers batch buffers, each sized for max_batch_size x
+ *     max_seq_len, are allocated at create time; nothing is allocated per
+ *     item or per batch afterwards.
+ *   Invariants: inflight == batches taken from the pool; every item leaves
+ *     through exactly one callback (from batch_done, or with an error when
+ *     the engine refuses the batch).
+ *   Lock: `lock` guards the rings, counts, pool, inflight and stopping; it is
+ *     never held while padding, submitting or running callbacks.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "anytime/batcher.h"
+#include "core/internal.h"
+
+typedef struct qitem {
+  at_batch_item item;
+  uint64_t enqueued_ns;
+} qitem;
+
+typedef struct vqueue {
+  qitem *ring;
+  size_t head, count;
+  int in_ids, in_mask, in_types; /* input positions in the model; -1 if absent */
+  size_t n_inputs;
+} vqueue;
+
+typedef struct batch {
+  struct at_batcher *owner;
+  int variant, n;
+  size_t padded;
+  int64_t *ids, *mask, *types;
+  qitem *items;
+  uint64_t dispatched_ns;
+  struct batch *next_free;
+} batch;
+
+struct at_batcher {
+  at_engine *engine;
+  at_batcher_params p;
+  int n_variants, n_workers;
+  vqueue *q;
+  batch *batches;
+  pthread_t thread;
+  int thread_started;
+
+  pthread_mutex_t lock;
+  pthread_cond_t wake;   /* new item, finished batch, or stop */
+  size_t total_queued;   /* guarded by lock */
+  int inflight;          /* guarded by lock */
+  batch *free_batches;   /* guarded by lock */
+  int stopping;          /* guarded by lock */
+};
+
+at_batcher_params at_batcher_default_params(void) {
+  at_batcher_params p;
+  p.max_batch_size = 16;
+  p.max_queue_delay_us = 0;
+  p.max_queued_items = 4096;
+  p.max_seq_len = 512;
+  p.pad_id = 0;
+  return p;
+}
+
+static void batch_done(void *user, at_status st, const at_outputs *outs, const at_timing *t,
+                       const char *err) {
+  batch *bt = user;
+  at_batcher *b = bt->owner;
+  at_tensor rows[AT_MAX_OUTPUTS];
+  size_t nout = outs ? at_outputs_count(outs) : 0;
+  size_t rowbytes[AT_MAX_OUTPUTS];
+  at_tensor full[AT_MAX_OUTPUTS];
+  if (st == AT_OK) {
+    for (size_t k = 0; k < nout && k < AT_MAX_OUTPUTS; k++) {
+      at_outputs_get(outs, k, &full[k]);
+      size_t n = at_tensor_numel(&full[k], NULL);
+      if (full[k].ndim == 0 || full[k].shape[0] != bt->n) {
+        st = AT_ERR_SHAPE;
+        err = "model output has no leading batch dimension; it cannot be batched";
+        break;
+      }
+      rowbytes[k] = n / (size_t)bt->n * at_dtype_size(full[k].dtype);
+    }
+  }
+  for (int i = 0; i < bt->n; i++) {
+    qitem *qi = &bt->items[i];
+    if (st != AT_OK) {
+      qi->item.done(qi->item.user, st, NULL, err);
+      continue;
+    }
+    for (size_t k = 0; k < nout; k++) {
+      rows[k] = full[k];
+      rows[k].shape[0] = 1;
+      rows[k].data = (char *)full[k].data + (size_t)i * rowbytes[k];
+    }
+    at_item_result r = {.n_outputs = nout, .outputs = rows, .len = qi->item.len,
+                        .batch_size = bt->n, .padded_len = bt->padded,
+                        .enqueued_ns = qi->enqueued_ns, .dispatched_ns = bt->dispatched_ns,
+                        .started_ns = t->started_ns, .finished_ns = t->finished_ns};
+    qi->item.done(qi->item.user, AT_OK, &r, "");
+  }
+  pthread_mutex_lock(&b->lock);
+  bt->next_free = b->free_batches;
+  b->free_batches = bt;
+  b->inflight--;
+  pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+}
+
+/* Pad the batch's items into its tensors and hand it to the engine. */
+static void dispatch(at_batcher *b, batch *bt) {
+  vqueue *q = &b->q[bt->variant];
+  size_t L = 0;
+  for (int i = 0; i < bt->n; i++)
+    if (bt->items[i].item.len > L) L = bt->items[i].item.len;
+  bt->padded = L;
+  for (int i = 0; i < bt->n; i++) {
+    const at_batch_item *it = &bt->items[i].item;
+    int64_t *ids = bt->ids + (size_t)i * L, *mask = bt->mask + (size_t)i * L;
+    int64_t *types = bt->types + (size_t)i * L;
+    memcpy(ids, it->input_ids, it->len * sizeof *ids);
+    for (size_t k = 0; k < it->len; k++) mask[k] = 1;
+    for (size_t k = it->len; k < L; k++) ids[k] = b->p.pad_id, mask[k] = 0;
+    if (q->in_types >= 0) {
+      if (it->token_type_ids) memcpy(types, it->token_type_ids, it->len * sizeof *types);
+      else memset(types, 0, it->len * sizeof *types);
+      memset(types + it->len, 0, (L - it->len) * sizeof *types);
+    }
+  }
+  const at_model_info *mi = at_engine_variant_info(b->engine, bt->variant);
+  at_tensor in[3];
+  size_t n = 0;
+  int64_t *bufs[3] = {bt->ids, bt->mask, bt->types};
+  int pos[3] = {q->in_ids, q->in_mask, q->in_types};
+  for (int k = 0; k < 3; k++) {
+    if (pos[k] < 0) continue;
+    in[n] = (at_tensor){.name = mi->inputs[pos[k]].name, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                        .shape = {bt->n, (int64_t)L}, .data = bufs[k]};
+    n++;
+  }
+  bt->dispatched_ns = at_now_ns();
+  at_status st = at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
+  if (st != AT_OK) {
+    at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns};
+    batch_done(bt, st, NULL, &t, at_last_error());
+  }
+}
+
+static void *batcher_main(void *arg) {
+  at_batcher *b = arg;
+  uint64_t delay_ns = (uint64_t)b->p.max_queue_delay_us * 1000u;
+  pthread_mutex_lock(&b->lock);
+  for (;;) {
+    if (b->stopping && b->total_queued == 0 && b->inflight == 0) break;
+    uint64_t now = at_now_ns(), next = UINT64_MAX;
+    int pick = -1;
+    uint64_t pick_age = 0;
+    if (b->inflight < b->n_workers) {
+      for (int v = 0; v < b->n_variants; v++) {
+        vqueue *q = &b->q[v];
+        if (!q->count) continue;
+        uint64_t enq = q->ring[q->head].enqueued_ns;
+        int ready = q->count >= (size_t)b->p.max_batch_size || now >= enq + delay_ns ||
+                    b->stopping;
+        if (ready && (pick < 0 || enq < pick_age)) pick = v, pick_age = enq;
+        if (!ready && enq + delay_ns < next) next = enq + delay_ns;
+      }
+    }
+    if (pick >= 0) {
+      batch *bt = b->free_batches;
+      b->free_batches = bt->next_free;
+      vqueue *q = &b->q[pick];
+      int n = q->count < (size_t)b->p.max_batch_size ? (int)q->count : b->p.max_batch_size;
+      for (int i = 0; i < n; i++) {
+        bt->items[i] = q->ring[q->head];
+        q->head = (q->head + 1) % b->p.max_queued_items;
+      }
+      q->count -= (size_t)n;
+      b->total_queued -= (size_t)n;
+      bt->variant = pick;
+      bt->n = n;
+      b->inflight++;
+      pthread_mutex_unlock(&b->lock);
+      dispatch(b, bt);
+      pthread_mutex_lock(&b->lock);
+      continue;
+    }
+    if (next == UINT64_MAX) {
+      pthread_cond_wait(&b->wake, &b->lock);
+    } else {
+      struct timespec ts;
+      uint64_t abs_ns = next; /* at_now_ns() is CLOCK_MONOTONIC, like the condvar */
+      ts.tv_sec = (time_t)(abs_ns / 1000000000ull);
+      ts.tv_nsec = (long)(abs_ns % 1000000000ull);
+      pthread_cond_timedwait(&b->wake, &b->lock, &ts);
+    }
+  }
+  pthread_mutex_unlock(&b->lock);
+  return NULL;
+}
+
+static void free_batcher(at_batcher *b) {
+  if (b->q)
+    for (int v = 0; v < b->n_variants; v++) free(b->q[v].ring);
+  if (b->batches)
+    for (int i = 0; i < b->n_workers; i++) {
+      free(b->batches[i].ids);
+      free(b->batches[i].mask);
+      free(b->batches[i].types);
+      free(b->batches[i].items);
+    }
+  free(b->batches);
+  free(b->q);
+  free(b);
+}
+
+at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
+                            at_batcher **out) {
+  if (!engine || !out) return at_fail(AT_ERR_INVALID_ARG, "engine and out are required");
+  *out = NULL;
+  at_batcher_params p = params ? *params : at_batcher_default_params();
+  if (p.max_batch_size < 1 || p.max_batch_size > 1024 || p.max_queue_delay_us < 0 ||
+      p.max_queued_items < 1 || p.max_seq_len < 1 || p.max_seq_len > 65536)
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "batcher limits out of range (max_batch_size 1..1024, max_queue_delay_us "
+                   ">= 0, max_queued_items >= 1, max_seq_len 1..65536)");
+  at_batcher *b = calloc(1, sizeof *b);
+  if (!b) return at_fail(AT_ERR_NOMEM, "out of memory");
+  b->engine = engine;
+  b->p = p;
+  b->n_variants = at_engine_variant_count(engine);
+  b->n_workers = at_engine_worker_count(engine);
+  b->q = calloc((size_t)b->n_variants, sizeof *b->q);
+  b->batches = calloc((size_t)b->n_workers, sizeof *b->batches);
+  if (!b->q || !b->batches) {
+    free_batcher(b);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  for (int v = 0; v < b->n_variants; v++) {
+    const at_model_info *mi = at_engine_variant_info(engine, v);
+    vqueue *q = &b->q[v];
+    q->in_ids = q->in_mask = q->in_types = -1;
+    q->n_inputs = mi->n_inputs;
+    for (size_t k = 0; k < mi->n_inputs; k++) {
+      const at_value_info *vi = &mi->inputs[k];
+      int ok = vi->dtype == AT_DTYPE_INT64 && vi->ndim == 2;
+      if (ok && strcmp(vi->name, "input_ids") == 0) q->in_ids = (int)k;
+      else if (ok && strcmp(vi->name, "attention_mask") == 0) q->in_mask = (int)k;
+      else if (ok && strcmp(vi->name, "token_type_ids") == 0) q->in_types = (int)k;
+      else {
+        at_status r = at_fail(AT_ERR_UNSUPPORTED,
+                              "variant '%s' has input '%s' (%s, rank %zu); batching needs int64 "
+                              "[batch, seq] input_ids, attention_mask and optional token_type_ids",
+                              at_engine_variant_name(engine, v), vi->name,
+                              at_dtype_name(vi->dtype), vi->ndim);
+        free_batcher(b);
+        return r;
+      }
+    }
+    if (q->in_ids < 0 || q->in_mask < 0) {
+      at_status r = at_fail(AT_ERR_UNSUPPORTED, "variant '%s' lacks input_ids or attention_mask",
+                            at_engine_variant_name(engine, v));
+      free_batcher(b);
+      return r;
+    }
+    q->ring = calloc(p.max_queued_items, sizeof *q->ring);
+    if (!q->ring) {
+      free_batcher(b);
+      return at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+  }
+  size_t cells = (size_t)p.max_batch_size * p.max_seq_len;
+  for (int i = 0; i < b->n_workers; i++) {
+    batch *bt = &b->batches[i];
+    bt->owner = b;
+    bt->ids = malloc(cells * sizeof(int64_t));
+    bt->mask = malloc(cells * sizeof(int64_t));
+    bt->types = malloc(cells * sizeof(int64_t));
+    bt->items = malloc((size_t)p.max_batch_size * sizeof *bt->items);
+    if (!bt->ids || !bt->mask || !bt->types || !bt->items) {
+      free_batcher(b);
+      return at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+    bt->next_free = b->free_batches;
+    b->free_batches = bt;
+  }
+  pthread_mutex_init(&b->lock, NULL);
+  pthread_condattr_t ca; /* timed waits are against CLOCK_MONOTONIC deadlines */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&b->wake, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
+    pthread_mutex_destroy(&b->lock);
+    pthread_cond_destroy(&b->wake);
+    free_batcher(b);
+    return at_fail(AT_ERR_THREAD, "could not start the batcher thread");
+  }
+  b->thread_started = 1;
+  *out = b;
+  return AT_OK;
+}
+
+at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item) {
+  if (!b || !item || !item->done || !item->input_ids)
+    return at_fail(AT_ERR_INVALID_ARG, "batcher, item, input_ids and callback are required");
+  if (variant < 0 || variant >= b->n_variants)
+    return at_fail(AT_ERR_INVALID_ARG, "no variant %d", variant);
+  if (item->len < 1 || item->len > b->p.max_seq_len)
+    return at_fail(AT_ERR_INVALID_ARG, "sequence of %zu tokens; must be 1..%zu", item->len,
+                   b->p.max_seq_len);
+  uint64_t now = at_now_ns();
+  pthread_mutex_lock(&b->lock);
+  if (b->stopping) {
+    pthread_mutex_unlock(&b->lock);
+    return at_fail(AT_ERR_SHUTDOWN, "batcher is shutting down");
+  }
+  vqueue *q = &b->q[variant];
+  if (b->total_queued >= b->p.max_queued_items || q->count >= b->p.max_queued_items) {
+    pthread_mutex_unlock(&b->lock);
+    return at_fail(AT_ERR_QUEUE_FULL, "%zu items already queued", b->total_queued);
+  }
+  qitem *qi = &q->ring[(q->head + q->count) % b->p.max_queued_items];
+  qi->item = *item;
+  qi->enqueued_ns = now;
+  q->count++;
+  b->total_queued++;
+  pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  return AT_OK;
+}
+
+size_t at_batcher_queued(at_batcher *b, int variant) {
+  if (!b) return 0;
+  pthread_mutex_lock(&b->lock);
+  size_t n = variant < 0 ? b->total_queued
+             : variant < b->n_variants ? b->q[variant].count : 0;
+  pthread_mutex_unlock(&b->lock);
+  return n;
+}
+
+void at_batcher_destroy(at_batcher *b) {
+  if (!b) return;
+  pthread_mutex_lock(&b->lock);
+  b->stopping = 1;
+  pthread_cond_broadcast(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  if (b->thread_started) pthread_join(b->thread, NULL);
+  pthread_mutex_destroy(&b->lock);
+  pthread_cond_destroy(&b->wake);
+  free_batcher(b);
+}

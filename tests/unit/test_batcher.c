@@ -1,0 +1,139 @@
+/* tests/unit/test_batcher.c — dynamic batching must not change answers.
+ *
+ * 400 items of mixed length (1..40 tokens) go through the batcher (max batch
+ * 8, 3 ms queue delay, 2 workers) so they share padded batches; each item's
+ * outputs must equal the same sequence run alone through a separate plain
+ * session (batch 1, no padding) within 1e-5, with the same argmax. Also:
+ * batches really formed, limits are enforced, and destroy drains. */
+#include <math.h>
+#include <stdatomic.h>
+
+#include "anytime/anytime.h"
+#include "anytime/batcher.h"
+#include "testutil.h"
+
+#define N 400
+#define MAXL 40
+
+typedef struct {
+  int64_t ids[MAXL];
+  size_t len;
+  float ref[3 + 16], got[3 + 16];
+  int batch_size;
+  atomic_int calls;
+} item_t;
+
+static item_t g_items[N];
+
+static void on_item(void *user, at_status st, const at_item_result *r, const char *err) {
+  item_t *it = user;
+  if (st != AT_OK) fail_msg("item failed: %s", err);
+  assert_int_equal(r->n_outputs, 2);
+  assert_int_equal(r->outputs[0].shape[0], 1);
+  memcpy(it->got, r->outputs[0].data, 3 * sizeof(float));
+  memcpy(it->got + 3, r->outputs[1].data, 16 * sizeof(float));
+  it->batch_size = r->batch_size;
+  assert_true(r->enqueued_ns <= r->dispatched_ns && r->dispatched_ns <= r->started_ns);
+  atomic_fetch_add(&it->calls, 1);
+}
+
+static int argmax3(const float *v) { return v[0] >= v[1] ? (v[0] >= v[2] ? 0 : 2) : (v[1] >= v[2] ? 1 : 2); }
+
+static void test_batched_equals_unbatched(void **state) {
+  (void)state;
+  const char *model = test_data("models/tiny_encoder.onnx");
+  uint64_t x = 12345;
+  at_session *ref = NULL;
+  assert_int_equal(at_session_create(model, NULL, &ref), AT_OK);
+  for (int i = 0; i < N; i++) {
+    item_t *it = &g_items[i];
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    it->len = 1 + (size_t)((x >> 33) % MAXL);
+    int64_t mask[MAXL];
+    for (size_t k = 0; k < it->len; k++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      it->ids[k] = 1 + (int64_t)((x >> 33) % 99);
+      mask[k] = 1;
+    }
+    at_tensor in[2] = {
+        {.name = "input_ids", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, (int64_t)it->len}, .data = it->ids},
+        {.name = "attention_mask", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, (int64_t)it->len}, .data = mask},
+    };
+    at_outputs *o;
+    assert_int_equal(at_session_run(ref, in, 2, NULL, 0, &o), AT_OK);
+    at_tensor t;
+    at_outputs_get(o, 0, &t);
+    memcpy(it->ref, t.data, 3 * sizeof(float));
+    at_outputs_get(o, 1, &t);
+    memcpy(it->ref + 3, t.data, 16 * sizeof(float));
+    at_outputs_free(o);
+  }
+  at_session_destroy(ref);
+
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = 2;
+  at_engine *e;
+  assert_int_equal(at_engine_create(&ep, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "tiny", model, NULL, NULL), AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  at_batcher_params bp = at_batcher_default_params();
+  bp.max_batch_size = 8;
+  bp.max_queue_delay_us = 3000;
+  bp.max_seq_len = MAXL;
+  at_batcher *b;
+  assert_int_equal(at_batcher_create(e, &bp, &b), AT_OK);
+
+  at_batch_item bad = {.input_ids = g_items[0].ids, .len = MAXL + 1, .done = on_item};
+  assert_int_equal(at_batcher_submit(b, 0, &bad), AT_ERR_INVALID_ARG);
+  bad.len = 0;
+  assert_int_equal(at_batcher_submit(b, 0, &bad), AT_ERR_INVALID_ARG);
+  bad.len = 1;
+  assert_int_equal(at_batcher_submit(b, 1, &bad), AT_ERR_INVALID_ARG);
+
+  for (int i = 0; i < N; i++) {
+    at_batch_item it = {.input_ids = g_items[i].ids, .len = g_items[i].len,
+                        .done = on_item, .user = &g_items[i]};
+    assert_int_equal(at_batcher_submit(b, 0, &it), AT_OK);
+  }
+  at_batcher_destroy(b); /* drains */
+  at_engine_destroy(e);
+
+  int batched = 0, argmax_diff = 0;
+  double maxdiff = 0;
+  for (int i = 0; i < N; i++) {
+    item_t *it = &g_items[i];
+    assert_int_equal(atomic_load(&it->calls), 1);
+    if (it->batch_size > 1) batched++;
+    for (int k = 0; k < 19; k++) {
+      double d = fabs((double)it->ref[k] - (double)it->got[k]);
+      if (d > maxdiff) maxdiff = d;
+    }
+    if (argmax3(it->ref) != argmax3(it->got)) argmax_diff++;
+  }
+  print_message("batcher: %d items, %d ran in batches > 1, max |diff| %.3g, argmax diffs %d\n",
+                N, batched, maxdiff, argmax_diff);
+  assert_true(batched > N / 2);
+  assert_true(maxdiff <= 1e-5);
+  assert_int_equal(argmax_diff, 0);
+}
+
+static void test_rejects_unbatchable_model(void **state) {
+  (void)state;
+  at_engine *e;
+  assert_int_equal(at_engine_create(NULL, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "fixed", test_data("models/fixed_scale.onnx"), NULL, NULL), AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  at_batcher *b = NULL;
+  assert_int_equal(at_batcher_create(e, NULL, &b), AT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(at_last_error(), "fixed"));
+  assert_null(b);
+  at_engine_destroy(e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batched_equals_unbatched),
+      cmocka_unit_test(test_rejects_unbatchable_model),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
