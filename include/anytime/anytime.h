@@ -10,6 +10,7 @@
 #include "anytime/engine.h"
 #include "anytime/log.h"
 #include "anytime/onnx_meta.h"
+#include "anytime/plan.h"
 #include "anytime/runtime.h"
 #include "anytime/session.h"
 #include "anytime/status.h"

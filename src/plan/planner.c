@@ -1,0 +1,433 @@
+/* src/plan/planner.c — the admission planner (see anytime/plan.h for the
+ * contract and the estimate, docs/planner.md for the reasoning): per-request
+ * decisions from the arrival-rate window, the requests in flight per
+ * variant and each variant's service-time table.
+ *
+ * DESIGN
+ *   Threads: decide/admitted/finished/stats are called by many HTTP threads
+ *     at once; create/destroy by one thread with no other call in progress.
+ *   Lock: one mutex `lock` guards the rate window, every per-variant counter
+ *     and correction factor, and the global counters. A decision reads the
+ *     in-flight counts and, on admit, increments one of them under the same
+ *     hold, so two concurrent decisions cannot both take the last slack. The
+ *     critical section is arithmetic only (O(variants · (workers + log B)),
+ *     no allocation, no callbacks, no logging). Lock order: this is the only
+ *     lock in src/plan/, and no other lock is taken while it is held.
+ *   Immutable after create (read without the lock): params, names, tables,
+ *     the precomputed per-batch-size service times, the frontier and the
+ *     candidate order.
+ *   Invariant: in_flight_total == Σ variant.in_flight == admitted − finished.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/plan.h"
+#include "core/internal.h"
+#include "plan/rate.h"
+
+enum { CH_OFFERED = 0, CH_ADMITTED = 1 };
+#define SCALE_MIN 0.25
+#define SCALE_MAX 8.0
+
+typedef struct pvariant {
+  char name[64];
+  at_plan_variant table; /* table.name points at name */
+  double cost;
+  bool on_frontier;
+  double *s_at;   /* [0..B]: table s(b) for integer b (index 0 unused) */
+  double *pr_min; /* [0..B]: min over b' <= b of s(b')/b' (prefix minimum) */
+  /* guarded by lock: */
+  uint64_t in_flight, admitted, finished, declined;
+  double scale; /* correction factor on the table */
+} pvariant;
+
+struct at_planner {
+  at_planner_params p;
+  int n;
+  pvariant *v;
+  int n_cand;
+  int cand[AT_PLAN_MAX_VARIANTS]; /* frontier variants, most accurate first */
+
+  pthread_mutex_t lock;
+  at_rate_window rate;      /* guarded by lock */
+  uint64_t decisions;       /* guarded by lock */
+  uint64_t admitted;        /* guarded by lock */
+  uint64_t rejected[4];     /* guarded by lock: by at_plan_reason */
+  uint64_t in_flight_total; /* guarded by lock */
+};
+
+at_planner_params at_planner_default_params(void) {
+  return (at_planner_params){
+      .workers = 2,
+      .default_deadline_s = 0.050,
+      .max_deadline_s = 10.0,
+      .policy = AT_PLAN_ADAPTIVE,
+      .rate_basis = AT_PLAN_RATE_ADMITTED,
+      .window_s = 1.0,
+      .window_buckets = 50,
+      .max_batch = 1,
+      .service_alpha = 0.05,
+  };
+}
+
+const char *at_plan_policy_name(at_plan_policy policy) {
+  switch (policy) {
+    case AT_PLAN_ADAPTIVE: return "adaptive";
+    case AT_PLAN_ACCURATE_ONLY: return "accurate-only";
+  }
+  return "unknown";
+}
+
+at_status at_plan_policy_parse(const char *name, at_plan_policy *out) {
+  if (!name || !out) return at_fail(AT_ERR_INVALID_ARG, "policy name or out is NULL");
+  if (strcmp(name, "adaptive") == 0) *out = AT_PLAN_ADAPTIVE;
+  else if (strcmp(name, "accurate-only") == 0) *out = AT_PLAN_ACCURATE_ONLY;
+  else return at_fail(AT_ERR_INVALID_ARG, "unknown policy '%s' (adaptive|accurate-only)", name);
+  return AT_OK;
+}
+
+const char *at_plan_reason_name(at_plan_reason reason) {
+  switch (reason) {
+    case AT_PLAN_ADMIT: return "admit";
+    case AT_PLAN_REJECT_DEADLINE: return "deadline";
+    case AT_PLAN_REJECT_UNSTABLE: return "unstable";
+    case AT_PLAN_REJECT_INFEASIBLE: return "infeasible";
+  }
+  return "unknown";
+}
+
+static at_status check_params(const at_planner_params *p) {
+  if (p->workers < 1 || p->workers > AT_PLAN_MAX_WORKERS)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: workers must be 1..%d", AT_PLAN_MAX_WORKERS);
+  if (!(p->default_deadline_s > 0) || !isfinite(p->default_deadline_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: default deadline must be > 0");
+  if (!(p->max_deadline_s >= p->default_deadline_s) || !isfinite(p->max_deadline_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: max deadline must be >= the default");
+  if (p->policy != AT_PLAN_ADAPTIVE && p->policy != AT_PLAN_ACCURATE_ONLY)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: unknown policy %d", (int)p->policy);
+  if (p->rate_basis != AT_PLAN_RATE_ADMITTED && p->rate_basis != AT_PLAN_RATE_OFFERED)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: unknown rate basis %d", (int)p->rate_basis);
+  if (!(p->window_s >= 0.01 && p->window_s <= 60))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: window must be 0.01..60 s");
+  if (p->window_buckets < 2 || p->window_buckets > 4096)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: window buckets must be 2..4096");
+  if (p->max_batch < 1 || p->max_batch > AT_PLAN_MAX_BATCH)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: max batch must be 1..%d", AT_PLAN_MAX_BATCH);
+  if (!(p->service_alpha >= 0 && p->service_alpha <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: service alpha must be 0..1");
+  return AT_OK;
+}
+
+static at_status check_variant(const at_plan_variant *v, size_t i) {
+  if (!v->name || !v->name[0] || strlen(v->name) > 63)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: variant %zu needs a name of 1..63 bytes", i);
+  if (!isfinite(v->accuracy))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: variant %s: accuracy not finite", v->name);
+  if (isinf(v->cost))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: variant %s: cost not finite", v->name);
+  if (v->n_points < 1 || v->n_points > AT_PLAN_MAX_POINTS)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: variant %s: 1..%d table points", v->name,
+                   AT_PLAN_MAX_POINTS);
+  for (size_t k = 0; k < v->n_points; k++) {
+    if (v->batch[k] < 1 || (k > 0 && v->batch[k] <= v->batch[k - 1]))
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "planner: variant %s: batch sizes must be >= 1 and ascending", v->name);
+    if (!(v->service_s[k] > 0) || !isfinite(v->service_s[k]))
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "planner: variant %s: service times must be positive and finite", v->name);
+  }
+  return AT_OK;
+}
+
+void at_planner_destroy(at_planner *p) {
+  if (!p) return;
+  for (int i = 0; p->v && i < p->n; i++) {
+    free(p->v[i].s_at);
+    free(p->v[i].pr_min);
+  }
+  free(p->v);
+  at_rate_free(&p->rate);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+at_status at_planner_create(const at_planner_params *params, const at_plan_variant *variants,
+                            size_t n, at_planner **out) {
+  if (!params || !variants || !out)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: NULL params, variants or out");
+  *out = NULL;
+  if (n < 1 || n > AT_PLAN_MAX_VARIANTS)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: 1..%d variants, got %zu", AT_PLAN_MAX_VARIANTS,
+                   n);
+  at_status s = check_params(params);
+  if (s != AT_OK) return s;
+  for (size_t i = 0; i < n; i++)
+    if ((s = check_variant(&variants[i], i)) != AT_OK) return s;
+
+  at_planner *p = calloc(1, sizeof *p);
+  if (!p) return at_fail(AT_ERR_NOMEM, "planner");
+  pthread_mutex_init(&p->lock, NULL);
+  p->p = *params;
+  p->n = (int)n;
+  p->v = calloc(n, sizeof *p->v);
+  uint64_t window_ns = (uint64_t)llround(params->window_s * 1e9);
+  if (!p->v) {
+    at_planner_destroy(p);
+    return at_fail(AT_ERR_NOMEM, "planner: %zu variants", n);
+  }
+  if ((s = at_rate_init(&p->rate, window_ns, params->window_buckets)) != AT_OK) {
+    at_planner_destroy(p);
+    return s;
+  }
+  int B = params->max_batch;
+  double acc[AT_PLAN_MAX_VARIANTS], cost[AT_PLAN_MAX_VARIANTS];
+  bool front[AT_PLAN_MAX_VARIANTS];
+  for (size_t i = 0; i < n; i++) {
+    pvariant *v = &p->v[i];
+    memcpy(v->name, variants[i].name, strlen(variants[i].name) + 1);
+    v->table = variants[i];
+    v->table.name = v->name;
+    v->cost = variants[i].cost > 0 ? variants[i].cost : at_plan_variant_service_s(&v->table, 1);
+    v->scale = 1.0;
+    v->s_at = calloc((size_t)B + 1, sizeof *v->s_at);
+    v->pr_min = calloc((size_t)B + 1, sizeof *v->pr_min);
+    if (!v->s_at || !v->pr_min) {
+      at_planner_destroy(p);
+      return at_fail(AT_ERR_NOMEM, "planner: tables");
+    }
+    for (int b = 1; b <= B; b++) {
+      v->s_at[b] = at_plan_variant_service_s(&v->table, b);
+      double per = v->s_at[b] / b;
+      v->pr_min[b] = (b == 1 || per < v->pr_min[b - 1]) ? per : v->pr_min[b - 1];
+    }
+    acc[i] = variants[i].accuracy;
+    cost[i] = v->cost;
+  }
+  at_plan_frontier(acc, cost, n, front);
+  for (size_t i = 0; i < n; i++) {
+    p->v[i].on_frontier = front[i];
+    if (!front[i]) {
+      at_log(AT_LOG_INFO, "plan", "variant %s is dominated (accuracy %.4f, cost %.6g): not offered",
+             p->v[i].name, acc[i], cost[i]);
+      continue;
+    }
+    /* insertion by accuracy desc, then cost asc, then index asc */
+    int k = p->n_cand++;
+    while (k > 0) {
+      const pvariant *o = &p->v[p->cand[k - 1]];
+      bool after = o->table.accuracy > acc[i] ||
+                   (o->table.accuracy == acc[i] && o->cost <= cost[i]);
+      if (after) break;
+      p->cand[k] = p->cand[k - 1];
+      k--;
+    }
+    p->cand[k] = (int)i;
+  }
+  *out = p;
+  return AT_OK;
+}
+
+const at_planner_params *at_planner_get_params(const at_planner *p) {
+  return p ? &p->p : NULL;
+}
+
+const char *at_planner_variant_name(const at_planner *p, int variant) {
+  if (!p || variant < 0 || variant >= p->n) return NULL;
+  return p->v[variant].name;
+}
+
+double at_planner_deadline_s(const at_planner *p, double requested_s) {
+  return at_plan_cap_deadline(requested_s, p->p.default_deadline_s, p->p.max_deadline_s);
+}
+
+/* Backlog term over every variant's in-flight requests (see plan.h).
+ * Caller holds p->lock. */
+static double backlog_locked(const at_planner *p) {
+  int B = p->p.max_batch;
+  double batches = 0, total = 0;
+  for (int u = 0; u < p->n; u++) {
+    const pvariant *v = &p->v[u];
+    if (v->in_flight == 0) continue;
+    uint64_t full = v->in_flight / (uint64_t)B, rem = v->in_flight % (uint64_t)B;
+    batches += (double)full + (rem ? 1.0 : 0.0);
+    total += v->scale * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
+  }
+  if (batches == 0) return 0.0;
+  double rounds = ceil(batches / p->p.workers);
+  return rounds * total / batches;
+}
+
+typedef struct estimate {
+  double est, erlang, s_join, rho;
+  int b_join;
+} estimate;
+
+/* The estimate for a new request on variant `vi` (see plan.h). Caller holds
+ * p->lock. */
+static estimate estimate_locked(const at_planner *p, int vi, double lambda, double backlog) {
+  const pvariant *v = &p->v[vi];
+  int B = p->p.max_batch, c = p->p.workers;
+  estimate e = {0};
+  uint64_t q = v->in_flight;
+  e.b_join = q + 1 < (uint64_t)B ? (int)q + 1 : B;
+  e.s_join = v->scale * v->s_at[e.b_join];
+  int b_need = 1;
+  if (lambda > 0) {
+    /* smallest b with λ·scale·s(b)/b < c, i.e. pr_min[b] < c/(λ·scale);
+     * pr_min is non-increasing, so bisect. */
+    double thr = (double)c / (lambda * v->scale);
+    if (!(v->pr_min[B] < thr)) {
+      b_need = B;
+    } else {
+      int lo = 1, hi = B;
+      while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (v->pr_min[mid] < thr) hi = mid;
+        else lo = mid + 1;
+      }
+      b_need = lo;
+    }
+  }
+  int b_rate = e.b_join > b_need ? e.b_join : b_need;
+  double mu = (double)b_rate / (v->scale * v->s_at[b_rate]);
+  e.rho = lambda / ((double)c * mu);
+  e.erlang = at_plan_mmc_wait_s(c, lambda, mu) + e.s_join;
+  double bound = backlog + e.s_join;
+  e.est = e.erlang > bound ? e.erlang : bound;
+  return e;
+}
+
+at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
+                            at_plan_decision *out) {
+  if (!p || !out) return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or decision");
+  double deadline = at_planner_deadline_s(p, deadline_s);
+  *out = (at_plan_decision){.variant = -1, .deadline_s = deadline};
+
+  pthread_mutex_lock(&p->lock);
+  p->decisions++;
+  at_rate_record(&p->rate, CH_OFFERED, now_ns);
+  double lambda = p->p.rate_basis == AT_PLAN_RATE_OFFERED
+                      ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
+                      : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, 1);
+  double backlog = backlog_locked(p);
+  int n_cand = p->p.policy == AT_PLAN_ACCURATE_ONLY ? (p->n_cand > 0 ? 1 : 0) : p->n_cand;
+  out->rate_rps = lambda;
+
+  int best = -1, feasible = 0, finite = 0;
+  estimate best_e = {.est = INFINITY};
+  double retry = INFINITY;
+  for (int k = 0; k < n_cand; k++) {
+    int vi = p->cand[k];
+    estimate e = estimate_locked(p, vi, lambda, backlog);
+    if (e.est <= deadline) {
+      pvariant *v = &p->v[vi];
+      v->in_flight++;
+      v->admitted++;
+      p->in_flight_total++;
+      p->admitted++;
+      at_rate_record(&p->rate, CH_ADMITTED, now_ns);
+      pthread_mutex_unlock(&p->lock);
+      out->admit = true;
+      out->reason = AT_PLAN_ADMIT;
+      out->variant = vi;
+      out->est_sojourn_s = e.est;
+      out->erlang_s = e.erlang;
+      out->backlog_s = backlog;
+      out->batch_assumed = e.b_join;
+      out->rho = e.rho;
+      return AT_OK;
+    }
+    p->v[vi].declined++;
+    if (best < 0 || e.est < best_e.est) best = vi, best_e = e;
+    if (p->v[vi].scale * p->v[vi].s_at[1] > deadline) continue; /* can never fit */
+    feasible++;
+    double wait = isfinite(e.est) ? e.est - deadline : p->p.window_s + backlog;
+    finite += isfinite(e.est);
+    if (wait < retry) retry = wait;
+  }
+  at_plan_reason why = feasible == 0   ? AT_PLAN_REJECT_INFEASIBLE
+                       : finite == 0   ? AT_PLAN_REJECT_UNSTABLE
+                                       : AT_PLAN_REJECT_DEADLINE;
+  p->rejected[why]++;
+  pthread_mutex_unlock(&p->lock);
+  out->admit = false;
+  out->reason = why;
+  out->variant = best;
+  if (best >= 0) {
+    out->est_sojourn_s = best_e.est;
+    out->erlang_s = best_e.erlang;
+    out->batch_assumed = best_e.b_join;
+    out->rho = best_e.rho;
+  }
+  out->backlog_s = backlog;
+  out->retry_after_s = why == AT_PLAN_REJECT_INFEASIBLE ? 0.0 : retry;
+  return AT_OK;
+}
+
+at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns) {
+  if (!p || variant < 0 || variant >= p->n)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
+  pthread_mutex_lock(&p->lock);
+  p->v[variant].in_flight++;
+  p->v[variant].admitted++;
+  p->in_flight_total++;
+  p->admitted++;
+  at_rate_record(&p->rate, CH_ADMITTED, now_ns);
+  pthread_mutex_unlock(&p->lock);
+  return AT_OK;
+}
+
+at_status at_planner_finished(at_planner *p, int variant, int batch_size,
+                              double observed_service_s) {
+  if (!p || variant < 0 || variant >= p->n)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
+  pvariant *v = &p->v[variant];
+  /* The table's prediction needs no lock: the table is immutable. */
+  double predicted = batch_size >= 1 ? at_plan_variant_service_s(&v->table, batch_size) : NAN;
+  pthread_mutex_lock(&p->lock);
+  if (v->in_flight == 0) {
+    pthread_mutex_unlock(&p->lock);
+    return at_fail(AT_ERR_STATE, "planner: finished() for %s with nothing in flight", v->name);
+  }
+  v->in_flight--;
+  v->finished++;
+  p->in_flight_total--;
+  double a = p->p.service_alpha;
+  if (a > 0 && observed_service_s > 0 && isfinite(observed_service_s) && predicted > 0) {
+    double s = (1 - a) * v->scale + a * (observed_service_s / predicted);
+    v->scale = s < SCALE_MIN ? SCALE_MIN : s > SCALE_MAX ? SCALE_MAX : s;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return AT_OK;
+}
+
+at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats *out) {
+  if (!p || !out) return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or stats");
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&p->lock);
+  out->offered_rps = at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0);
+  out->admitted_rps = at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, 0);
+  out->decisions = p->decisions;
+  out->admitted = p->admitted;
+  out->rejected_deadline = p->rejected[AT_PLAN_REJECT_DEADLINE];
+  out->rejected_unstable = p->rejected[AT_PLAN_REJECT_UNSTABLE];
+  out->rejected_infeasible = p->rejected[AT_PLAN_REJECT_INFEASIBLE];
+  out->rejected = out->rejected_deadline + out->rejected_unstable + out->rejected_infeasible;
+  out->in_flight = p->in_flight_total;
+  out->n_variants = p->n;
+  for (int i = 0; i < p->n; i++) {
+    const pvariant *v = &p->v[i];
+    out->variants[i] = (at_plan_variant_stats){
+        .admitted = v->admitted,
+        .finished = v->finished,
+        .declined = v->declined,
+        .in_flight = v->in_flight,
+        .service_scale = v->scale,
+        .on_frontier = v->on_frontier,
+    };
+  }
+  pthread_mutex_unlock(&p->lock);
+  return AT_OK;
+}

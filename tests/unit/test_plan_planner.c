@@ -1,0 +1,490 @@
+/* tests/unit/test_plan_planner.c — the admission planner: the selector at
+ * its boundaries (exactly at the deadline, just over, all reject, ρ >= 1,
+ * infeasible deadlines), dominated variants, adaptive vs accurate-only, the
+ * backlog and Erlang parts of the estimate, the batching-aware estimate,
+ * the service correction factor, deadline defaults, validation, and many
+ * threads deciding at once. */
+#include <math.h>
+#include <pthread.h>
+
+#include "anytime/plan.h"
+#include "testutil.h"
+
+#define MS 1000000ull
+
+static at_plan_variant var1(const char *name, double acc, double s1) {
+  return (at_plan_variant){.name = name, .accuracy = acc, .n_points = 1, .batch = {1},
+                           .service_s = {s1}};
+}
+
+static at_planner *mk(const at_planner_params *pp, const at_plan_variant *vs, size_t n) {
+  at_planner *p = NULL;
+  assert_int_equal(at_planner_create(pp, vs, n, &p), AT_OK);
+  assert_non_null(p);
+  return p;
+}
+
+static bool near(double a, double b, double rel) {
+  return fabs(a - b) <= rel * fabs(b);
+}
+
+/* One variant, c = 1, 2 in flight since t=0, decide at 0.5 s. */
+static at_planner *boundary_setup(void) {
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  at_plan_variant v = var1("only", 0.9, 0.01);
+  at_planner *p = mk(&pp, &v, 1);
+  assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  return p;
+}
+
+static void test_exactly_at_deadline_admits_just_over_rejects(void **state) {
+  (void)state;
+  at_plan_decision d;
+  at_planner *p = boundary_setup();
+  assert_int_equal(at_planner_decide(p, 500 * MS, 5.0, &d), AT_OK);
+  assert_true(d.admit);
+  double e = d.est_sojourn_s;
+  /* backlog 2 · 0.01 on one worker, plus own 0.01 */
+  assert_true(near(d.backlog_s, 0.02, 1e-12));
+  assert_true(near(e, 0.03, 1e-12));
+  at_planner_destroy(p);
+
+  p = boundary_setup();
+  assert_int_equal(at_planner_decide(p, 500 * MS, e, &d), AT_OK);
+  assert_true(d.admit);
+  assert_true(d.est_sojourn_s == e);
+  assert_int_equal(d.reason, AT_PLAN_ADMIT);
+  assert_int_equal(d.variant, 0);
+  assert_true(d.retry_after_s == 0);
+  at_planner_destroy(p);
+
+  p = boundary_setup();
+  double just = nextafter(e, 0);
+  assert_int_equal(at_planner_decide(p, 500 * MS, just, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_int_equal(d.variant, 0);
+  assert_true(d.est_sojourn_s == e);
+  assert_true(d.retry_after_s > 0 && d.retry_after_s == e - just);
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 500 * MS, &st), AT_OK);
+  assert_int_equal(st.rejected, 1);
+  assert_int_equal(st.rejected_deadline, 1);
+  assert_int_equal(st.in_flight, 2); /* a rejection takes nothing */
+  assert_int_equal(st.variants[0].declined, 1);
+  at_planner_destroy(p);
+}
+
+/* A (accurate, slow) and B (cheaper); 3 in flight on A. */
+static at_planner *two_setup(at_plan_policy pol, int with_dominated) {
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.policy = pol;
+  at_plan_variant vs[3] = {var1("A", 0.90, 0.02), var1("B", 0.80, 0.005),
+                           var1("D", 0.85, 0.001)};
+  vs[2].cost = 0.05; /* D: fast here but priced above A: dominated by A */
+  at_planner *p = mk(&pp, vs, with_dominated ? 3 : 2);
+  for (int i = 0; i < 3; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  return p;
+}
+
+static void test_adaptive_vs_accurate_only(void **state) {
+  (void)state;
+  at_plan_decision d;
+  /* backlog 0.06: A needs 0.08, B 0.065; deadline 0.07 */
+  at_planner *p = two_setup(AT_PLAN_ADAPTIVE, 0);
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.07, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.variant, 1);
+  assert_true(near(d.est_sojourn_s, 0.065, 1e-12));
+  at_planner_destroy(p);
+
+  p = two_setup(AT_PLAN_ACCURATE_ONLY, 0);
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.07, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_int_equal(d.variant, 0);
+  assert_true(near(d.retry_after_s, 0.01, 1e-9));
+  /* with room for A both policies pick A */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.5, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.variant, 0);
+  at_planner_destroy(p);
+  p = two_setup(AT_PLAN_ADAPTIVE, 0);
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.5, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.variant, 0);
+  at_planner_destroy(p);
+}
+
+static void test_dominated_never_chosen(void **state) {
+  (void)state;
+  at_planner *p = two_setup(AT_PLAN_ADAPTIVE, 1);
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_true(st.variants[0].on_frontier);
+  assert_true(st.variants[1].on_frontier);
+  assert_false(st.variants[2].on_frontier);
+  at_plan_decision d;
+  /* D alone would fit (0.06 + 0.001) where A does not; B is chosen. */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.07, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.variant, 1);
+  for (double dl = 0.0005; dl < 2; dl *= 1.3) {
+    assert_int_equal(at_planner_decide(p, 600 * MS, dl, &d), AT_OK);
+    assert_int_not_equal(d.variant, 2);
+  }
+  assert_int_equal(at_planner_stats_get(p, 600 * MS, &st), AT_OK);
+  assert_int_equal(st.variants[2].admitted, 0);
+  assert_int_equal(st.variants[2].declined, 0); /* never even considered */
+  at_planner_destroy(p);
+}
+
+static void test_all_reject_and_infeasible(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  at_plan_variant vs[2] = {var1("A", 0.9, 0.02), var1("B", 0.8, 0.005)};
+  at_planner *p = mk(&pp, vs, 2);
+  for (int i = 0; i < 10; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  at_plan_decision d;
+  /* backlog 0.2: A 0.22, B 0.205; deadline 0.1: both over, retry = 0.105 */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.1, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_int_equal(d.variant, 1); /* smallest estimate */
+  assert_true(near(d.backlog_s, 0.2, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.205, 1e-12));
+  assert_true(near(d.retry_after_s, 0.105, 1e-9));
+  assert_int_equal(at_plan_retry_after_header(d.retry_after_s), 1);
+  /* deadline below A's service: retry counts only B */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.01, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(near(d.retry_after_s, 0.195, 1e-9));
+  /* deadline below both: infeasible, retrying cannot help */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 0.001, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  assert_true(d.retry_after_s == 0);
+  /* draining the backlog makes room again */
+  for (int i = 0; i < 10; i++) assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_ERR_STATE);
+  assert_int_equal(at_planner_decide(p, 600 * MS, 0.1, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.variant, 0);
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 600 * MS, &st), AT_OK);
+  assert_int_equal(st.rejected_deadline, 2);
+  assert_int_equal(st.rejected_infeasible, 1);
+  assert_int_equal(st.decisions, 4);
+  assert_int_equal(st.admitted, 11);
+  assert_int_equal(st.in_flight, 1);
+  at_planner_destroy(p);
+}
+
+/* Drive `rate` decisions per second for `secs` seconds, finishing every
+ * admitted request at once (no backlog): the Erlang part alone. Returns
+ * the last decision; counts admissions. */
+static at_plan_decision drive(at_planner *p, double rate, double secs, double deadline,
+                              int *admitted, int *total) {
+  at_plan_decision d = {0};
+  int n = (int)(rate * secs);
+  *admitted = *total = 0;
+  for (int i = 1; i <= n; i++) {
+    uint64_t t = (uint64_t)llround(i * 1e9 / rate);
+    assert_int_equal(at_planner_decide(p, t, deadline, &d), AT_OK);
+    (*total)++;
+    if (d.admit) {
+      (*admitted)++;
+      assert_int_equal(at_planner_finished(p, d.variant, 1, -1), AT_OK);
+    }
+  }
+  return d;
+}
+
+static void test_erlang_part_uses_per_worker_rate(void **state) {
+  (void)state;
+  int adm, tot;
+  at_planner_params pp = at_planner_default_params();
+  pp.rate_basis = AT_PLAN_RATE_OFFERED;
+  pp.workers = 1;
+  at_plan_variant v = var1("v", 0.9, 0.01); /* μ = 100/s per worker */
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d = drive(p, 90, 2, 5.0, &adm, &tot);
+  assert_true(d.admit);
+  assert_true(near(d.rate_rps, 90, 0.03));
+  assert_true(near(d.est_sojourn_s, at_plan_mmc_sojourn_s(1, d.rate_rps, 100), 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.1, 0.35)); /* 1/(μ-λ) */
+  assert_true(near(d.rho, d.rate_rps / 100, 1e-12));
+  at_planner_destroy(p);
+
+  pp.workers = 2; /* 180/s on two workers of 100/s each */
+  p = mk(&pp, &v, 1);
+  d = drive(p, 180, 2, 5.0, &adm, &tot);
+  assert_true(d.admit);
+  assert_true(near(d.est_sojourn_s, at_plan_mmc_wait_s(2, d.rate_rps, 100) + 0.01, 1e-12));
+  at_planner_destroy(p);
+}
+
+static void test_unstable_and_rate_basis(void **state) {
+  (void)state;
+  int adm, tot;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.rate_basis = AT_PLAN_RATE_OFFERED;
+  at_plan_variant v = var1("v", 0.9, 0.01);
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d = drive(p, 150, 3, 0.05, &adm, &tot);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_UNSTABLE);
+  assert_true(isinf(d.est_sojourn_s));
+  assert_true(d.rho >= 1);
+  assert_true(d.retry_after_s == pp.window_s); /* window + empty backlog */
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 3000 * MS, &st), AT_OK);
+  assert_true(st.rejected_unstable > 0);
+  at_planner_destroy(p);
+
+  /* On the admitted basis the planner settles near the rate whose sojourn
+   * 1/(μ-λ) meets the deadline (λ = 80/s for 50 ms) instead of refusing all. */
+  pp.rate_basis = AT_PLAN_RATE_ADMITTED;
+  p = mk(&pp, &v, 1);
+  d = drive(p, 150, 3, 0.05, &adm, &tot);
+  assert_int_equal(at_planner_stats_get(p, 3000 * MS, &st), AT_OK);
+  assert_true(st.admitted_rps > 65 && st.admitted_rps <= 81);
+  assert_true(st.offered_rps > 145 && st.offered_rps < 155);
+  assert_true(adm > tot / 3 && adm < tot * 2 / 3);
+  at_planner_destroy(p);
+}
+
+static void test_batching_aware_estimate(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.max_batch = 8;
+  /* s(b) = 0.010 + 0.002 (b - 1) */
+  at_plan_variant v = {.name = "b", .accuracy = 0.9, .n_points = 2, .batch = {1, 8},
+                       .service_s = {0.010, 0.024}};
+  at_planner *p = mk(&pp, &v, 1);
+  for (int i = 0; i < 3; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  at_plan_decision d;
+  /* 3 in flight = one batch of 3 (0.014); the new one joins a batch of 4
+   * (0.016): 0.030 */
+  assert_int_equal(at_planner_decide(p, 500 * MS, 5.0, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(d.batch_assumed, 4);
+  assert_true(near(d.backlog_s, 0.014, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.030, 1e-12));
+  /* 20 in flight: batches 8, 8, 4 (0.024, 0.024, 0.016) on one worker =
+   * 0.064; the new one joins a full batch (0.024): 0.088 */
+  for (int i = 0; i < 16; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_decide(p, 500 * MS, 5.0, &d), AT_OK);
+  assert_int_equal(d.batch_assumed, 8);
+  assert_true(near(d.backlog_s, 0.064, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.088, 1e-12));
+  at_planner_destroy(p);
+
+  /* Two workers share batches: 20 in flight = 3 batches → 2 rounds of the
+   * mean batch time 0.064/3. */
+  pp.workers = 2;
+  p = mk(&pp, &v, 1);
+  for (int i = 0; i < 20; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_decide(p, 500 * MS, 5.0, &d), AT_OK);
+  assert_true(near(d.backlog_s, 2 * 0.064 / 3, 1e-12));
+  at_planner_destroy(p);
+
+  /* Rate side: 150/s on one worker is beyond batch-1 capacity (100/s) but
+   * batches of 2 carry 166.7/s: the planner rates the variant at b = 2. */
+  pp.workers = 1;
+  pp.rate_basis = AT_PLAN_RATE_OFFERED;
+  p = mk(&pp, &v, 1);
+  int adm, tot;
+  d = drive(p, 150, 2, 1.0, &adm, &tot);
+  assert_true(d.admit);
+  assert_int_equal(d.batch_assumed, 1);
+  double mu2 = 2 / 0.012;
+  assert_true(near(d.rho, d.rate_rps / mu2, 1e-12));
+  assert_true(near(d.est_sojourn_s, at_plan_mmc_wait_s(1, d.rate_rps, mu2) + 0.010, 1e-12));
+  at_planner_destroy(p);
+  /* the same load without batching is unstable */
+  pp.max_batch = 1;
+  p = mk(&pp, &v, 1);
+  d = drive(p, 150, 2, 1.0, &adm, &tot);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_UNSTABLE);
+  at_planner_destroy(p);
+}
+
+static void test_service_correction(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.service_alpha = 0.5;
+  at_plan_variant v = var1("v", 0.9, 0.01);
+  at_planner *p = mk(&pp, &v, 1);
+  for (int i = 0; i < 3; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, 0.02), AT_OK); /* 2x the table */
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 1.5, 1e-12));
+  assert_int_equal(at_planner_finished(p, 0, 1, 0.02), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_OK); /* never ran: no sample */
+  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 1.75, 1e-12));
+  assert_int_equal(st.variants[0].finished, 3);
+  assert_int_equal(st.variants[0].in_flight, 0);
+  at_plan_decision d;
+  assert_int_equal(at_planner_decide(p, 1000 * MS, 1.0, &d), AT_OK);
+  assert_true(d.est_sojourn_s >= 0.0175);
+  assert_int_equal(at_planner_finished(p, 0, 1, 10.0), AT_OK); /* clamped at 8 */
+  assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, 100.0), AT_OK);
+  assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, 100.0), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_true(st.variants[0].service_scale == 8.0);
+  assert_int_equal(at_planner_finished(p, 5, 1, 1), AT_ERR_INVALID_ARG);
+  at_planner_destroy(p);
+}
+
+static void test_deadline_defaults_and_cap(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.default_deadline_s = 0.04;
+  pp.max_deadline_s = 2;
+  at_plan_variant v = var1("v", 0.9, 0.001);
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d;
+  assert_int_equal(at_planner_decide(p, 1, 0, &d), AT_OK);
+  assert_true(d.deadline_s == 0.04);
+  assert_int_equal(at_planner_decide(p, 2, 100, &d), AT_OK);
+  assert_true(d.deadline_s == 2);
+  assert_int_equal(at_planner_decide(p, 3, 0.01, &d), AT_OK);
+  assert_true(d.deadline_s == 0.01);
+  assert_true(at_planner_deadline_s(p, -1) == 0.04);
+  at_planner_destroy(p);
+}
+
+static void test_validation_and_names(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  at_plan_variant v = var1("v", 0.9, 0.01);
+  at_planner *p = (at_planner *)&pp;
+  assert_int_equal(at_planner_create(NULL, &v, 1, &p), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_planner_create(&pp, &v, 0, &p), AT_ERR_INVALID_ARG);
+  assert_null(p);
+  at_plan_variant bad = v;
+  bad.service_s[0] = 0;
+  assert_int_equal(at_planner_create(&pp, &bad, 1, &p), AT_ERR_INVALID_ARG);
+  bad = v;
+  bad.n_points = 2;
+  bad.batch[1] = 1; /* not ascending */
+  bad.service_s[1] = 0.02;
+  assert_int_equal(at_planner_create(&pp, &bad, 1, &p), AT_ERR_INVALID_ARG);
+  bad = v;
+  bad.name = NULL;
+  assert_int_equal(at_planner_create(&pp, &bad, 1, &p), AT_ERR_INVALID_ARG);
+  bad = v;
+  bad.accuracy = NAN;
+  assert_int_equal(at_planner_create(&pp, &bad, 1, &p), AT_ERR_INVALID_ARG);
+  at_planner_params bp = pp;
+  bp.workers = 0;
+  assert_int_equal(at_planner_create(&bp, &v, 1, &p), AT_ERR_INVALID_ARG);
+  bp = pp;
+  bp.max_batch = AT_PLAN_MAX_BATCH + 1;
+  assert_int_equal(at_planner_create(&bp, &v, 1, &p), AT_ERR_INVALID_ARG);
+  bp = pp;
+  bp.max_deadline_s = 0.001;
+  assert_int_equal(at_planner_create(&bp, &v, 1, &p), AT_ERR_INVALID_ARG);
+  bp = pp;
+  bp.window_s = 0;
+  assert_int_equal(at_planner_create(&bp, &v, 1, &p), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_planner_decide(NULL, 0, 0, NULL), AT_ERR_INVALID_ARG);
+  at_planner_destroy(NULL);
+  at_plan_policy pol;
+  assert_int_equal(at_plan_policy_parse("accurate-only", &pol), AT_OK);
+  assert_int_equal(pol, AT_PLAN_ACCURATE_ONLY);
+  assert_string_equal(at_plan_policy_name(pol), "accurate-only");
+  assert_int_equal(at_plan_policy_parse("adaptive", &pol), AT_OK);
+  assert_string_equal(at_plan_policy_name(pol), "adaptive");
+  assert_int_equal(at_plan_policy_parse("fast", &pol), AT_ERR_INVALID_ARG);
+  assert_string_equal(at_plan_reason_name(AT_PLAN_REJECT_UNSTABLE), "unstable");
+  p = mk(&pp, &v, 1);
+  assert_string_equal(at_planner_variant_name(p, 0), "v");
+  assert_null(at_planner_variant_name(p, 1));
+  assert_int_equal(at_planner_get_params(p)->max_batch, 1);
+  at_planner_destroy(p);
+}
+
+typedef struct {
+  at_planner *p;
+  int id;
+  int admitted;
+} worker_arg;
+
+#define N_THREADS 4
+#define N_ITER 20000
+
+static void *worker(void *arg) {
+  worker_arg *w = arg;
+  at_plan_decision d;
+  for (int i = 0; i < N_ITER; i++) {
+    uint64_t t = (uint64_t)i * 50000 + (uint64_t)w->id;
+    if (at_planner_decide(w->p, t, 0.02, &d) != AT_OK) return NULL;
+    if (d.admit) {
+      w->admitted++;
+      if (i % 3 == 0) { /* keep some in flight for a while */
+        at_planner_finished(w->p, d.variant, 1, 0.001);
+      } else {
+        at_planner_finished(w->p, d.variant, 1, -1);
+      }
+    }
+  }
+  return NULL;
+}
+
+static void test_many_threads(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  at_plan_variant vs[2] = {var1("A", 0.9, 0.004), var1("B", 0.8, 0.001)};
+  at_planner *p = mk(&pp, vs, 2);
+  pthread_t th[N_THREADS];
+  worker_arg args[N_THREADS];
+  for (int i = 0; i < N_THREADS; i++) {
+    args[i] = (worker_arg){.p = p, .id = i};
+    assert_int_equal(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+  }
+  int adm = 0;
+  for (int i = 0; i < N_THREADS; i++) {
+    pthread_join(th[i], NULL);
+    adm += args[i].admitted;
+  }
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_int_equal(st.decisions, N_THREADS * N_ITER);
+  assert_int_equal(st.admitted + st.rejected, st.decisions);
+  assert_int_equal(st.admitted, (uint64_t)adm);
+  assert_int_equal(st.in_flight, 0);
+  assert_int_equal(st.variants[0].admitted + st.variants[1].admitted, st.admitted);
+  assert_int_equal(st.variants[0].finished + st.variants[1].finished, st.admitted);
+  at_planner_destroy(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exactly_at_deadline_admits_just_over_rejects),
+      cmocka_unit_test(test_adaptive_vs_accurate_only),
+      cmocka_unit_test(test_dominated_never_chosen),
+      cmocka_unit_test(test_all_reject_and_infeasible),
+      cmocka_unit_test(test_erlang_part_uses_per_worker_rate),
+      cmocka_unit_test(test_unstable_and_rate_basis),
+      cmocka_unit_test(test_batching_aware_estimate),
+      cmocka_unit_test(test_service_correction),
+      cmocka_unit_test(test_deadline_defaults_and_cap),
+      cmocka_unit_test(test_validation_and_names),
+      cmocka_unit_test(test_many_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
