@@ -9,6 +9,7 @@
 
 #include "anytime/engine.h"
 #include "anytime/log.h"
+#include "anytime/model.h"
 #include "anytime/onnx_meta.h"
 #include "anytime/plan.h"
 #include "anytime/runtime.h"

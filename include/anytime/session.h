@@ -41,7 +41,24 @@ typedef struct at_session_params {
   at_opt_level opt_level;      /* default AT_OPT_ALL */
   const char *optimized_model_path; /* if set, ORT saves the optimised graph here */
   bool optimized_as_ort;       /* save that graph in .ort format (default true) */
+  /* Compiled-artifact cache (see anytime/model.h): an artifacts directory,
+   * e.g. from at_artifact_cache_dir(). If set (and optimized_model_path is
+   * not), the optimised graph is loaded from the cache when a valid artifact
+   * for this model, ORT release, opt_level, provider and CPU exists, and saved
+   * there otherwise. Cache trouble is logged and never fails the create.
+   * Default NULL (no cache). */
+  const char *artifact_cache_dir;
+  const char *artifact_model;   /* recorded with a saved artifact ("org/name"); may be NULL */
+  const char *artifact_variant; /* recorded with a saved artifact ("int8"); may be NULL */
 } at_session_params;
+
+/* What the artifact cache did for a session. */
+typedef enum at_artifact_outcome {
+  AT_ARTIFACT_OFF = 0,   /* no cache was asked for */
+  AT_ARTIFACT_HIT,       /* loaded from a valid cached artifact */
+  AT_ARTIFACT_BUILT,     /* no usable artifact: loaded the model and saved one */
+  AT_ARTIFACT_UNCACHED,  /* cache unusable (unwritable, I/O error): plain load */
+} at_artifact_outcome;
 
 typedef struct at_session at_session;
 typedef struct at_outputs at_outputs;
@@ -56,6 +73,9 @@ at_session_params at_session_default_params(void);
  * AT_ERR_NOMEM, or any at_runtime_init() failure. */
 at_status at_session_create(const char *model_path, const at_session_params *params,
                             at_session **out);
+
+/* What the artifact cache did when `s` was created (AT_ARTIFACT_OFF for NULL). */
+at_artifact_outcome at_session_artifact_outcome(const at_session *s);
 
 /* Free a session. NULL is a no-op. No run may be in progress. */
 void at_session_destroy(at_session *s);

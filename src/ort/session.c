@@ -20,6 +20,7 @@
 #include "anytime/onnx_meta.h"
 #include "anytime/session.h"
 #include "core/internal.h"
+#include "model/model_internal.h"
 #include "ort/ort_internal.h"
 
 #define AT_SESSION_MAX_IO 64
@@ -34,6 +35,7 @@ struct at_session {
   const char *output_names[AT_SESSION_MAX_IO];
   char *strings;        /* one arena holding every name string */
   size_t strings_len, strings_cap;
+  at_artifact_outcome artifact;  /* what the artifact cache did */
 };
 
 struct at_outputs {
@@ -51,6 +53,7 @@ at_session_params at_session_default_params(void) {
   p.opt_level = AT_OPT_ALL;
   p.optimized_model_path = NULL;
   p.optimized_as_ort = true;
+  p.artifact_cache_dir = NULL;
   return p;
 }
 
@@ -233,6 +236,13 @@ at_status at_session_create(const char *model_path, const at_session_params *par
   *out = NULL;
   at_status rc = at_runtime_init();
   if (rc != AT_OK) return rc;
+  if (params && params->artifact_cache_dir && !params->optimized_model_path) {
+    /* src/model/artifact_cache.c calls back here with the cache switched off. */
+    at_artifact_outcome outcome = AT_ARTIFACT_OFF;
+    rc = at_artifact_session_create(model_path, params, out, &outcome);
+    if (rc == AT_OK) (*out)->artifact = outcome;
+    return rc;
+  }
   struct stat stt;
   if (stat(model_path, &stt) != 0)
     return at_fail(AT_ERR_NOT_FOUND, "model file '%s': %s", model_path, strerror(errno));
@@ -339,6 +349,10 @@ void at_session_destroy(at_session *s) {
 }
 
 const at_model_info *at_session_info(const at_session *s) { return s ? &s->info : NULL; }
+
+at_artifact_outcome at_session_artifact_outcome(const at_session *s) {
+  return s ? s->artifact : AT_ARTIFACT_OFF;
+}
 
 int at_session_input_index(const at_session *s, const char *name) {
   for (size_t i = 0; s && name && i < s->info.n_inputs; i++)

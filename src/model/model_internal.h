@@ -1,0 +1,55 @@
+/* src/model/model_internal.h — what the files of src/model/ share beyond
+ * the public model.h: the ONNX graph-output scanner used to guess a model's
+ * task, and the artifact-cache hook that src/ort/session.c calls. Not part
+ * of the public API. */
+#ifndef ANYTIME_MODEL_INTERNAL_H
+#define ANYTIME_MODEL_INTERNAL_H
+
+#include <stddef.h>
+
+#include "anytime/model.h"
+#include "anytime/session.h"
+
+#define AT_GRAPH_MAX_OUTPUTS 16
+#define AT_GRAPH_NAME_MAX 128
+
+/* Names of the graph outputs of the ONNX file at `path` (ModelProto.graph.
+ * output[].name), without parsing anything else: large fields are skipped by
+ * length. Names longer than AT_GRAPH_NAME_MAX-1 are truncated; outputs beyond
+ * `max` are ignored. Returns the number found (>= 0), or -1 if the file cannot
+ * be read or is not a well-formed ModelProto. */
+int at_graph_output_names(const char *path, char names[][AT_GRAPH_NAME_MAX], int max);
+
+/* Same over a buffer (used by the above and by tests). */
+int at_graph_output_names_buf(const unsigned char *buf, size_t len,
+                              char names[][AT_GRAPH_NAME_MAX], int max);
+
+/* The artifact-cache path of at_session_create(): called by session.c when
+ * params->artifact_cache_dir is set and params->optimized_model_path is not.
+ * Creates the session from a cached artifact or builds one (see model.h),
+ * calling at_session_create() itself with the cache switched off. On success
+ * *outcome says which happened. Returns what at_session_create() returns; a
+ * cache problem never fails the call (it degrades to an uncached load). */
+at_status at_artifact_session_create(const char *model_path, const at_session_params *params,
+                                     at_session **out, at_artifact_outcome *outcome);
+
+/* Test hooks: replace the ONNX Runtime release and the CPU feature list that
+ * go into cache keys (NULL restores the real ones). Not thread-safe; for
+ * tests that show each key ingredient is honoured. */
+void at_artifact_test_override(const char *ort_release, const char *cpu_features);
+
+/* The CPU feature flags an optimised graph may depend on, space-separated and
+ * sorted (e.g. "x86_64 avx avx2 avx512f fma ..."); static storage. */
+const char *at_artifact_cpu_features(void);
+
+/* The key ingredients, and the key they give. */
+typedef struct at_artifact_ingredients {
+  char model_sha256[65];
+  const char *ort_release;
+  const char *opt_level;    /* "disable", "basic", "extended", "all" */
+  const char *provider;     /* "CPUExecutionProvider" */
+  const char *cpu_features;
+} at_artifact_ingredients;
+void at_artifact_key(const at_artifact_ingredients *ing, char key_hex[65]);
+
+#endif /* ANYTIME_MODEL_INTERNAL_H */
