@@ -52,6 +52,7 @@ typedef struct at_item_result {
   const at_tensor *outputs;    /* rows, in the variant's output order */
   size_t len;                  /* the item's own sequence length */
   int batch_size;              /* items in the batch it ran in */
+  int index_in_batch;          /* 0..batch_size-1 */
   size_t padded_len;
   uint64_t enqueued_ns, dispatched_ns, started_ns, finished_ns;
 } at_item_result;

@@ -15,6 +15,8 @@ typedef struct {
 static const command k_commands[] = {
     {"version", at_cli_version, "print anytime's and ONNX Runtime's versions"},
     {"info", at_cli_info, "show an ONNX model's inputs, outputs, opset and producer"},
+    {"loadgen", at_cli_loadgen, "open-loop Poisson load against /predict, scored summary"},
+    {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
 };
 
 static void usage(FILE *f) {

@@ -109,7 +109,7 @@ static void batch_done(void *user, at_status st, const at_outputs *outs, const a
       rows[k].data = (char *)full[k].data + (size_t)i * rowbytes[k];
     }
     at_item_result r = {.n_outputs = nout, .outputs = rows, .len = qi->item.len,
-                        .batch_size = bt->n, .padded_len = bt->padded,
+                        .batch_size = bt->n, .index_in_batch = i, .padded_len = bt->padded,
                         .enqueued_ns = qi->enqueued_ns, .dispatched_ns = bt->dispatched_ns,
                         .started_ns = t->started_ns, .finished_ns = t->finished_ns};
     qi->item.done(qi->item.user, AT_OK, &r, "");

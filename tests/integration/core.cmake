@@ -2,3 +2,9 @@
 # CLI seed, against the real binary.
 at_script_test(ort_version_lock tests/integration/ort_version_lock.sh)
 at_script_test(cli_seed tests/integration/cli_seed.sh)
+at_script_test(serve_routes tests/integration/serve_routes.sh)
+add_executable(http_concurrency "${PROJECT_SOURCE_DIR}/tests/integration/http_concurrency.c")
+target_link_libraries(http_concurrency PRIVATE PkgConfig::JANSSON Threads::Threads m)
+at_script_test(serve_concurrency tests/integration/serve_concurrency.sh)
+set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
+             "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")

@@ -1,0 +1,103 @@
+/* anytime/server.h — the HTTP server: configuration and lifecycle.
+ *
+ * A server owns one engine (all variants of all served models share its
+ * worker pool), one batcher in front of it, one planner per model, the
+ * metrics, and a libmicrohttpd daemon. HTTP threads parse, validate and
+ * tokenise, ask the planner for a variant (or refuse with 429 at once), and
+ * suspend the connection; engine workers compute, apply the task head
+ * (softmax / mean pooling) and resume it. Routes and their shapes:
+ * docs/api.md.
+ *
+ * Thread-safety: at_server_start() and at_server_stop() from one thread
+ * (the program's main thread); everything else happens on the server's own
+ * threads.
+ */
+#ifndef ANYTIME_SERVER_H
+#define ANYTIME_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "anytime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AT_SERVER_MAX_MODELS 8
+#define AT_SERVER_MAX_VARIANTS 8
+#define AT_SERVER_MAX_POINTS 16
+
+typedef struct at_server_variant_config {
+  char name[64];
+  char path[1024];        /* ONNX file */
+  double accuracy;        /* held-out accuracy; orders variants (higher first) */
+  double cost;            /* relative compute per request; <= 0: derived */
+  int n_points;           /* service-time table: batch size -> seconds */
+  int batch[AT_SERVER_MAX_POINTS];
+  double service_s[AT_SERVER_MAX_POINTS];
+} at_server_variant_config;
+
+typedef struct at_server_model_config {
+  char name[64];
+  char task[16];          /* "classify" | "embed" */
+  char tokenizer[1024];   /* tokenizer.json, vocab.txt or a directory */
+  char config_json[1024]; /* HF config.json (id2label, max_position_embeddings) */
+  int n_variants;
+  at_server_variant_config variants[AT_SERVER_MAX_VARIANTS];
+} at_server_model_config;
+
+typedef struct at_server_config {
+  char host[64];          /* default 127.0.0.1 */
+  int port;               /* default 8000 */
+  int http_threads;       /* default 2 */
+  int workers;            /* engine workers; default 2 */
+  int intra_op_threads;   /* per Run; default 1 */
+  size_t max_body_bytes;  /* default 1 MiB */
+  size_t max_inputs;      /* texts per request; default 64 */
+  size_t max_tokens;      /* tokens per input (after special tokens); default 512,
+                             lowered to the model's max_position_embeddings */
+  size_t max_queued;      /* items waiting in the batcher; default 4096 */
+  int max_batch_size;     /* default 16 */
+  int max_queue_delay_us; /* default 0 */
+  char policy[32];        /* "adaptive" (default) | "accurate-only" */
+  double deadline_ms;     /* default 50 */
+  double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
+  int n_models;
+  at_server_model_config models[AT_SERVER_MAX_MODELS];
+} at_server_config;
+
+typedef struct at_server at_server;
+
+/* Defaults as documented on each field, with no models. */
+at_server_config at_server_config_default(void);
+
+/* Read a YAML config (format: docs/configuration.md) over `cfg`'s current
+ * values. Relative model paths are resolved against the YAML file's
+ * directory. Returns AT_OK, AT_ERR_NOT_FOUND, AT_ERR_IO, AT_ERR_PARSE (the
+ * detail names the line/key), AT_ERR_INVALID_ARG (a value out of range),
+ * AT_ERR_LIMIT (too many models or variants). */
+at_status at_server_config_load(const char *path, at_server_config *cfg);
+
+/* Find the built-in default configuration: configs/serving.yaml in the
+ * current directory, else in anytime's source tree. Writes the path into
+ * buf. Returns AT_OK or AT_ERR_NOT_FOUND (detail lists the places tried). */
+at_status at_server_default_config_path(char *buf, size_t cap);
+
+/* Load every model, start the engine, batcher and HTTP daemon. On success
+ * *out is serving. Returns AT_OK, AT_ERR_INVALID_ARG (bad config: detail
+ * says which field), AT_ERR_IO (cannot bind host:port), or any error from
+ * loading a model or tokenizer. */
+at_status at_server_start(const at_server_config *cfg, at_server **out);
+
+/* The port actually bound (useful with port 0). */
+int at_server_port(const at_server *s);
+
+/* Stop accepting, answer everything admitted, stop all threads and free.
+ * NULL is a no-op. */
+void at_server_stop(at_server *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_SERVER_H */

@@ -1,0 +1,295 @@
+/* src/serve/config.c — the server's configuration: defaults, the YAML file
+ * (libyaml's document API; format in docs/configuration.md) and where the
+ * built-in default configuration lives. Unknown keys are errors, so a typo
+ * never silently falls back to a default. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "anytime/server.h"
+#include "core/internal.h"
+
+at_server_config at_server_config_default(void) {
+  at_server_config c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.host, sizeof c.host, "127.0.0.1");
+  c.port = 8000;
+  c.http_threads = 2;
+  c.workers = 2;
+  c.intra_op_threads = 1;
+  c.max_body_bytes = 1u << 20;
+  c.max_inputs = 64;
+  c.max_tokens = 512;
+  c.max_queued = 4096;
+  c.max_batch_size = 16;
+  c.max_queue_delay_us = 0;
+  snprintf(c.policy, sizeof c.policy, "adaptive");
+  c.deadline_ms = 50;
+  c.max_deadline_ms = 10000;
+  return c;
+}
+
+typedef struct ctx {
+  yaml_document_t *doc;
+  const char *file;
+  char dir[PATH_MAX];
+} ctx;
+
+static yaml_node_t *node(ctx *c, int id) { return yaml_document_get_node(c->doc, id); }
+
+static at_status bad(ctx *c, yaml_node_t *n, const char *what) {
+  return at_fail(AT_ERR_PARSE, "%s:%zu: %s", c->file, n ? n->start_mark.line + 1 : 0, what);
+}
+
+static const char *scalar(yaml_node_t *n) {
+  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static at_status get_num(ctx *c, yaml_node_t *n, const char *key, double lo, double hi,
+                         double *out) {
+  const char *s = scalar(n);
+  char *end = NULL;
+  errno = 0;
+  double v = s ? strtod(s, &end) : NAN;
+  if (!s || !*s || *end || errno || !isfinite(v)) {
+    char m[160];
+    snprintf(m, sizeof m, "'%s' must be a number", key);
+    return bad(c, n, m);
+  }
+  if (v < lo || v > hi) {
+    char m[200];
+    snprintf(m, sizeof m, "'%s' = %g is out of range [%g, %g]", key, v, lo, hi);
+    return at_fail(AT_ERR_INVALID_ARG, "%s:%zu: %s", c->file, n->start_mark.line + 1, m);
+  }
+  *out = v;
+  return AT_OK;
+}
+
+static at_status get_str(ctx *c, yaml_node_t *n, const char *key, char *dst, size_t cap) {
+  const char *s = scalar(n);
+  if (!s) {
+    char m[160];
+    snprintf(m, sizeof m, "'%s' must be a string", key);
+    return bad(c, n, m);
+  }
+  if (strlen(s) >= cap) {
+    char m[160];
+    snprintf(m, sizeof m, "'%s' is longer than %zu bytes", key, cap - 1);
+    return bad(c, n, m);
+  }
+  snprintf(dst, cap, "%s", s);
+  return AT_OK;
+}
+
+/* A path relative to the config file's directory. */
+static at_status get_path(ctx *c, yaml_node_t *n, const char *key, char *dst, size_t cap) {
+  char tmp[1024];
+  at_status s = get_str(c, n, key, tmp, sizeof tmp);
+  if (s != AT_OK) return s;
+  int w = tmp[0] == '/' ? snprintf(dst, cap, "%s", tmp) : snprintf(dst, cap, "%s/%s", c->dir, tmp);
+  if (w < 0 || (size_t)w >= cap) return bad(c, n, "path too long");
+  return AT_OK;
+}
+
+/* Iterate a mapping's pairs; `it` names the cursor so loops can nest. */
+#define FOR_PAIRS(c, map, it, k, v)                                                   \
+  for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                        \
+       it < (map)->data.mapping.pairs.top && ((k) = scalar(node(c, it->key)), (v) = node(c, it->value), 1); \
+       it++)
+
+static at_status need_map(ctx *c, yaml_node_t *n, const char *what) {
+  if (!n || n->type != YAML_MAPPING_NODE) {
+    char m[160];
+    snprintf(m, sizeof m, "'%s' must be a mapping", what);
+    return bad(c, n, m);
+  }
+  return AT_OK;
+}
+
+static at_status unknown(ctx *c, yaml_node_t *v, const char *section, const char *k) {
+  char m[200];
+  snprintf(m, sizeof m, "unknown key '%s' in '%s'", k ? k : "(non-scalar)", section);
+  return bad(c, v, m);
+}
+
+static at_status parse_variant(ctx *c, yaml_node_t *n, at_server_variant_config *v) {
+  at_status s = need_map(c, n, "variant");
+  if (s) return s;
+  const char *k;
+  yaml_node_t *val;
+  v->cost = 0;
+  FOR_PAIRS(c, n, pv, k, val) {
+    double d;
+    if (!k) return unknown(c, val, "variant", k);
+    if (!strcmp(k, "name")) s = get_str(c, val, k, v->name, sizeof v->name);
+    else if (!strcmp(k, "path")) s = get_path(c, val, k, v->path, sizeof v->path);
+    else if (!strcmp(k, "accuracy")) s = get_num(c, val, k, 0, 1, &v->accuracy);
+    else if (!strcmp(k, "cost")) s = get_num(c, val, k, 0, 1e9, &v->cost);
+    else if (!strcmp(k, "service_ms")) {
+      if ((s = need_map(c, val, "service_ms"))) return s;
+      const char *bk;
+      yaml_node_t *bv;
+      v->n_points = 0;
+      FOR_PAIRS(c, val, pb, bk, bv) {
+        if (v->n_points >= AT_SERVER_MAX_POINTS) return bad(c, bv, "too many service_ms points");
+        char *end;
+        long b = bk ? strtol(bk, &end, 10) : 0;
+        if (!bk || *end || b < 1 || b > 4096) return bad(c, bv, "service_ms keys are batch sizes 1..4096");
+        if (v->n_points && b <= v->batch[v->n_points - 1])
+          return bad(c, bv, "service_ms batch sizes must be ascending");
+        if ((s = get_num(c, bv, "service_ms", 1e-6, 1e6, &d))) return s;
+        v->batch[v->n_points] = (int)b;
+        v->service_s[v->n_points] = d / 1000.0;
+        v->n_points++;
+      }
+    } else return unknown(c, val, "variant", k);
+    if (s) return s;
+  }
+  if (!v->name[0] || !v->path[0]) return bad(c, n, "a variant needs 'name' and 'path'");
+  return AT_OK;
+}
+
+static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) {
+  at_status s = need_map(c, n, "model");
+  if (s) return s;
+  const char *k;
+  yaml_node_t *val;
+  FOR_PAIRS(c, n, pv, k, val) {
+    if (!k) return unknown(c, val, "model", k);
+    if (!strcmp(k, "name")) s = get_str(c, val, k, m->name, sizeof m->name);
+    else if (!strcmp(k, "task")) {
+      s = get_str(c, val, k, m->task, sizeof m->task);
+      if (!s && strcmp(m->task, "classify") && strcmp(m->task, "embed"))
+        return bad(c, val, "'task' must be 'classify' or 'embed'");
+    } else if (!strcmp(k, "tokenizer")) s = get_path(c, val, k, m->tokenizer, sizeof m->tokenizer);
+    else if (!strcmp(k, "config")) s = get_path(c, val, k, m->config_json, sizeof m->config_json);
+    else if (!strcmp(k, "variants")) {
+      if (val->type != YAML_SEQUENCE_NODE) return bad(c, val, "'variants' must be a list");
+      for (yaml_node_item_t *it = val->data.sequence.items.start; it < val->data.sequence.items.top; it++) {
+        if (m->n_variants >= AT_SERVER_MAX_VARIANTS)
+          return at_fail(AT_ERR_LIMIT, "%s: model '%s' has more than %d variants", c->file, m->name,
+                         AT_SERVER_MAX_VARIANTS);
+        at_server_variant_config *v = &m->variants[m->n_variants];
+        memset(v, 0, sizeof *v);
+        if ((s = parse_variant(c, node(c, *it), v))) return s;
+        m->n_variants++;
+      }
+    } else return unknown(c, val, "model", k);
+    if (s) return s;
+  }
+  if (!m->name[0] || !m->task[0] || !m->tokenizer[0] || m->n_variants == 0)
+    return bad(c, n, "a model needs 'name', 'task', 'tokenizer' and at least one variant");
+  return AT_OK;
+}
+
+static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
+  at_status s = need_map(c, root, "the document");
+  if (s) return s;
+  const char *k, *k2;
+  yaml_node_t *sec, *v;
+  FOR_PAIRS(c, root, pr, k, sec) {
+    double d = 0;
+    if (!k) return unknown(c, sec, "top level", k);
+    if (!strcmp(k, "models")) {
+      if (sec->type != YAML_SEQUENCE_NODE) return bad(c, sec, "'models' must be a list");
+      cfg->n_models = 0;
+      for (yaml_node_item_t *it = sec->data.sequence.items.start; it < sec->data.sequence.items.top; it++) {
+        if (cfg->n_models >= AT_SERVER_MAX_MODELS)
+          return at_fail(AT_ERR_LIMIT, "%s: more than %d models", c->file, AT_SERVER_MAX_MODELS);
+        at_server_model_config *m = &cfg->models[cfg->n_models];
+        memset(m, 0, sizeof *m);
+        if ((s = parse_model(c, node(c, *it), m))) return s;
+        cfg->n_models++;
+      }
+      continue;
+    }
+    if ((s = need_map(c, sec, k))) return s;
+    int known = !strcmp(k, "server") || !strcmp(k, "engine") || !strcmp(k, "batching") ||
+                !strcmp(k, "planner");
+    if (!known) return unknown(c, sec, "top level", k);
+    FOR_PAIRS(c, sec, ps, k2, v) {
+      if (!k2) return unknown(c, v, k, k2);
+#define NUM(sect, key, lo, hi, field)                                   \
+  if (!strcmp(k, sect) && !strcmp(k2, key)) {                           \
+    if ((s = get_num(c, v, key, lo, hi, &d))) return s;                 \
+    field = d;                                                          \
+    continue;                                                           \
+  }
+      if (!strcmp(k, "server") && !strcmp(k2, "host")) {
+        if ((s = get_str(c, v, k2, cfg->host, sizeof cfg->host))) return s;
+        continue;
+      }
+      if (!strcmp(k, "planner") && !strcmp(k2, "policy")) {
+        if ((s = get_str(c, v, k2, cfg->policy, sizeof cfg->policy))) return s;
+        if (strcmp(cfg->policy, "adaptive") && strcmp(cfg->policy, "accurate-only"))
+          return bad(c, v, "'policy' must be 'adaptive' or 'accurate-only'");
+        continue;
+      }
+      NUM("server", "port", 0, 65535, cfg->port)
+      NUM("server", "http_threads", 1, 256, cfg->http_threads)
+      NUM("server", "max_body_bytes", 1024, 1 << 30, cfg->max_body_bytes)
+      NUM("server", "max_inputs", 1, 100000, cfg->max_inputs)
+      NUM("server", "max_tokens", 3, 65536, cfg->max_tokens)
+      NUM("server", "max_queued", 1, 1 << 24, cfg->max_queued)
+      NUM("engine", "workers", 1, 1024, cfg->workers)
+      NUM("engine", "intra_op_threads", 1, 1024, cfg->intra_op_threads)
+      NUM("batching", "max_batch_size", 1, 1024, cfg->max_batch_size)
+      NUM("batching", "max_queue_delay_us", 0, 10000000, cfg->max_queue_delay_us)
+      NUM("planner", "deadline_ms", 0.01, 3600000, cfg->deadline_ms)
+      NUM("planner", "max_deadline_ms", 0.01, 3600000, cfg->max_deadline_ms)
+#undef NUM
+      return unknown(c, v, k, k2);
+    }
+  }
+  return AT_OK;
+}
+
+at_status at_server_config_load(const char *path, at_server_config *cfg) {
+  if (!path || !cfg) return at_fail(AT_ERR_INVALID_ARG, "path and cfg are required");
+  FILE *f = fopen(path, "rb");
+  if (!f) return at_fail(errno == ENOENT ? AT_ERR_NOT_FOUND : AT_ERR_IO, "config '%s': %s", path,
+                         strerror(errno));
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_file(&parser, f);
+  if (!yaml_parser_load(&parser, &doc)) {
+    at_status s = at_fail(AT_ERR_PARSE, "%s:%zu: YAML error: %s", path,
+                          parser.problem_mark.line + 1,
+                          parser.problem ? parser.problem : "unknown");
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return s;
+  }
+  ctx c = {.doc = &doc, .file = path};
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  snprintf(c.dir, sizeof c.dir, "%s", dirname(tmp));
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  at_status s = root ? parse_root(&c, root, cfg) : at_fail(AT_ERR_PARSE, "%s: empty document", path);
+  if (s == AT_OK && cfg->max_deadline_ms < cfg->deadline_ms)
+    s = at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
+                path, cfg->max_deadline_ms, cfg->deadline_ms);
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&parser);
+  fclose(f);
+  return s;
+}
+
+at_status at_server_default_config_path(char *buf, size_t cap) {
+  const char *cands[2] = {"configs/serving.yaml", AT_SOURCE_DIR "/configs/serving.yaml"};
+  struct stat st;
+  for (int i = 0; i < 2; i++)
+    if (stat(cands[i], &st) == 0 && S_ISREG(st.st_mode)) {
+      snprintf(buf, cap, "%s", cands[i]);
+      return AT_OK;
+    }
+  return at_fail(AT_ERR_NOT_FOUND, "no default configuration: tried ./%s and %s", cands[0],
+                 cands[1]);
+}

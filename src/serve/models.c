@@ -1,0 +1,228 @@
+/* src/serve/models.c — turning the configuration's models into served
+ * models: tokenizer, labels and limits from config.json, variants ordered by
+ * accuracy and loaded into the shared engine, the task head's output, a
+ * service-time table (from the profile in the config, or measured here at
+ * start-up through the engine when the config has none), and a planner. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "serve/serve_internal.h"
+
+static at_status read_config_json(served_model *m, const char *path) {
+  if (!path[0]) return AT_OK;
+  json_error_t err;
+  json_t *root = json_load_file(path, 0, &err);
+  if (!root)
+    return at_fail(AT_ERR_PARSE, "model '%s': config.json '%s' line %d: %s", m->name, path,
+                   err.line, err.text);
+  json_t *mpe = json_object_get(root, "max_position_embeddings");
+  if (json_is_integer(mpe) && json_integer_value(mpe) > 2 &&
+      (size_t)json_integer_value(mpe) < m->max_tokens)
+    m->max_tokens = (size_t)json_integer_value(mpe);
+  json_t *labels = json_object_get(root, "id2label");
+  if (json_is_object(labels) && json_object_size(labels) > 0) {
+    size_t n = json_object_size(labels);
+    m->labels = calloc(n, sizeof *m->labels);
+    if (!m->labels) {
+      json_decref(root);
+      return at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+    m->n_labels = (int)n;
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v) {
+      char *end;
+      long id = strtol(k, &end, 10);
+      if (*end || id < 0 || (size_t)id >= n || !json_is_string(v) || m->labels[id]) {
+        json_decref(root);
+        return at_fail(AT_ERR_PARSE, "model '%s': id2label in '%s' must map 0..%zu to strings",
+                       m->name, path, n - 1);
+      }
+      m->labels[id] = strdup(json_string_value(v));
+    }
+  }
+  json_decref(root);
+  return AT_OK;
+}
+
+static int by_accuracy(const void *a, const void *b) {
+  const at_server_variant_config *x = a, *y = b;
+  return (x->accuracy < y->accuracy) - (x->accuracy > y->accuracy);
+}
+
+/* Median time of one batch of `b` sequences of 26 tokens, run through the
+ * variant's shared session (the path the engine runs). */
+static double measure_batch_s(at_engine *e, int ev, int b) {
+  at_session *s = at_engine_variant_session(e, ev);
+  int64_t ids[32 * 26], mask[32 * 26];
+  for (int i = 0; i < b * 26; i++) ids[i] = 1000 + (i * 37) % 2000, mask[i] = 1;
+  at_tensor in[3];
+  const at_model_info *mi = at_session_info(s);
+  size_t n = 0;
+  for (size_t k = 0; k < mi->n_inputs && n < 3; k++) {
+    in[n] = (at_tensor){.name = mi->inputs[k].name, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                        .shape = {b, 26},
+                        .data = strcmp(mi->inputs[k].name, "input_ids") == 0 ? ids : mask};
+    if (strcmp(mi->inputs[k].name, "token_type_ids") == 0) in[n].data = NULL;
+    n++;
+  }
+  static int64_t zeros[32 * 26];
+  for (size_t k = 0; k < n; k++)
+    if (!in[k].data) in[k].data = zeros;
+  double t[15];
+  for (int i = 0; i < 18; i++) {
+    at_outputs *o = NULL;
+    uint64_t t0 = at_now_ns();
+    if (at_session_run(s, in, n, NULL, 0, &o) != AT_OK) return NAN;
+    if (i >= 3) t[i - 3] = (double)(at_now_ns() - t0) / 1e9;
+    at_outputs_free(o);
+  }
+  for (int i = 1; i < 15; i++)
+    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[7];
+}
+
+static at_status setup_head(served_model *m, const at_model_info *mi, const char *vname) {
+  int want_rank = m->task == TASK_CLASSIFY ? 2 : 3;
+  const char *want = m->task == TASK_CLASSIFY ? "logits" : "last_hidden_state";
+  int idx = -1;
+  for (size_t k = 0; k < mi->n_outputs; k++)
+    if (strcmp(mi->outputs[k].name, want) == 0) idx = (int)k;
+  for (size_t k = 0; idx < 0 && k < mi->n_outputs; k++)
+    if ((int)mi->outputs[k].ndim == want_rank && mi->outputs[k].dtype == AT_DTYPE_FLOAT32) idx = (int)k;
+  if (idx < 0 || (int)mi->outputs[idx].ndim != want_rank ||
+      mi->outputs[idx].dtype != AT_DTYPE_FLOAT32 || mi->outputs[idx].dims[want_rank - 1] < 1)
+    return at_fail(AT_ERR_UNSUPPORTED,
+                   "model '%s' variant '%s': task '%s' needs a float output '%s' of rank %d with a "
+                   "fixed last dimension",
+                   m->name, vname, m->task == TASK_CLASSIFY ? "classify" : "embed", want, want_rank);
+  size_t dim = (size_t)mi->outputs[idx].dims[want_rank - 1];
+  if (m->out_dim && (m->out_dim != dim || m->head_output != idx))
+    return at_fail(AT_ERR_UNSUPPORTED, "model '%s': variant '%s' has output size %zu, others %zu",
+                   m->name, vname, dim, m->out_dim);
+  m->out_dim = dim;
+  m->head_output = idx;
+  return AT_OK;
+}
+
+at_status serve_load_models(at_server *s) {
+  const at_server_config *cfg = &s->cfg;
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = cfg->workers;
+  ep.queue_capacity = (size_t)cfg->workers * 4 + 64;
+  at_status st = at_engine_create(&ep, &s->engine);
+  if (st) return st;
+  at_session_params sp = at_session_default_params();
+  sp.intra_op_threads = cfg->intra_op_threads;
+  at_server_variant_config vcfg[AT_SERVER_MAX_MODELS][AT_SERVER_MAX_VARIANTS];
+  for (int i = 0; i < cfg->n_models; i++) {
+    const at_server_model_config *mc = &cfg->models[i];
+    served_model *m = &s->models[i];
+    snprintf(m->name, sizeof m->name, "%s", mc->name);
+    for (int k = 0; k < i; k++)
+      if (!strcmp(s->models[k].name, m->name))
+        return at_fail(AT_ERR_INVALID_ARG, "two models are named '%s'", m->name);
+    m->task = strcmp(mc->task, "embed") == 0 ? TASK_EMBED : TASK_CLASSIFY;
+    m->max_tokens = cfg->max_tokens;
+    snprintf(m->tokenizer_path, sizeof m->tokenizer_path, "%s", mc->tokenizer);
+    if ((st = at_tokenizer_load(mc->tokenizer, &m->tok)) != AT_OK) {
+      char detail[1024];
+      snprintf(detail, sizeof detail, "%s", at_last_error());
+      return at_fail(st, "model '%s': tokenizer: %s", m->name, detail);
+    }
+    m->pad_id = at_tokenizer_pad_id(m->tok);
+    if ((st = read_config_json(m, mc->config_json)) != AT_OK) return st;
+    memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
+    qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
+    m->n_variants = mc->n_variants;
+    for (int v = 0; v < mc->n_variants; v++) {
+      char ename[160];
+      snprintf(ename, sizeof ename, "%s/%s", m->name, vcfg[i][v].name);
+      int ev = -1;
+      if ((st = at_engine_add_variant(s->engine, ename, vcfg[i][v].path, &sp, &ev)) != AT_OK) {
+        char detail[1200];
+        snprintf(detail, sizeof detail, "%s", at_last_error());
+        return at_fail(st, "model '%s' variant '%s': %s", m->name, vcfg[i][v].name, detail);
+      }
+      if (ev >= 256) return at_fail(AT_ERR_LIMIT, "too many variants");
+      s->variant_model[ev] = i;
+      s->variant_slot[ev] = v;
+      snprintf(m->variants[v].name, sizeof m->variants[v].name, "%s", vcfg[i][v].name);
+      m->variants[v].engine_index = ev;
+      m->variants[v].accuracy = vcfg[i][v].accuracy;
+      if ((st = setup_head(m, at_engine_variant_info(s->engine, ev), vcfg[i][v].name)) != AT_OK)
+        return st;
+    }
+    if (m->task == TASK_CLASSIFY && m->n_labels && (size_t)m->n_labels != m->out_dim)
+      return at_fail(AT_ERR_INVALID_ARG, "model '%s': config.json has %d labels, the model %zu",
+                     m->name, m->n_labels, m->out_dim);
+    if (m->task == TASK_CLASSIFY && !m->n_labels) {
+      m->labels = calloc(m->out_dim, sizeof *m->labels);
+      if (!m->labels) return at_fail(AT_ERR_NOMEM, "out of memory");
+      m->n_labels = (int)m->out_dim;
+      for (size_t k = 0; k < m->out_dim; k++) {
+        char l[32];
+        snprintf(l, sizeof l, "LABEL_%zu", k);
+        m->labels[k] = strdup(l);
+      }
+    }
+    s->n_models = i + 1;
+  }
+  if ((st = at_engine_start(s->engine)) != AT_OK) return st;
+  at_batcher_params bp = at_batcher_default_params();
+  bp.max_batch_size = cfg->max_batch_size;
+  bp.max_queue_delay_us = cfg->max_queue_delay_us;
+  bp.max_queued_items = cfg->max_queued;
+  bp.max_seq_len = cfg->max_tokens;
+  if ((st = at_batcher_create(s->engine, &bp, &s->batcher)) != AT_OK) return st;
+
+  /* Planners: one per model over its variants. */
+  for (int i = 0; i < s->n_models; i++) {
+    served_model *m = &s->models[i];
+    at_plan_variant pv[AT_SERVER_MAX_VARIANTS];
+    memset(pv, 0, sizeof pv);
+    for (int v = 0; v < m->n_variants; v++) {
+      const at_server_variant_config *vc = &vcfg[i][v];
+      pv[v].name = m->variants[v].name;
+      pv[v].accuracy = vc->accuracy;
+      pv[v].cost = vc->cost;
+      if (vc->n_points > 0) {
+        pv[v].n_points = (size_t)vc->n_points;
+        for (int k = 0; k < vc->n_points; k++)
+          pv[v].batch[k] = vc->batch[k], pv[v].service_s[k] = vc->service_s[k];
+      } else {
+        /* No profile in the config: measure batch 1 and 8 now. */
+        int ev = m->variants[v].engine_index;
+        double s1 = measure_batch_s(s->engine, ev, 1), s8 = measure_batch_s(s->engine, ev, 8);
+        if (!(s1 > 0) || !(s8 > 0))
+          return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run",
+                         m->name, m->variants[v].name);
+        pv[v].n_points = 2;
+        pv[v].batch[0] = 1, pv[v].service_s[0] = s1;
+        pv[v].batch[1] = 8, pv[v].service_s[1] = s8 > s1 ? s8 : s1;
+        at_log(AT_LOG_INFO, "serve", "model '%s' variant '%s': no profile, measured s(1)=%.3f ms "
+               "s(8)=%.3f ms", m->name, m->variants[v].name, s1 * 1e3, s8 * 1e3);
+      }
+    }
+    at_planner_params pp = at_planner_default_params();
+    pp.workers = cfg->workers;
+    pp.default_deadline_s = cfg->deadline_ms / 1000.0;
+    pp.max_deadline_s = cfg->max_deadline_ms / 1000.0;
+    pp.max_batch = cfg->max_batch_size;
+    if ((st = at_plan_policy_parse(cfg->policy, &pp.policy)) != AT_OK)
+      return at_fail(AT_ERR_INVALID_ARG, "unknown planner policy '%s'", cfg->policy);
+    if ((st = at_planner_create(&pp, pv, (size_t)m->n_variants, &m->planner)) != AT_OK) {
+      char detail[512];
+      snprintf(detail, sizeof detail, "%s", at_last_error());
+      return at_fail(st, "model '%s': planner: %s", m->name, detail);
+    }
+  }
+  return AT_OK;
+}

@@ -1,0 +1,135 @@
+/* src/serve/routes_openai.c — OpenAI-compatible routes: POST /v1/embeddings
+ * (string or list input, encoding_format "float" or "base64", optional
+ * "dimensions", usage token counts) and GET /v1/models. Embeddings are
+ * mean-pooled and L2-normalised, as OpenAI's are. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "serve/request_json.h"
+
+typedef struct oai_state {
+  bool base64;
+  size_t dims; /* 0 = full */
+} oai_state;
+
+static char *b64(const unsigned char *p, size_t n) {
+  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char *o = malloc((n + 2) / 3 * 4 + 1);
+  if (!o) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i += 3) {
+    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+                 (i + 2 < n ? p[i + 2] : 0);
+    o[k++] = tbl[v >> 18 & 63];
+    o[k++] = tbl[v >> 12 & 63];
+    o[k++] = i + 1 < n ? tbl[v >> 6 & 63] : '=';
+    o[k++] = i + 2 < n ? tbl[v & 63] : '=';
+  }
+  o[k] = '\0';
+  return o;
+}
+
+static void finish_embeddings(req_ctx *r) {
+  job *j = r->job;
+  oai_state *st = r->route_state;
+  size_t dim = st->dims ? st->dims : j->m->out_dim;
+  json_t *data = json_array();
+  for (size_t i = 0; i < j->n; i++) {
+    float *v = j->items[i].out;
+    serve_l2_normalize(v, dim); /* over the kept dimensions, as OpenAI does */
+    json_t *emb;
+    if (st->base64) {
+      char *s = b64((const unsigned char *)v, dim * sizeof(float)); /* little-endian f32 */
+      emb = json_string(s ? s : "");
+      free(s);
+    } else {
+      emb = json_array();
+      for (size_t k = 0; k < dim; k++) json_array_append_new(emb, json_real(v[k]));
+    }
+    json_array_append_new(data, json_pack("{s:s, s:o, s:I}", "object", "embedding", "embedding",
+                                          emb, "index", (json_int_t)i));
+  }
+  json_t *out = json_pack("{s:s, s:o, s:s, s:{s:I, s:I}}", "object", "list", "data", data,
+                          "model", j->m->name, "usage", "prompt_tokens",
+                          (json_int_t)j->prompt_tokens, "total_tokens",
+                          (json_int_t)j->prompt_tokens);
+  serve_prepare_json(r, 200, out);
+}
+
+static enum MHD_Result embeddings(req_ctx *r) {
+  enum MHD_Result res = MHD_YES;
+  json_t *body = rj_parse(r, &res);
+  if (!body) return res;
+  oai_state *st = calloc(1, sizeof *st);
+  rj_texts_t t = {0};
+  served_model *m = NULL;
+  json_t *mv = json_object_get(body, "model");
+  if (!st) {
+    res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
+  if (mv && !json_is_string(mv)) {
+    res = serve_error(r, 400, "\"model\" must be a string");
+    goto out;
+  }
+  if (!(m = serve_pick_model(r, body, TASK_EMBED, &res))) goto out;
+  json_t *fmt = json_object_get(body, "encoding_format");
+  if (fmt && !json_is_null(fmt)) {
+    const char *f = json_is_string(fmt) ? json_string_value(fmt) : "";
+    if (!strcmp(f, "base64")) st->base64 = true;
+    else if (strcmp(f, "float")) {
+      res = serve_error(r, 400, "\"encoding_format\" must be \"float\" or \"base64\"");
+      goto out;
+    }
+  }
+  json_t *dv = json_object_get(body, "dimensions");
+  if (dv && !json_is_null(dv)) {
+    if (!json_is_integer(dv) || json_integer_value(dv) < 1 ||
+        (size_t)json_integer_value(dv) > m->out_dim) {
+      res = serve_error(r, 400, "\"dimensions\" must be an integer in 1..%zu", m->out_dim);
+      goto out;
+    }
+    st->dims = (size_t)json_integer_value(dv);
+  }
+  double dl = rj_deadline_s(r);
+  if (dl < 0) {
+    res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    goto out;
+  }
+  if (rj_texts(r, body, "input", &t, &res) != 0) goto out;
+  r->route_state = st;
+  r->free_state = free;
+  st = NULL;
+  text_opts o = {.truncate = false, .deadline_s = dl};
+  res = serve_run_text_job(r, m, t.texts, t.lens, t.n, &o, finish_embeddings);
+out:
+  rj_texts_free(&t);
+  free(st);
+  json_decref(body);
+  return res;
+}
+
+static enum MHD_Result list_models(req_ctx *r) {
+  at_server *s = r->srv;
+  json_t *data = json_array();
+  json_int_t created = (json_int_t)time(NULL) - (json_int_t)((at_now_ns() - s->started_ns) / 1000000000ull);
+  for (int i = 0; i < s->n_models; i++)
+    json_array_append_new(data, json_pack("{s:s, s:s, s:I, s:s}", "id", s->models[i].name,
+                                          "object", "model", "created", created, "owned_by",
+                                          "anytime"));
+  return serve_reply_json(r, 200, json_pack("{s:s, s:o}", "object", "list", "data", data));
+}
+
+enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method) {
+  snprintf(r->route, sizeof r->route, "%s", url);
+  if (!strcmp(url, "/v1/embeddings"))
+    return !strcmp(method, "POST") ? embeddings(r)
+                                   : serve_error(r, 405, "use POST for /v1/embeddings");
+  if (!strcmp(url, "/v1/models"))
+    return !strcmp(method, "GET") ? list_models(r) : serve_error(r, 405, "use GET for /v1/models");
+  snprintf(r->route, sizeof r->route, "other");
+  return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);
+}

@@ -1,0 +1,475 @@
+/* src/serve/routes_v2.c — KServe V2 / Open Inference Protocol routes:
+ * health, server and model metadata, readiness, and POST
+ * /v2/models/{m}/infer. An infer request either carries one BYTES input of
+ * texts (tokenised here, batched like every text request; outputs "logits"
+ * and "probabilities" for classifiers, "embedding" for embedders) or the
+ * model's own tensors (INT64/INT32/FP32, flat or nested "data"), which run
+ * as one engine request on the variant the planner picks. "outputs"
+ * selects what comes back. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "serve/request_json.h"
+
+#define V2_MAX_ELEMS (1u << 22)
+
+typedef struct v2_state {
+  char id[128];
+  bool has_id;
+  bool want[3];              /* text path: logits, probabilities, embedding */
+  /* tensor path */
+  size_t n_in;
+  at_tensor in[AT_MAX_INPUTS];
+  void *bufs[AT_MAX_INPUTS];
+  size_t n_out_names;
+  const char *out_names[AT_MAX_OUTPUTS];
+  char out_name_store[AT_MAX_OUTPUTS][128];
+  size_t n_results;
+  at_tensor results[AT_MAX_OUTPUTS];  /* data malloc'ed */
+  at_status run_status;
+  char run_error[512];
+  served_model *m;
+  int slot;
+  uint64_t queue_ns, compute_ns;
+} v2_state;
+
+static void v2_free(void *p) {
+  v2_state *st = p;
+  if (!st) return;
+  for (size_t i = 0; i < st->n_in; i++) free(st->bufs[i]);
+  for (size_t i = 0; i < st->n_results; i++) free(st->results[i].data);
+  free(st);
+}
+
+static json_t *tensor_json(const char *name, const int64_t *shape, size_t ndim, const float *data,
+                           size_t n) {
+  json_t *sh = json_array(), *d = json_array();
+  for (size_t i = 0; i < ndim; i++) json_array_append_new(sh, json_integer(shape[i]));
+  for (size_t i = 0; i < n; i++) json_array_append_new(d, json_real(data[i]));
+  return json_pack("{s:s, s:s, s:o, s:o}", "name", name, "datatype", "FP32", "shape", sh, "data", d);
+}
+
+static json_t *v2_envelope(v2_state *st, const char *model, json_t *outputs) {
+  json_t *o = json_pack("{s:s, s:s, s:o}", "model_name", model, "model_version", "1", "outputs",
+                        outputs);
+  if (st->has_id) json_object_set_new(o, "id", json_string(st->id));
+  return o;
+}
+
+/* ----------------------------------------------------------- text path */
+
+static void finish_text(req_ctx *r) {
+  job *j = r->job;
+  v2_state *st = r->route_state;
+  served_model *m = j->m;
+  size_t n = j->n, d = m->out_dim;
+  float *buf = malloc(n * d * sizeof(float));
+  json_t *outs = json_array();
+  int64_t shape[2] = {(int64_t)n, (int64_t)d};
+  if (!buf) {
+    serve_prepare_error(r, 500, "out of memory");
+    json_decref(outs);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) memcpy(buf + i * d, j->items[i].out, d * sizeof(float));
+  if (m->task == TASK_CLASSIFY) {
+    if (st->want[0]) json_array_append_new(outs, tensor_json("logits", shape, 2, buf, n * d));
+    if (st->want[1]) {
+      for (size_t i = 0; i < n; i++) serve_softmax(j->items[i].out, buf + i * d, d);
+      json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
+    }
+  } else if (st->want[2]) {
+    for (size_t i = 0; i < n; i++) serve_l2_normalize(buf + i * d, d);
+    json_array_append_new(outs, tensor_json("embedding", shape, 2, buf, n * d));
+  }
+  free(buf);
+  serve_prepare_json(r, 200, v2_envelope(st, m->name, outs));
+}
+
+/* Collect the strings of a (possibly nested) BYTES "data" array. */
+static int collect_strings(json_t *d, const char **texts, size_t *lens, size_t *n, size_t cap) {
+  if (json_is_string(d)) {
+    if (*n >= cap) return -1;
+    texts[*n] = json_string_value(d);
+    lens[*n] = json_string_length(d);
+    (*n)++;
+    return 0;
+  }
+  if (!json_is_array(d)) return -2;
+  size_t i;
+  json_t *v;
+  json_array_foreach(d, i, v) {
+    int rc = collect_strings(v, texts, lens, n, cap);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------- tensor path */
+
+static int collect_numbers(json_t *d, at_dtype t, void *buf, size_t *n, size_t cap) {
+  if (json_is_number(d)) {
+    if (*n >= cap) return -1;
+    double v = json_number_value(d);
+    if (t == AT_DTYPE_FLOAT32) {
+      ((float *)buf)[*n] = (float)v;
+    } else {
+      if (!json_is_integer(d)) return -3;
+      ((int64_t *)buf)[*n] = json_integer_value(d);
+    }
+    (*n)++;
+    return 0;
+  }
+  if (!json_is_array(d)) return -2;
+  size_t i;
+  json_t *v;
+  json_array_foreach(d, i, v) {
+    int rc = collect_numbers(v, t, buf, n, cap);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
+                           const at_timing *t, const char *err) {
+  req_ctx *r = user;
+  v2_state *st = r->route_state;
+  st->run_status = status;
+  st->queue_ns = t->started_ns - t->submitted_ns;
+  st->compute_ns = t->finished_ns - t->started_ns;
+  if (status != AT_OK) {
+    snprintf(st->run_error, sizeof st->run_error, "%s", err);
+  } else {
+    size_t n = at_outputs_count(outs);
+    for (size_t i = 0; i < n && i < AT_MAX_OUTPUTS; i++) {
+      at_tensor v;
+      at_outputs_get(outs, i, &v);
+      size_t bytes = at_tensor_numel(&v, NULL) * at_dtype_size(v.dtype);
+      st->results[i] = v;
+      st->results[i].data = malloc(bytes ? bytes : 1);
+      if (st->results[i].data) memcpy(st->results[i].data, v.data, bytes);
+      st->n_results = i + 1;
+    }
+  }
+  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9);
+  MHD_resume_connection(r->conn);
+}
+
+static void finish_tensor(req_ctx *r) {
+  v2_state *st = r->route_state;
+  if (st->run_status != AT_OK) {
+    serve_prepare_error(r, st->run_status == AT_ERR_SHAPE ? 400 : 500, "%s", st->run_error);
+    return;
+  }
+  json_t *outs = json_array();
+  for (size_t i = 0; i < st->n_results; i++) {
+    at_tensor *v = &st->results[i];
+    size_t n = at_tensor_numel(v, NULL);
+    json_t *sh = json_array(), *d = json_array();
+    for (size_t k = 0; k < v->ndim; k++) json_array_append_new(sh, json_integer(v->shape[k]));
+    for (size_t k = 0; k < n && v->data; k++) {
+      switch (v->dtype) {
+        case AT_DTYPE_FLOAT32: json_array_append_new(d, json_real(((float *)v->data)[k])); break;
+        case AT_DTYPE_INT64: json_array_append_new(d, json_integer(((int64_t *)v->data)[k])); break;
+        case AT_DTYPE_INT32: json_array_append_new(d, json_integer(((int32_t *)v->data)[k])); break;
+        default: break;
+      }
+    }
+    json_array_append_new(outs, json_pack("{s:s, s:s, s:o, s:o}", "name", v->name, "datatype",
+                                          at_dtype_name(v->dtype), "shape", sh, "data", d));
+  }
+  serve_prepare_json(r, 200, v2_envelope(st, st->m->name, outs));
+}
+
+static enum MHD_Result infer(req_ctx *r, served_model *m) {
+  enum MHD_Result res = MHD_YES;
+  json_t *body = rj_parse(r, &res);
+  if (!body) return res;
+  v2_state *st = calloc(1, sizeof *st);
+  const char **texts = NULL;
+  size_t *lens = NULL;
+  if (!st) {
+    res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
+  st->m = m;
+  json_t *id = json_object_get(body, "id");
+  if (id && json_is_string(id)) {
+    snprintf(st->id, sizeof st->id, "%s", json_string_value(id));
+    st->has_id = true;
+  }
+  json_t *inputs = json_object_get(body, "inputs");
+  if (!json_is_array(inputs) || json_array_size(inputs) == 0) {
+    res = serve_error(r, 400, "\"inputs\" must be a non-empty list of tensors");
+    goto out;
+  }
+  double dl = rj_deadline_s(r);
+  if (dl < 0) {
+    res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    goto out;
+  }
+  /* "outputs" selection */
+  json_t *outs = json_object_get(body, "outputs");
+  if (outs && !json_is_array(outs)) {
+    res = serve_error(r, 400, "\"outputs\" must be a list of {\"name\": ...}");
+    goto out;
+  }
+  size_t oi;
+  json_t *ov;
+  json_array_foreach(outs, oi, ov) {
+    json_t *nm = json_object_get(ov, "name");
+    if (!json_is_string(nm) || st->n_out_names >= AT_MAX_OUTPUTS) {
+      res = serve_error(r, 400, "\"outputs\"[%zu] needs a string \"name\"", oi);
+      goto out;
+    }
+    snprintf(st->out_name_store[st->n_out_names], 128, "%s", json_string_value(nm));
+    st->out_names[st->n_out_names] = st->out_name_store[st->n_out_names];
+    st->n_out_names++;
+  }
+  /* Text path: one BYTES input. */
+  json_t *first = json_array_get(inputs, 0);
+  json_t *dt = json_object_get(first, "datatype");
+  if (json_is_string(dt) && !strcmp(json_string_value(dt), "BYTES")) {
+    if (json_array_size(inputs) != 1) {
+      res = serve_error(r, 400, "a BYTES (text) request takes exactly one input");
+      goto out;
+    }
+    static const char *names[3] = {"logits", "probabilities", "embedding"};
+    for (size_t k = 0; k < st->n_out_names; k++) {
+      int found = -1;
+      for (int q = 0; q < 3; q++)
+        if (!strcmp(st->out_names[k], names[q])) found = q;
+      bool ok = found >= 0 && (m->task == TASK_EMBED ? found == 2 : found < 2);
+      if (!ok) {
+        res = serve_error(r, 400, "model '%s' has no output '%s' for text input (it has %s)",
+                          m->name, st->out_names[k],
+                          m->task == TASK_EMBED ? "embedding" : "logits, probabilities");
+        goto out;
+      }
+      st->want[found] = true;
+    }
+    if (!st->n_out_names) st->want[m->task == TASK_EMBED ? 2 : 0] = true;
+    size_t cap = r->srv->cfg.max_inputs, n = 0;
+    texts = calloc(cap, sizeof *texts);
+    lens = calloc(cap, sizeof *lens);
+    if (!texts || !lens) {
+      res = serve_error(r, 500, "out of memory");
+      goto out;
+    }
+    int rc = collect_strings(json_object_get(first, "data"), texts, lens, &n, cap);
+    if (rc == -1) {
+      res = serve_error(r, 413, "more than %zu texts in one request (server.max_inputs)", cap);
+      goto out;
+    }
+    if (rc) {
+      res = serve_error(r, 400, "BYTES input \"data\" must be a (nested) list of strings");
+      goto out;
+    }
+    r->route_state = st;
+    r->free_state = v2_free;
+    st = NULL;
+    text_opts o = {.truncate = false, .deadline_s = dl};
+    res = serve_run_text_job(r, m, texts, lens, n, &o, finish_text);
+    goto out;
+  }
+  /* Tensor path. Every tensor is for the planner's chosen variant; all
+   * variants of a model share one signature. */
+  const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
+  size_t ii;
+  json_t *iv;
+  json_array_foreach(inputs, ii, iv) {
+    if (ii >= AT_MAX_INPUTS) {
+      res = serve_error(r, 400, "too many inputs");
+      goto out;
+    }
+    json_t *nm = json_object_get(iv, "name"), *shp = json_object_get(iv, "shape");
+    json_t *dty = json_object_get(iv, "datatype"), *data = json_object_get(iv, "data");
+    if (!json_is_string(nm) || !json_is_array(shp) || !json_is_string(dty) || !data) {
+      res = serve_error(r, 400, "inputs[%zu] needs \"name\", \"shape\", \"datatype\" and \"data\"", ii);
+      goto out;
+    }
+    const at_value_info *want = NULL;
+    for (size_t k = 0; k < mi->n_inputs; k++)
+      if (!strcmp(mi->inputs[k].name, json_string_value(nm))) want = &mi->inputs[k];
+    if (!want) {
+      res = serve_error(r, 400, "model '%s' has no input '%s'", m->name, json_string_value(nm));
+      goto out;
+    }
+    const char *ds = json_string_value(dty);
+    bool is_i64 = !strcmp(ds, "INT64"), is_i32 = !strcmp(ds, "INT32"), is_f32 = !strcmp(ds, "FP32");
+    if (!(is_i64 || is_i32 || is_f32)) {
+      res = serve_error(r, 400, "inputs[%zu]: datatype %s is not supported (INT64, INT32, FP32, BYTES)",
+                        ii, ds);
+      goto out;
+    }
+    bool compatible = (want->dtype == AT_DTYPE_FLOAT32 && is_f32) ||
+                      (want->dtype == AT_DTYPE_INT64 && (is_i64 || is_i32));
+    if (!compatible) {
+      res = serve_error(r, 400, "input '%s' is %s in the model; %s was given", want->name,
+                        at_dtype_name(want->dtype), ds);
+      goto out;
+    }
+    at_tensor *t = &st->in[st->n_in];
+    t->name = want->name;
+    t->dtype = want->dtype;
+    t->ndim = json_array_size(shp);
+    if (t->ndim > AT_MAX_DIMS) {
+      res = serve_error(r, 400, "input '%s': too many dimensions", want->name);
+      goto out;
+    }
+    size_t numel = 1;
+    for (size_t k = 0; k < t->ndim; k++) {
+      json_t *dv = json_array_get(shp, k);
+      if (!json_is_integer(dv) || json_integer_value(dv) < 0 || json_integer_value(dv) > V2_MAX_ELEMS) {
+        res = serve_error(r, 400, "input '%s': shape must be non-negative integers", want->name);
+        goto out;
+      }
+      t->shape[k] = json_integer_value(dv);
+      numel *= (size_t)t->shape[k];
+      if (numel > V2_MAX_ELEMS) {
+        res = serve_error(r, 413, "input '%s' has more than %u elements", want->name, V2_MAX_ELEMS);
+        goto out;
+      }
+    }
+    st->bufs[st->n_in] = malloc((numel ? numel : 1) * 8);
+    t->data = st->bufs[st->n_in];
+    st->n_in++;
+    if (!t->data) {
+      res = serve_error(r, 500, "out of memory");
+      goto out;
+    }
+    size_t got = 0;
+    int rc = collect_numbers(data, t->dtype, t->data, &got, numel);
+    if (rc == -3) {
+      res = serve_error(r, 400, "input '%s': %s data must be integers", want->name, ds);
+      goto out;
+    }
+    if (rc || got != numel) {
+      res = serve_error(r, 400, "input '%s': \"data\" has %s%zu numbers, the shape needs %zu",
+                        want->name, rc == -1 ? "more than " : "", got, numel);
+      goto out;
+    }
+  }
+  for (size_t k = 0; k < st->n_out_names; k++) {
+    bool found = false;
+    for (size_t q = 0; q < mi->n_outputs; q++)
+      if (!strcmp(mi->outputs[q].name, st->out_names[k])) {
+        st->out_names[k] = mi->outputs[q].name;
+        found = true;
+      }
+    if (!found) {
+      res = serve_error(r, 400, "model '%s' has no output '%s'", m->name, st->out_names[k]);
+      goto out;
+    }
+  }
+  at_plan_decision d;
+  at_planner_decide(m->planner, at_now_ns(), dl, &d);
+  if (!d.admit) {
+    at_metrics_rejection(r->srv->metrics, m->name, at_plan_reason_name(d.reason));
+    snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(d.retry_after_s));
+    res = serve_error(r, d.reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429,
+                      "overloaded: no variant of '%s' can answer within %.3f ms", m->name,
+                      d.deadline_s * 1e3);
+    goto out;
+  }
+  st->slot = d.variant;
+  at_server *s = r->srv;
+  pthread_mutex_lock(&s->lock);
+  bool stopping = s->stopping;
+  if (!stopping) s->inflight++;
+  pthread_mutex_unlock(&s->lock);
+  if (stopping) {
+    at_planner_finished(m->planner, st->slot, 1, 0);
+    res = serve_error(r, 503, "server is shutting down");
+    goto out;
+  }
+  r->route_state = st;
+  r->free_state = v2_free;
+  r->finish = finish_tensor;
+  r->suspended = true;
+  MHD_suspend_connection(r->conn);
+  at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,
+                                  st->n_out_names ? st->out_names : NULL, st->n_out_names,
+                                  on_tensor_done, r);
+  st = NULL;
+  if (ss != AT_OK) { /* never admitted by the engine: complete it ourselves */
+    v2_state *s2 = r->route_state;
+    at_timing t = {0, 0, 0};
+    snprintf(s2->run_error, sizeof s2->run_error, "%s", at_last_error());
+    on_tensor_done(r, ss, NULL, &t, s2->run_error);
+  }
+  res = MHD_YES;
+out:
+  free(texts);
+  free(lens);
+  v2_free(st);
+  json_decref(body);
+  return res;
+}
+
+static json_t *io_list(served_model *m, const at_model_info *mi, bool inputs) {
+  json_t *a = json_array();
+  size_t n = inputs ? mi->n_inputs : mi->n_outputs;
+  const at_value_info *v = inputs ? mi->inputs : mi->outputs;
+  if (inputs) json_array_append_new(a, json_pack("{s:s, s:s, s:[i]}", "name", "text", "datatype", "BYTES", "shape", -1));
+  for (size_t i = 0; i < n; i++) {
+    json_t *sh = json_array();
+    for (size_t k = 0; k < v[i].ndim; k++) json_array_append_new(sh, json_integer(v[i].dims[k]));
+    json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "name", v[i].name, "datatype",
+                                       at_dtype_name(v[i].dtype), "shape", sh));
+  }
+  if (!inputs) {
+    if (m->task == TASK_CLASSIFY)
+      json_array_append_new(a, json_pack("{s:s, s:s, s:[i,i]}", "name", "probabilities", "datatype",
+                                         "FP32", "shape", -1, (int)m->out_dim));
+    else
+      json_array_append_new(a, json_pack("{s:s, s:s, s:[i,i]}", "name", "embedding", "datatype",
+                                         "FP32", "shape", -1, (int)m->out_dim));
+  }
+  return a;
+}
+
+enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method) {
+  at_server *s = r->srv;
+  bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+  snprintf(r->route, sizeof r->route, "%s", url);
+  if (!strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready"))
+    return get ? serve_reply(r, 200, NULL, NULL, 0) : serve_error(r, 405, "use GET");
+  if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
+    if (!get) return serve_error(r, 405, "use GET for /v2");
+    return serve_reply_json(r, 200, json_pack("{s:s, s:s, s:[]}", "name", "anytime", "version",
+                                              AT_VERSION_STRING, "extensions"));
+  }
+  if (!strncmp(url, "/v2/models/", 11)) {
+    char name[128];
+    const char *rest = url + 11, *slash = strchr(rest, '/');
+    size_t nl = slash ? (size_t)(slash - rest) : strlen(rest);
+    if (nl == 0 || nl >= sizeof name) return serve_error(r, 404, "no model named in %s", url);
+    memcpy(name, rest, nl);
+    name[nl] = '\0';
+    const char *tail = slash ? slash : "";
+    /* metrics label: the route shape, not the model name */
+    snprintf(r->route, sizeof r->route, "/v2/models/{m}%s", tail);
+    served_model *m = serve_find_model(s, name);
+    if (!m) return serve_error(r, 404, "model '%s' is not served here", name);
+    if (!*tail) {
+      if (!get) return serve_error(r, 405, "use GET for model metadata");
+      const at_model_info *mi = at_engine_variant_info(s->engine, m->variants[0].engine_index);
+      json_t *vs = json_array();
+      for (int v = 0; v < m->n_variants; v++) json_array_append_new(vs, json_string(m->variants[v].name));
+      return serve_reply_json(r, 200, json_pack("{s:s, s:[s], s:s, s:o, s:o, s:o}", "name", m->name,
+                                                "versions", "1", "platform", "onnxruntime_onnx",
+                                                "inputs", io_list(m, mi, true), "outputs",
+                                                io_list(m, mi, false), "variants", vs));
+    }
+    if (!strcmp(tail, "/ready"))
+      return get ? serve_reply(r, 200, NULL, NULL, 0) : serve_error(r, 405, "use GET");
+    if (!strcmp(tail, "/infer"))
+      return !strcmp(method, "POST") ? infer(r, m) : serve_error(r, 405, "use POST for infer");
+  }
+  snprintf(r->route, sizeof r->route, "other");
+  return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);
+}

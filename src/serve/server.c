@@ -1,0 +1,380 @@
+/* src/serve/server.c — the HTTP server's spine: loading the served models
+ * into one engine + batcher + per-model planners, the libmicrohttpd daemon,
+ * request bodies with a size cap, suspend/resume around inference, the
+ * common answer path (timing headers, metrics), shutdown that drains.
+ *
+ * DESIGN
+ *   Threads: MHD's pool of http_threads runs on_request(): it accumulates the
+ *     body, routes, validates, tokenises and submits, then suspends the
+ *     connection. Engine workers complete items (textjob.c); the last item
+ *     of a request resumes the connection, and on_request() runs once more
+ *     on an HTTP thread to build and queue the answer. So HTTP threads never
+ *     wait for inference and JSON is never built on a worker.
+ *   Ordering: a connection is suspended BEFORE its work is submitted, so a
+ *     fast completion can never resume a connection that is not suspended.
+ *   Ownership: req_ctx (and its job) is created on the first call for a
+ *     request and freed by MHD's request-completed callback, which runs
+ *     exactly once per request, including when the client went away.
+ *   Shutdown: at_server_stop() sets `stopping` (new requests get 503),
+ *     quiesces the listening socket, waits until `inflight` (admitted async
+ *     requests) reaches 0, then stops MHD, the batcher and the engine.
+ *   Lock: `lock` guards inflight and stopping only.
+ */
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "serve/serve_internal.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+served_model *serve_find_model(at_server *s, const char *name) {
+  for (int i = 0; i < s->n_models; i++)
+    if (strcmp(s->models[i].name, name) == 0) return &s->models[i];
+  return NULL;
+}
+
+static void destroy_ws(void *p) { at_tok_workspace_destroy(p); }
+
+at_tok_workspace *serve_workspace(at_server *s) {
+  at_tok_workspace *ws = pthread_getspecific(s->ws_key);
+  if (!ws && at_tok_workspace_create(&ws) == AT_OK) pthread_setspecific(s->ws_key, ws);
+  return ws;
+}
+
+static void add_ms_header(struct MHD_Response *resp, const char *name, uint64_t ns) {
+  char v[32];
+  snprintf(v, sizeof v, "%.3f", (double)ns / 1e6);
+  MHD_add_response_header(resp, name, v);
+}
+
+static void finish_inflight(at_server *s) {
+  pthread_mutex_lock(&s->lock);
+  if (--s->inflight == 0) pthread_cond_broadcast(&s->idle);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Queue the prepared/given answer with timing headers; record metrics. */
+enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *body, size_t len) {
+  at_server *s = r->srv;
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer(len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE
+                                                                         : MHD_RESPMEM_PERSISTENT);
+  if (!resp) {
+    free(body);
+    return MHD_NO;
+  }
+  if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+  uint64_t total = at_now_ns() - r->t0_ns, queue = 0, infer = 0, tok = 0;
+  const char *variant = "", *model = "";
+  job *j = r->job;
+  if (j) {
+    queue = atomic_load(&j->max_queue_ns);
+    infer = atomic_load(&j->max_compute_ns);
+    tok = j->tokenize_ns;
+    model = j->m->name;
+    if (j->slot >= 0) {
+      variant = j->m->variants[j->slot].name;
+      MHD_add_response_header(resp, "x-variant", variant);
+      MHD_add_response_header(resp, "x-model", model);
+    }
+  }
+  add_ms_header(resp, "x-total-time", total);
+  add_ms_header(resp, "x-queue-time", queue);
+  add_ms_header(resp, "x-inference-time", infer);
+  add_ms_header(resp, "x-tokenization-time", tok);
+  if (r->retry_after[0]) MHD_add_response_header(resp, "Retry-After", r->retry_after);
+  enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
+  MHD_destroy_response(resp);
+  at_metrics_request(s->metrics, r->route, model, variant, status, (double)total / 1e9,
+                     j ? (double)queue / 1e9 : -1, j ? (double)infer / 1e9 : -1,
+                     j ? (double)tok / 1e9 : -1);
+  return ok;
+}
+
+static char *dump(json_t *j, size_t *len) {
+  char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9));
+  json_decref(j);
+  *len = s ? strlen(s) : 0;
+  return s;
+}
+
+enum MHD_Result serve_reply_json(req_ctx *r, int status, json_t *j) {
+  size_t len;
+  char *s = dump(j, &len);
+  if (!s) return serve_error(r, 500, "could not serialise the answer");
+  return serve_reply(r, status, "application/json", s, len);
+}
+
+static char *error_json(int status, const char *msg, size_t *len) {
+  json_t *j = json_pack("{s:s, s:i}", "error", msg, "code", status);
+  return dump(j, len);
+}
+
+enum MHD_Result serve_error(req_ctx *r, int status, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t len;
+  char *body = error_json(status, msg, &len);
+  return serve_reply(r, status, "application/json", body, len);
+}
+
+void serve_prepare_json(req_ctx *r, int status, json_t *j) {
+  free(r->resp);
+  r->status = status;
+  r->resp = dump(j, &r->resp_len);
+  r->content_type = "application/json";
+  if (!r->resp) serve_prepare_error(r, 500, "could not serialise the answer");
+}
+
+void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  free(r->resp);
+  r->status = status;
+  r->resp = error_json(status, msg, &r->resp_len);
+  r->content_type = "application/json";
+}
+
+/* ------------------------------------------------------- built-in routes */
+
+static size_t planner_metrics(void *user, char *buf, size_t cap) {
+  at_server *s = user;
+  size_t o = 0;
+  uint64_t now = at_now_ns();
+  o += (size_t)snprintf(buf + o, cap - o,
+                        "# HELP anytime_planner_arrival_rate Requests per second seen by the planner (window).\n"
+                        "# TYPE anytime_planner_arrival_rate gauge\n"
+                        "# HELP anytime_variant_admitted_total Requests the planner sent to each variant.\n"
+                        "# TYPE anytime_variant_admitted_total counter\n"
+                        "# HELP anytime_planner_service_scale Observed/profiled service-time factor.\n"
+                        "# TYPE anytime_planner_service_scale gauge\n");
+  for (int i = 0; i < s->n_models && o < cap; i++) {
+    served_model *m = &s->models[i];
+    at_planner_stats st;
+    if (at_planner_stats_get(m->planner, now, &st) != AT_OK) continue;
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "anytime_planner_arrival_rate{model=\"%s\",basis=\"offered\"} %.3f\n"
+                          "anytime_planner_arrival_rate{model=\"%s\",basis=\"admitted\"} %.3f\n",
+                          m->name, st.offered_rps, m->name, st.admitted_rps);
+    for (int v = 0; v < st.n_variants && o < cap; v++)
+      o += (size_t)snprintf(buf + o, cap - o,
+                            "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"
+                            "anytime_planner_service_scale{model=\"%s\",variant=\"%s\"} %.4f\n",
+                            m->name, m->variants[v].name, st.variants[v].on_frontier ? "yes" : "no",
+                            (unsigned long long)st.variants[v].admitted, m->name,
+                            m->variants[v].name, st.variants[v].service_scale);
+  }
+  return o < cap ? o : 0;
+}
+
+static enum MHD_Result route_builtin(req_ctx *r, const char *url, const char *method,
+                                     bool *handled) {
+  at_server *s = r->srv;
+  *handled = true;
+  if (!strcmp(url, "/metrics")) {
+    snprintf(r->route, sizeof r->route, "/metrics");
+    if (strcmp(method, "GET")) return serve_error(r, 405, "use GET for /metrics");
+    pthread_mutex_lock(&s->lock);
+    int inflight = s->inflight;
+    pthread_mutex_unlock(&s->lock);
+    at_metrics_set_inflight(s->metrics, inflight);
+    size_t len;
+    char *body = at_metrics_render(s->metrics, (int64_t)at_batcher_queued(s->batcher, -1),
+                                   planner_metrics, s, &len);
+    return serve_reply(r, 200, "text/plain; version=0.0.4", body, len);
+  }
+  *handled = false;
+  return MHD_YES;
+}
+
+/* --------------------------------------------------------- MHD callbacks */
+
+static enum MHD_Result dispatch(req_ctx *r, const char *url, const char *method) {
+  bool handled;
+  enum MHD_Result res = route_builtin(r, url, method, &handled);
+  if (handled) return res;
+  if (!strncmp(url, "/v2", 3)) return route_v2(r, url, method);
+  if (!strncmp(url, "/v1/", 4)) return route_openai(r, url, method);
+  return route_tei(r, url, method);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size,
+                                  void **con_cls) {
+  at_server *s = cls;
+  req_ctx *r = *con_cls;
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r) return MHD_NO;
+    r->srv = s;
+    r->conn = c;
+    r->t0_ns = at_now_ns();
+    snprintf(r->route, sizeof r->route, "other");
+    *con_cls = r;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) r->too_large = true;
+    return MHD_YES;
+  }
+  if (r->suspended) { /* resumed: the work is done, answer now */
+    r->suspended = false;
+    int failed = r->job ? atomic_load(&r->job->failed) : 0;
+    if (failed)
+      serve_prepare_error(r, failed == AT_ERR_QUEUE_FULL || failed == AT_ERR_SHUTDOWN ? 503 : 500,
+                          "inference failed: %s", r->job->error);
+    else if (r->finish)
+      r->finish(r);
+    enum MHD_Result res = serve_reply(r, r->status, r->content_type, r->resp, r->resp_len);
+    r->resp = NULL; /* owned by MHD now */
+    finish_inflight(s);
+    return res;
+  }
+  if (*upload_size) {
+    if (!r->too_large) {
+      if (r->body_len + *upload_size > s->cfg.max_body_bytes) {
+        r->too_large = true;
+        free(r->body);
+        r->body = NULL;
+        r->body_len = r->body_cap = 0;
+      } else {
+        if (r->body_len + *upload_size + 1 > r->body_cap) {
+          size_t cap = r->body_cap ? r->body_cap : 4096;
+          while (cap < r->body_len + *upload_size + 1) cap *= 2;
+          char *nb = realloc(r->body, cap);
+          if (!nb) return MHD_NO;
+          r->body = nb;
+          r->body_cap = cap;
+        }
+        memcpy(r->body + r->body_len, upload_data, *upload_size);
+        r->body_len += *upload_size;
+        r->body[r->body_len] = '\0';
+      }
+    }
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (r->too_large)
+    return serve_error(r, 413, "request body exceeds %zu bytes (server.max_body_bytes)",
+                       s->cfg.max_body_bytes);
+  pthread_mutex_lock(&s->lock);
+  int stopping = s->stopping;
+  pthread_mutex_unlock(&s->lock);
+  if (stopping) return serve_error(r, 503, "server is shutting down");
+  return dispatch(r, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode code) {
+  (void)cls, (void)c, (void)code;
+  req_ctx *r = *con_cls;
+  if (!r) return;
+  if (r->free_state) r->free_state(r->route_state);
+  free(r->job); /* one block with its items */
+  free(r->resp);
+  free(r->body);
+  free(r);
+  *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+  at_log(AT_LOG_WARN, "http", "%s", line);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+at_status serve_load_models(at_server *s); /* models.c */
+
+at_status at_server_start(const at_server_config *cfg, at_server **out) {
+  if (!cfg || !out) return at_fail(AT_ERR_INVALID_ARG, "cfg and out are required");
+  *out = NULL;
+  if (cfg->n_models < 1) return at_fail(AT_ERR_INVALID_ARG, "no models configured");
+  at_server *s = calloc(1, sizeof *s);
+  if (!s) return at_fail(AT_ERR_NOMEM, "out of memory");
+  s->cfg = *cfg;
+  s->started_ns = at_now_ns();
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->idle, NULL);
+  pthread_key_create(&s->ws_key, destroy_ws);
+  s->metrics = at_metrics_create();
+  at_status st = s->metrics ? serve_load_models(s) : at_fail(AT_ERR_NOMEM, "out of memory");
+  if (st != AT_OK) {
+    at_server_stop(s);
+    return st;
+  }
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)cfg->port);
+  if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+    at_server_stop(s);
+    return at_fail(AT_ERR_INVALID_ARG, "host '%s' is not an IPv4 address", cfg->host);
+  }
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
+  s->daemon = MHD_start_daemon(
+      flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+      (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+      MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+  if (!s->daemon) {
+    at_server_stop(s);
+    return at_fail(AT_ERR_IO, "cannot listen on %s:%d (in use, or not permitted)", cfg->host,
+                   cfg->port);
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = di ? di->port : cfg->port;
+  at_log(AT_LOG_INFO, "serve", "listening on http://%s:%d", cfg->host, s->port);
+  *out = s;
+  return AT_OK;
+}
+
+int at_server_port(const at_server *s) { return s ? s->port : 0; }
+
+void at_server_stop(at_server *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->lock);
+  s->stopping = 1;
+  pthread_mutex_unlock(&s->lock);
+  if (s->daemon) {
+    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    if (fd != MHD_INVALID_SOCKET) close(fd);
+    pthread_mutex_lock(&s->lock);
+    while (s->inflight > 0) pthread_cond_wait(&s->idle, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    MHD_stop_daemon(s->daemon);
+  }
+  at_batcher_destroy(s->batcher);
+  at_engine_destroy(s->engine);
+  for (int i = 0; i < s->n_models; i++) {
+    served_model *m = &s->models[i];
+    at_tokenizer_destroy(m->tok);
+    at_planner_destroy(m->planner);
+    for (int k = 0; k < m->n_labels; k++) free(m->labels[k]);
+    free(m->labels);
+  }
+  at_metrics_destroy(s->metrics);
+  pthread_key_delete(s->ws_key);
+  pthread_cond_destroy(&s->idle);
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+}

@@ -1,0 +1,52 @@
+# tests/integration/serve_lib.sh — sourced by the HTTP tests: start the real
+# `anytime serve` on a free loopback port and stop it with SIGTERM, checking
+# that it exits 0 (graceful drain). Sets PORT, BASE and SERVER_PID.
+: "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_TEST_DATA:?run through ctest}"
+fail() { echo "FAIL: $*" >&2; [ -n "${SERVER_LOG:-}" ] && tail -n 20 "$SERVER_LOG" >&2; exit 1; }
+
+start_server() { # config [extra args...]
+  local cfg=$1; shift
+  SERVE_TMP=$(mktemp -d)
+  SERVER_LOG="$SERVE_TMP/server.log"
+  "$ANYTIME_BIN" serve --config "$cfg" --port 0 --port-file "$SERVE_TMP/port" "$@" \
+      >"$SERVER_LOG" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 600); do
+    [ -s "$SERVE_TMP/port" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "server exited during start-up"
+    sleep 0.05
+  done
+  [ -s "$SERVE_TMP/port" ] || fail "server did not start within 30 s"
+  PORT=$(cat "$SERVE_TMP/port")
+  BASE="http://127.0.0.1:$PORT"
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  local rc=0
+  wait "$SERVER_PID" || rc=$?
+  [ $rc -eq 0 ] || fail "server exited $rc after SIGTERM (expected 0)"
+  if grep -E "ERROR: (Address|Undefined|Leak)Sanitizer|runtime error:" "$SERVER_LOG" >/dev/null; then
+    fail "sanitizer report in the server log"
+  fi
+  rm -rf "$SERVE_TMP"
+}
+
+# req METHOD PATH [BODY] -> sets STATUS, BODY, HEADERS
+req() {
+  local method=$1 path=$2 data=${3-}
+  local hdr="$SERVE_TMP/h" out="$SERVE_TMP/b"
+  if [ -n "$data" ]; then
+    STATUS=$(curl -s -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "$BASE$path" \
+             -H 'Content-Type: application/json' --data-binary "$data")
+  else
+    STATUS=$(curl -s -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "$BASE$path")
+  fi
+  BODY=$(cat "$out")
+  HEADERS=$(cat "$hdr")
+}
+
+expect() { # status [grep-pattern-in-body]
+  [ "$STATUS" = "$1" ] || fail "expected $1, got $STATUS: $BODY"
+  if [ -n "${2-}" ]; then echo "$BODY" | grep -qE -- "$2" || fail "body lacks /$2/: $BODY"; fi
+}

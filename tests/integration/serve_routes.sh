@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# tests/integration/serve_routes.sh — every HTTP route of the real server and
+# every documented error, with curl, against the tiny test models
+# (tests/data/serve/tiny.yaml). Ends with broken raw HTTP on a socket and a
+# SIGTERM that must drain and exit 0.
+set -euo pipefail
+. "$(dirname "$0")/serve_lib.sh"
+start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml"
+n=0; ok() { n=$((n + 1)); }
+
+# --- health and metadata
+req GET /health; expect 200; ok
+req GET /v2/health/live; expect 200; ok
+req GET /v2/health/ready; expect 200; ok
+req GET /v2; expect 200 '"name":"anytime"'; ok
+req GET /v2/models/tiny-classifier; expect 200 '"datatype":"BYTES"'; echo "$BODY" | grep -q '"name":"logits"' || fail "no logits in metadata"; ok
+req GET /v2/models/tiny-classifier/ready; expect 200; ok
+req GET /v2/models/nope; expect 404 "not served"; ok
+req GET /info; expect 200 '"tiny-embedder"'; ok
+req GET /v1/models; expect 200 '"object":"list"'; ok
+
+# --- TEI routes
+req POST /predict '{"inputs":"the movie was good"}'
+expect 200 '^\[\{"score":[0-9.e-]+,"label":"(negative|neutral|positive)"\}'; ok
+for h in x-total-time x-queue-time x-inference-time x-tokenization-time x-variant; do
+  echo "$HEADERS" | grep -qi "^$h: " || fail "missing header $h"
+done; ok
+echo "$HEADERS" | grep -qi '^x-variant: a' || fail "x-variant is not 'a'"
+req POST /predict '{"inputs":["good","a bad plot"]}'; expect 200 '^\[\[\{"score"'; ok
+req POST /predict '{"inputs":"good","raw_scores":true}'; expect 200 '"label"'; ok
+req POST /embed '{"inputs":["a good film","bad"]}'; expect 200 '^\[\['; ok
+[ "$(echo "$BODY" | grep -o ',' | wc -l)" -eq $((2 * 16 - 1)) ] || fail "embedding size is not 16: $BODY"; ok
+req POST /embed '{"inputs":"good","normalize":false}'; expect 200 '^\[\['; ok
+req POST /tokenize '{"inputs":"the movie"}'; expect 200 '"id":2,"text":"\[CLS\]","special":true'; ok
+
+# --- OpenAI-compatible
+req POST /v1/embeddings '{"input":"good","model":"tiny-embedder"}'
+expect 200 '"object":"embedding"'; echo "$BODY" | grep -q '"usage":{"prompt_tokens":3,"total_tokens":3}' || fail "usage: $BODY"; ok
+req POST /v1/embeddings '{"input":["good","bad"],"model":"tiny-embedder","encoding_format":"base64"}'
+expect 200 '"embedding":"[A-Za-z0-9+/]{84}=="'; ok
+req POST /v1/embeddings '{"input":"good","model":"tiny-embedder","dimensions":4}'; expect 200; ok
+req POST /v1/embeddings '{"input":"good","model":"nope"}'; expect 404 "not served"; ok
+req POST /v1/embeddings '{"input":"good","model":"tiny-classifier"}'; expect 400 "classification model"; ok
+req POST /v1/embeddings '{"input":"good","encoding_format":"hex"}'; expect 400 "encoding_format"; ok
+req POST /v1/embeddings '{"input":"good","dimensions":999}'; expect 400 "dimensions"; ok
+req POST /v1/embeddings '{"input":[1,2,3]}'; expect 400 "not a string"; ok
+
+# --- KServe V2 infer
+req POST /v2/models/tiny-classifier/infer '{"id":"r1","inputs":[{"name":"text","datatype":"BYTES","shape":[2],"data":["good","bad movie"]}]}'
+expect 200 '"id":"r1"'; echo "$BODY" | grep -q '"name":"logits","datatype":"FP32","shape":\[2,3\]' || fail "$BODY"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1,1],"data":[["good"]]}],"outputs":[{"name":"probabilities"}]}'
+expect 200 '"name":"probabilities"'; echo "$BODY" | grep -q '"name":"logits"' && fail "unrequested output returned"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,3],"data":[[2,10,3]]},{"name":"attention_mask","datatype":"INT32","shape":[1,3],"data":[1,1,1]}],"outputs":[{"name":"pooled"}]}'
+expect 200 '"name":"pooled","datatype":"FP32","shape":\[1,16\]'; ok
+req POST /v2/models/tiny-embedder/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":["fun"]}]}'
+expect 200 '"name":"embedding"'; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,3],"data":[2,10]},{"name":"attention_mask","datatype":"INT64","shape":[1,3],"data":[1,1,1]}]}'
+expect 400 "has 2 numbers, the shape needs 3"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"FP32","shape":[1,1],"data":[2]},{"name":"attention_mask","datatype":"INT64","shape":[1,1],"data":[1]}]}'
+expect 400 "INT64 in the model"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"bogus","datatype":"INT64","shape":[1],"data":[1]}]}'
+expect 400 "no input 'bogus'"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,2],"data":[2,3]}]}'
+expect 400 "inputs"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":["x"]}],"outputs":[{"name":"nope"}]}'
+expect 400 "no output 'nope'"; ok
+req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,1],"data":[5000]},{"name":"attention_mask","datatype":"INT64","shape":[1,1],"data":[1]}]}'
+[ "$STATUS" = 500 ] || [ "$STATUS" = 400 ] || fail "out-of-vocabulary id: $STATUS $BODY"; ok
+
+# --- bad input on text routes
+req POST /predict '{"inputs": "unterminated'; expect 400 "malformed JSON"; ok
+req POST /predict '[1,2]'; expect 400 "JSON object"; ok
+req POST /predict '{}'; expect 400 'missing \\"inputs\\"'; ok
+req POST /predict '{"inputs":[]}'; expect 400 "empty list"; ok
+req POST /predict '{"inputs":""}'; expect 400 "empty string"; ok
+req POST /predict '{"inputs":42}'; expect 400 "string or a list"; ok
+req POST /predict '{"inputs":"x","truncate":"yes"}'; expect 400 "true or false"; ok
+req POST /predict "$(printf '{"inputs":"bad \xff\xfe utf8"}')"; expect 400 "UTF-8"; ok
+req POST /predict ''; expect 400 "empty body"; ok
+req POST /embed '{"inputs":"good","model":"tiny-classifier"}'; expect 400 "classification model"; ok
+long=$(printf 'good %.0s' $(seq 1 100))
+req POST /predict "{\"inputs\":\"$long\"}"; expect 413 "tokens; the limit is 64"; ok
+req POST /predict "{\"inputs\":\"$long\",\"truncate\":true}"; expect 200 '"label"'; ok
+many=$(printf '"x",%.0s' $(seq 1 17)); many="[${many%,}]"
+req POST /predict "{\"inputs\":$many}"; expect 413 "max_inputs"; ok
+big=$(head -c 70000 /dev/zero | tr '\0' 'a')
+req POST /predict "{\"inputs\":\"$big\"}"; expect 413 "max_body_bytes"; ok
+req GET /predict; expect 405 "POST"; ok
+req GET /no/such/route; expect 404 "no route"; ok
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-ms: soon' -d '{"inputs":"x"}')
+[ "$STATUS" = 400 ] || fail "bad x-deadline-ms gave $STATUS"; ok
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-ms: 0.00001' -d '{"inputs":"x"}')
+[ "$STATUS" = 422 ] || fail "infeasible deadline gave $STATUS"; ok
+
+# --- metrics
+req GET /metrics; expect 200 'anytime_requests_total\{route="/predict",model="tiny-classifier",variant="a",status="200"\}'
+for m in anytime_request_duration_seconds_bucket anytime_queue_duration_seconds anytime_compute_duration_seconds \
+         anytime_batch_size_bucket anytime_inflight_requests anytime_queued_items anytime_planner_arrival_rate \
+         anytime_variant_admitted_total; do
+  echo "$BODY" | grep -q "^$m" || fail "metric $m missing"
+done; ok
+
+# --- raw, broken HTTP on a socket; the server must stay healthy
+for junk in 'GARBAGE\r\n\r\n' 'POST /predict HTTP/1.1\r\nContent-Length: 999999999999\r\n\r\n' \
+            'POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{"in' \
+            'GET / HTTP/9.9\r\n\r\n' '\x00\x01\x02\x03\r\n\r\n'; do
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+  printf "$junk" >&3 || true
+  timeout 2 cat <&3 >/dev/null 2>&1 || true
+  exec 3>&- 3<&- || true
+done
+req GET /health; expect 200; ok
+req POST /predict '{"inputs":"still alive"}'; expect 200 '"label"'; ok
+
+stop_server
+echo "PASS: $n route checks"
