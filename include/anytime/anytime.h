@@ -16,5 +16,6 @@
 #include "anytime/session.h"
 #include "anytime/status.h"
 #include "anytime/tensor.h"
+#include "anytime/tokenizer.h"
 
 #endif /* ANYTIME_ANYTIME_H */
