@@ -16,6 +16,7 @@ static const command k_commands[] = {
     {"version", at_cli_version, "print anytime's and ONNX Runtime's versions"},
     {"info", at_cli_info, "show an ONNX model's inputs, outputs, opset and producer"},
     {"loadgen", at_cli_loadgen, "open-loop Poisson load against /predict, scored summary"},
+    {"tokenize", at_cli_tokenize, "tokenize texts with a tokenizer.json or vocab.txt: ids, tokens, offsets"},
     {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
 };
 
