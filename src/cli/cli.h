@@ -25,8 +25,12 @@ bool cli_wants_help(int argc, char **argv);
 
 int at_cli_version(int argc, char **argv);
 int at_cli_info(int argc, char **argv);
+int at_cli_ls(int argc, char **argv);
+int at_cli_run(int argc, char **argv);
+int at_cli_cache(int argc, char **argv);
 int at_cli_loadgen(int argc, char **argv);
 int at_cli_tokenize(int argc, char **argv);
 int at_cli_serve(int argc, char **argv);
+int at_cli_profile(int argc, char **argv);
 
 #endif /* ANYTIME_CLI_H */

@@ -15,9 +15,13 @@ typedef struct {
 static const command k_commands[] = {
     {"version", at_cli_version, "print anytime's and ONNX Runtime's versions"},
     {"info", at_cli_info, "show an ONNX model's inputs, outputs, opset and producer"},
+    {"ls", at_cli_ls, "list models in ./models and the Hugging Face cache, with variants"},
+    {"run", at_cli_run, "run a model on texts and print the prediction or embedding"},
+    {"cache", at_cli_cache, "show, list or clear the compiled-artifact cache"},
     {"loadgen", at_cli_loadgen, "open-loop Poisson load against /predict, scored summary"},
     {"tokenize", at_cli_tokenize, "tokenize texts with a tokenizer.json or vocab.txt: ids, tokens, offsets"},
     {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
+    {"profile", at_cli_profile, "measure a model family through the serving path; write configs/serving.yaml"},
 };
 
 static void usage(FILE *f) {

@@ -90,6 +90,7 @@ const char *at_model_task_name(at_model_task t) {
 typedef struct {
   char buf[8192];
   size_t len;
+  char reason[1024]; /* the most specific reason, when there is one */
 } strlist;
 
 static void sl_add(strlist *l, const char *fmt, ...) AT_PRINTF(2, 3);
@@ -585,7 +586,11 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
   d->pub.revision = keep(d, rev);
   d->pub.commit = keep(d, commit);
   rc = fill_from_dir(d, snap, NULL, repo_real);
-  if (rc == AT_ERR_NOT_FOUND) sl_add(searched, "\n  %s (snapshot without an ONNX graph)", snap);
+  if (rc == AT_ERR_NOT_FOUND) {
+    sl_add(searched, "\n  %s (snapshot without an ONNX graph)", snap);
+    fmt(searched->reason, sizeof searched->reason,
+        ": revision %s (commit %.12s) has no ONNX graph, so it cannot be served", rev, commit);
+  }
   return rc;
 }
 
@@ -656,6 +661,7 @@ at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
   d->pub.spec = keep(d, spec);
   strlist searched = {.len = 0};
   searched.buf[0] = 0;
+  searched.reason[0] = 0;
   at_status rc;
   struct stat st;
 
@@ -720,7 +726,8 @@ at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
     rc = try_hub(d, hub, repo, rev, &searched);
     if (rc != AT_ERR_NOT_FOUND) goto done;
   }
-  rc = at_fail(AT_ERR_NOT_FOUND, "model '%s' not found; searched:%s", spec, searched.buf);
+  rc = at_fail(AT_ERR_NOT_FOUND, "model '%s' not found%s; searched:%s", spec, searched.reason,
+               searched.buf);
 done:
   if (rc == AT_OK && d->oom) rc = at_fail(AT_ERR_NOMEM, "out of memory");
   if (rc != AT_OK) {

@@ -1,0 +1,376 @@
+/* src/cli/cmd_run.c — `anytime run MODEL TEXT...`: resolve a model by name
+ * (local path, ./models, Hugging Face cache), tokenize the texts, run them
+ * through the engine (the same path the server uses, with the compiled-
+ * artifact cache) and print the prediction: label and score for classifiers,
+ * the embedding's dimension and first values for embedders; --json for a
+ * machine-readable answer. Also the probe the cold-start benchmark times. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "anytime/tokenizer.h"
+#include "cli/cli.h"
+
+#define MAX_TEXTS 256
+#define MAX_DIRS 16
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: anytime run MODEL TEXT [TEXT...] [options]\n\n"
+          "MODEL is a model directory or .onnx file, a name in ./models (or --dir), or a\n"
+          "Hugging Face repo id ORG/NAME[@REVISION] in the hub cache (see `anytime ls`).\n"
+          "Prints, per text, the label and probability (classifiers) or the embedding's\n"
+          "dimension and first values (embedders; mean-pooled over tokens when the model\n"
+          "gives per-token states, then L2-normalised).\n\n"
+          "options:\n"
+          "  --variant NAME     which variant to run (default: the most accurate, e.g. fp32)\n"
+          "  --dir DIR          also look up bare names in DIR (repeatable; ./models always)\n"
+          "  --cache-dir DIR    compiled-artifact cache root (default: see `anytime cache`)\n"
+          "  --no-cache         do not use the compiled-artifact cache\n"
+          "  --json             print one JSON object\n");
+}
+
+typedef struct result {
+  at_status status;
+  char error[256];
+  float *values; /* copied output */
+  size_t n_values;
+  int64_t shape[AT_MAX_DIMS];
+  size_t ndim;
+} result;
+
+typedef struct pending {
+  pthread_mutex_t lock;
+  pthread_cond_t done;
+  size_t remaining;
+} pending;
+
+typedef struct job {
+  pending *pend;
+  result *res;
+  const char *output;
+  int64_t *ids, *mask, *types;
+  int32_t *ids32, *mask32, *types32;
+} job;
+
+static void on_done(void *user, at_status status, const at_outputs *outputs,
+                    const at_timing *timing, const char *error) {
+  (void)timing;
+  job *j = user;
+  result *r = j->res;
+  r->status = status;
+  if (status != AT_OK) {
+    snprintf(r->error, sizeof r->error, "%s", error ? error : "");
+  } else {
+    at_tensor t;
+    if (at_outputs_get(outputs, 0, &t) != AT_OK || t.dtype != AT_DTYPE_FLOAT32) {
+      r->status = AT_ERR_MODEL;
+      snprintf(r->error, sizeof r->error, "output '%s' is not FP32", j->output);
+    } else {
+      r->n_values = at_tensor_numel(&t, NULL);
+      r->ndim = t.ndim;
+      memcpy(r->shape, t.shape, sizeof r->shape);
+      r->values = malloc((r->n_values ? r->n_values : 1) * sizeof(float));
+      if (r->values) memcpy(r->values, t.data, r->n_values * sizeof(float));
+      else r->status = AT_ERR_NOMEM;
+    }
+  }
+  pthread_mutex_lock(&j->pend->lock);
+  if (--j->pend->remaining == 0) pthread_cond_signal(&j->pend->done);
+  pthread_mutex_unlock(&j->pend->lock);
+}
+
+static const char *outcome_name(at_artifact_outcome o) {
+  switch (o) {
+    case AT_ARTIFACT_HIT: return "hit";
+    case AT_ARTIFACT_BUILT: return "built";
+    case AT_ARTIFACT_UNCACHED: return "unusable";
+    default: return "off";
+  }
+}
+
+/* The model input that carries `what` ("input_ids", "attention_mask",
+ * "token_type_ids"), or -1. */
+static int find_input(const at_model_info *mi, const char *what) {
+  for (size_t i = 0; i < mi->n_inputs; i++)
+    if (strcmp(mi->inputs[i].name, what) == 0) return (int)i;
+  return -1;
+}
+
+int at_cli_run(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    usage(stdout);
+    return AT_EXIT_OK;
+  }
+  const char *model = NULL, *variant = NULL, *cache_root = NULL;
+  const char *texts[MAX_TEXTS];
+  const char *dirs[MAX_DIRS + 1] = {"models"};
+  size_t n_texts = 0, n_dirs = 1;
+  bool json = false, no_cache = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--variant") == 0 && i + 1 < argc) variant = argv[++i];
+    else if (strcmp(a, "--dir") == 0 && i + 1 < argc && n_dirs <= MAX_DIRS) dirs[n_dirs++] = argv[++i];
+    else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) cache_root = argv[++i];
+    else if (strcmp(a, "--no-cache") == 0) no_cache = true;
+    else if (strcmp(a, "--json") == 0) json = true;
+    else if (a[0] == '-' && a[1] == '-') {
+      fprintf(stderr, "anytime run: unknown option '%s'\n\n", a);
+      usage(stderr);
+      return AT_EXIT_USAGE;
+    } else if (!model) model = a;
+    else if (n_texts < MAX_TEXTS) texts[n_texts++] = a;
+    else {
+      fprintf(stderr, "anytime run: at most %d texts\n", MAX_TEXTS);
+      return AT_EXIT_USAGE;
+    }
+  }
+  if (!model || n_texts == 0) {
+    usage(stderr);
+    return AT_EXIT_USAGE;
+  }
+
+  at_model_resolve_params rp = at_model_resolve_default_params();
+  rp.model_dirs = dirs;
+  rp.n_model_dirs = n_dirs;
+  at_model_desc *d = NULL;
+  at_status st = at_model_resolve(model, &rp, &d);
+  if (st != AT_OK) return cli_report("run", st);
+  int rc = AT_EXIT_FAIL;
+  at_tokenizer *tok = NULL;
+  at_tok_workspace *ws = NULL;
+  at_engine *eng = NULL;
+  job *jobs = NULL;
+  result *res = NULL;
+  pending pend = {.remaining = 0};
+  pthread_mutex_init(&pend.lock, NULL);
+  pthread_cond_init(&pend.done, NULL);
+
+  int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
+  if (vi < 0) {
+    fprintf(stderr, "anytime run: %s has no variant '%s'; it has:", d->family, variant);
+    for (size_t i = 0; i < d->n_variants; i++) fprintf(stderr, " %s", d->variants[i].name);
+    fprintf(stderr, "\n");
+    goto out;
+  }
+  if (d->task == AT_TASK_UNKNOWN) {
+    fprintf(stderr,
+            "anytime run: cannot tell what %s computes: a classifier needs a \"logits\" output "
+            "and id2label in config.json, an embedder a \"last_hidden_state\" or "
+            "\"sentence_embedding\" output\n",
+            d->family);
+    goto out;
+  }
+  if (!d->tokenizer_path) {
+    fprintf(stderr, "anytime run: %s has no tokenizer.json or vocab.txt in %s\n", d->family,
+            d->dir);
+    goto out;
+  }
+  if ((st = at_tokenizer_load(d->tokenizer_path, &tok)) != AT_OK ||
+      (st = at_tok_workspace_create(&ws)) != AT_OK) {
+    rc = cli_report("run", st);
+    goto out;
+  }
+
+  char cache_dir[4096];
+  at_session_params sp = at_session_default_params();
+  if (!no_cache) {
+    if ((st = at_artifact_cache_dir(cache_root, cache_dir, sizeof cache_dir)) != AT_OK) {
+      rc = cli_report("run", st);
+      goto out;
+    }
+    sp.artifact_cache_dir = cache_dir;
+    sp.artifact_model = d->family;
+    sp.artifact_variant = d->variants[vi].name;
+  }
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = 1;
+  if ((st = at_engine_create(&ep, &eng)) != AT_OK ||
+      (st = at_engine_add_variant(eng, d->variants[vi].name, d->variants[vi].path, &sp, NULL)) !=
+          AT_OK ||
+      (st = at_engine_start(eng)) != AT_OK) {
+    rc = cli_report("run", st);
+    goto out;
+  }
+  const at_model_info *mi = at_engine_variant_info(eng, 0);
+  int in_ids = find_input(mi, "input_ids"), in_mask = find_input(mi, "attention_mask"),
+      in_types = find_input(mi, "token_type_ids");
+  if (in_ids < 0) {
+    fprintf(stderr, "anytime run: the model has no 'input_ids' input\n");
+    goto out;
+  }
+  for (size_t i = 0; i < mi->n_inputs; i++)
+    if ((int)i != in_ids && (int)i != in_mask && (int)i != in_types) {
+      fprintf(stderr, "anytime run: the model wants an input '%s' that text cannot provide\n",
+              mi->inputs[i].name);
+      goto out;
+    }
+
+  jobs = calloc(n_texts, sizeof *jobs);
+  res = calloc(n_texts, sizeof *res);
+  if (!jobs || !res) {
+    fprintf(stderr, "anytime run: out of memory\n");
+    goto out;
+  }
+  at_encode_params encp = at_encode_default_params();
+  if (d->max_position_embeddings > 0) encp.max_length = (int)d->max_position_embeddings;
+  encp.pad_to = 0;
+  for (size_t t = 0; t < n_texts; t++) {
+    at_encoding enc;
+    if ((st = at_tokenizer_encode(tok, ws, texts[t], strlen(texts[t]), NULL, 0, &encp, &enc)) !=
+        AT_OK) {
+      rc = cli_report("run", st);
+      goto wait;
+    }
+    job *j = &jobs[t];
+    j->pend = &pend;
+    j->res = &res[t];
+    j->output = d->task_output;
+    at_tensor in[3];
+    size_t nin = 0;
+    const int32_t *src[3] = {enc.ids, enc.attention_mask, enc.type_ids};
+    int which[3] = {in_ids, in_mask, in_types};
+    int64_t **w64[3] = {&j->ids, &j->mask, &j->types};
+    int32_t **w32[3] = {&j->ids32, &j->mask32, &j->types32};
+    for (int k = 0; k < 3; k++) {
+      if (which[k] < 0) continue;
+      const at_value_info *v = &mi->inputs[which[k]];
+      in[nin] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2, .shape = {1, (int64_t)enc.n}};
+      if (v->dtype == AT_DTYPE_INT64) {
+        *w64[k] = malloc(enc.n * sizeof(int64_t) + 1);
+        for (size_t q = 0; *w64[k] && q < enc.n; q++) (*w64[k])[q] = src[k][q];
+        in[nin].data = *w64[k];
+      } else if (v->dtype == AT_DTYPE_INT32) {
+        *w32[k] = malloc(enc.n * sizeof(int32_t) + 1);
+        if (*w32[k]) memcpy(*w32[k], src[k], enc.n * sizeof(int32_t));
+        in[nin].data = *w32[k];
+      } else {
+        fprintf(stderr, "anytime run: input '%s' is %s; INT64 or INT32 expected\n", v->name,
+                at_dtype_name(v->dtype));
+        goto wait;
+      }
+      if (!in[nin].data) {
+        fprintf(stderr, "anytime run: out of memory\n");
+        goto wait;
+      }
+      nin++;
+    }
+    pthread_mutex_lock(&pend.lock);
+    pend.remaining++;
+    pthread_mutex_unlock(&pend.lock);
+    const char *outs[1] = {d->task_output};
+    if ((st = at_engine_submit(eng, 0, in, nin, outs, 1, on_done, j)) != AT_OK) {
+      pthread_mutex_lock(&pend.lock);
+      pend.remaining--;
+      pthread_mutex_unlock(&pend.lock);
+      rc = cli_report("run", st);
+      goto wait;
+    }
+  }
+  rc = AT_EXIT_OK;
+wait:
+  pthread_mutex_lock(&pend.lock);
+  while (pend.remaining) pthread_cond_wait(&pend.done, &pend.lock);
+  pthread_mutex_unlock(&pend.lock);
+  if (rc != AT_EXIT_OK) goto out;
+
+  /* Print. */
+  json_t *jroot = NULL, *jres = NULL;
+  if (json) {
+    jroot = json_object();
+    jres = json_array();
+    json_object_set_new(jroot, "model", json_string(d->family));
+    json_object_set_new(jroot, "variant", json_string(d->variants[vi].name));
+    json_object_set_new(jroot, "task", json_string(at_model_task_name(d->task)));
+    json_object_set_new(
+        jroot, "artifact",
+        json_string(outcome_name(at_session_artifact_outcome(at_engine_variant_session(eng, 0)))));
+    json_object_set_new(jroot, "results", jres);
+  }
+  for (size_t t = 0; t < n_texts; t++) {
+    result *r = &res[t];
+    if (r->status != AT_OK) {
+      fprintf(stderr, "anytime run: text %zu: %s: %s\n", t + 1, at_strerror(r->status), r->error);
+      rc = AT_EXIT_FAIL;
+      continue;
+    }
+    json_t *jr = json ? json_object() : NULL;
+    if (jr) {
+      json_object_set_new(jr, "text", json_string(texts[t]));
+      json_array_append_new(jres, jr);
+    }
+    if (d->task == AT_TASK_CLASSIFIER) {
+      size_t n = r->n_values; /* [1, labels] */
+      if (n == 0) continue;
+      float mx = r->values[0];
+      for (size_t k = 1; k < n; k++) mx = r->values[k] > mx ? r->values[k] : mx;
+      double sum = 0;
+      for (size_t k = 0; k < n; k++) sum += exp((double)r->values[k] - mx);
+      size_t best = 0;
+      for (size_t k = 1; k < n; k++) best = r->values[k] > r->values[best] ? k : best;
+      char fallback[32];
+      snprintf(fallback, sizeof fallback, "LABEL_%zu", best);
+      const char *label = best < d->n_labels ? d->labels[best] : fallback;
+      double p = exp((double)r->values[best] - mx) / sum;
+      if (jr) {
+        json_object_set_new(jr, "label", json_string(label));
+        json_object_set_new(jr, "score", json_real(p));
+        json_t *scores = json_object();
+        for (size_t k = 0; k < n; k++) {
+          snprintf(fallback, sizeof fallback, "LABEL_%zu", k);
+          json_object_set_new(scores, k < d->n_labels ? d->labels[k] : fallback,
+                              json_real(exp((double)r->values[k] - mx) / sum));
+        }
+        json_object_set_new(jr, "scores", scores);
+      } else {
+        printf("%s\t%.4f\t%s\n", label, p, texts[t]);
+      }
+    } else {
+      /* [1, H] pooled, or [1, seq, H] per token: mean over tokens. */
+      size_t h = r->ndim ? (size_t)r->shape[r->ndim - 1] : 0, seq = r->ndim == 3 ? (size_t)r->shape[1] : 1;
+      double *v = calloc(h ? h : 1, sizeof *v), norm = 0;
+      for (size_t s = 0; v && s < seq; s++)
+        for (size_t k = 0; k < h; k++) v[k] += r->values[s * h + k] / (double)seq;
+      for (size_t k = 0; v && k < h; k++) norm += v[k] * v[k];
+      norm = norm > 0 ? sqrt(norm) : 1;
+      if (jr) {
+        json_t *arr = json_array();
+        for (size_t k = 0; v && k < h; k++) json_array_append_new(arr, json_real(v[k] / norm));
+        json_object_set_new(jr, "dim", json_integer((json_int_t)h));
+        json_object_set_new(jr, "embedding", arr);
+      } else {
+        printf("dim=%zu\t[", h);
+        for (size_t k = 0; v && k < h && k < 5; k++) printf("%s%.5f", k ? ", " : "", v[k] / norm);
+        printf("%s]\t%s\n", h > 5 ? ", ..." : "", texts[t]);
+      }
+      free(v);
+    }
+    fflush(stdout);
+  }
+  if (json) {
+    char *s = json_dumps(jroot, JSON_COMPACT);
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(jroot);
+  }
+
+out:
+  at_engine_destroy(eng);
+  for (size_t t = 0; jobs && t < n_texts; t++) {
+    free(jobs[t].ids), free(jobs[t].mask), free(jobs[t].types);
+    free(jobs[t].ids32), free(jobs[t].mask32), free(jobs[t].types32);
+    if (res) free(res[t].values);
+  }
+  free(jobs);
+  free(res);
+  at_tok_workspace_destroy(ws);
+  at_tokenizer_destroy(tok);
+  at_model_desc_free(d);
+  pthread_mutex_destroy(&pend.lock);
+  pthread_cond_destroy(&pend.done);
+  return rc;
+}

@@ -1,0 +1,3 @@
+# Integration tests for model resolution and the compiled-artifact cache:
+# `anytime ls`, `anytime run` and `anytime cache` on a test hub cache.
+at_script_test(model_cli tests/integration/model_cli.sh)

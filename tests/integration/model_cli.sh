@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/integration/model_cli.sh — `anytime ls`, `anytime run` and
+# `anytime cache` against a Hugging Face hub cache layout built in a temporary
+# directory (tests/data/hf/make_hub.sh): models by repo id and revision, the
+# compiled-artifact cache (built, then hit; identical answers with and
+# without it; four processes starting at once; a truncated artifact rebuilt
+# and logged; an unusable cache directory), clear errors for missing models
+# and names that try to escape the cache, and `cache clear` touching nothing
+# but artifacts.
+set -euo pipefail
+: "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_TEST_DATA:?run through ctest}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bash "$ANYTIME_TEST_DATA/hf/make_hub.sh" "$tmp/hub"
+export HF_HUB_CACHE=$tmp/hub ANYTIME_CACHE_DIR=$tmp/cache
+cd "$tmp"   # no ./models here
+A=$ANYTIME_BIN
+M=anytime-test/tiny-sentiment
+
+# ls: both servable repos with their variants; the broken ones with a reason
+out=$("$A" ls)
+echo "$out" | grep -q "hub    $M  (revision main, commit abcdef123456)" || fail "ls: $out"
+echo "$out" | grep -q "int8 *onnx/model_quantized.onnx" || fail "ls variants: $out"
+echo "$out" | grep -q "anytime-test/tiny-embedder" || fail "ls embedder: $out"
+echo "$out" | grep -q "no-onnx .*no ONNX graph" || fail "ls no-onnx: $out"
+
+# cache path
+[ "$("$A" cache path)" = "$tmp/cache/artifacts" ] || fail "cache path"
+[ "$("$A" cache path --cache-dir /x)" = "/x/artifacts" ] || fail "cache path --cache-dir"
+
+# run: first built, then hit, same answer as without the cache (bitwise: %.17g scores)
+j1=$("$A" run $M "a great movie" "awful plot" --json)
+echo "$j1" | grep -q '"artifact":"built"' || fail "first run not built: $j1"
+j2=$("$A" run $M "a great movie" "awful plot" --json)
+echo "$j2" | grep -q '"artifact":"hit"' || fail "second run not a hit: $j2"
+j0=$("$A" run $M "a great movie" "awful plot" --json --no-cache)
+strip() { sed 's/"artifact":"[a-z]*",//'; }
+[ "$(echo "$j1" | strip)" = "$(echo "$j0" | strip)" ] || fail "built != uncached: $j1 / $j0"
+[ "$(echo "$j2" | strip)" = "$(echo "$j0" | strip)" ] || fail "hit != uncached: $j2 / $j0"
+echo "$j0" | grep -q '"label":"positive"' || fail "no label: $j0"
+line=$("$A" run $M "a great movie")
+echo "$line" | grep -Pq '^(negative|neutral|positive)\t0\.[0-9]{4}\ta great movie$' || fail "plain output: $line"
+"$A" run $M@v1 "ok" --json | grep -q '"label":"\(neg\|LABEL_1\|pos\)"' || fail "revision v1"
+"$A" run $M@0123456 "ok" --variant fp32 >/dev/null || fail "commit prefix"
+"$A" run anytime-test/tiny-embedder "the film" | grep -q "^dim=16" || fail "embedder"
+out=$("$A" cache ls)
+echo "$out" | grep -q "$M *fp32" || fail "cache ls: $out"
+echo "$out" | grep -q "anytime-test/tiny-embedder" || fail "cache ls embedder: $out"
+
+# four processes at once on an empty cache: all answer, one artifact, no leftovers
+"$A" cache clear >/dev/null
+pids=()
+for i in 1 2 3 4; do "$A" run $M "text $i" > "$tmp/par$i.out" 2>&1 & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || fail "a concurrent run failed: $(cat "$tmp"/par*.out)"; done
+n=$(find "$tmp/cache/artifacts" -mindepth 1 -maxdepth 1 -name '[0-9a-f]*' | wc -l)
+[ "$n" -eq 1 ] || fail "expected 1 artifact after concurrent runs, found $n"
+[ -z "$(find "$tmp/cache/artifacts" -maxdepth 1 -name '.tmp-*' -o -maxdepth 1 -name '.trash-*')" ] || fail "temporary files left"
+
+# a truncated artifact: logged, rebuilt, same answer
+art=$(find "$tmp/cache/artifacts" -name model.ort | head -1)
+truncate -s 100 "$art"
+err=$("$A" run $M "a great movie" "awful plot" --json 2>&1 >"$tmp/j3")
+echo "$err" | grep -q "corrupt" || fail "corruption not logged: $err"
+[ "$(strip < "$tmp/j3")" = "$(echo "$j0" | strip)" ] || fail "answer after rebuild differs"
+"$A" run $M "x" --json | grep -q '"artifact":"hit"' || fail "not rebuilt"
+
+# an unusable cache directory: a warning, and the answer
+touch "$tmp/plainfile"
+err=$("$A" run $M "x" --cache-dir "$tmp/plainfile" 2>&1 >/dev/null) || fail "unusable cache dir failed the run"
+echo "$err" | grep -q "not usable" || fail "no warning for an unusable cache: $err"
+
+# missing models list what was searched; escapes are refused
+set +e
+msg=$("$A" run org/nosuch "x" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "$tmp/hub/models--org--nosuch" || fail "missing: rc=$rc $msg"
+msg=$("$A" run nosuch "x" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "models/nosuch" || fail "missing bare name: rc=$rc $msg"
+for bad in "org/../x" "org/x@../../y" 'org\x' "org//x"; do
+  msg=$("$A" run "$bad" "x" 2>&1); rc=$?
+  [ $rc -eq 1 ] && echo "$msg" | grep -qi "not a valid model name\|not allowed\|backslash" || fail "escape '$bad': rc=$rc $msg"
+done
+msg=$("$A" run anytime-test/evil@outside "x" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "outside" || fail "outside snapshot: rc=$rc $msg"
+msg=$("$A" run $M "x" --variant fp64 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$msg" | grep -q "it has: fp32 int8" || fail "bad variant: rc=$rc $msg"
+"$A" run >/dev/null 2>&1; [ $? -eq 2 ] || fail "run without args is not a usage error"
+"$A" cache bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "cache bogus is not a usage error"
+set -e
+
+# clear removes artifacts only
+mkdir -p "$tmp/cache/ort" "$tmp/cache/data" && touch "$tmp/cache/ort/keep" "$tmp/cache/data/keep"
+"$A" cache clear | grep -q "removed 1 artifact" || fail "clear count"
+"$A" cache ls | grep -q "(no artifacts)" || fail "cache not empty after clear"
+[ -e "$tmp/cache/ort/keep" ] && [ -e "$tmp/cache/data/keep" ] || fail "clear touched other data"
+echo "PASS: model CLI"
