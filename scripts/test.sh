@@ -38,9 +38,9 @@ run_suite() { # dir, extra cmake args...
   step "ctest in $dir"
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900)
 }
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAT_BUILD_TESTS=ON -DAT_BUILD_BENCH=ON
 if [ $asan = 1 ]; then
-  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DAT_SANITIZE=ON -DAT_BUILD_BENCH=OFF
+  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DAT_SANITIZE=ON -DAT_BUILD_TESTS=ON -DAT_BUILD_BENCH=OFF
 fi
 step "bounded fuzz run"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} bash scripts/fuzz.sh

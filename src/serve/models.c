@@ -53,12 +53,27 @@ static int by_accuracy(const void *a, const void *b) {
   return (x->accuracy < y->accuracy) - (x->accuracy > y->accuracy);
 }
 
-/* Median time of one batch of `b` sequences of 26 tokens, run through the
- * variant's shared session (the path the engine runs). */
-static double measure_batch_s(at_engine *e, int ev, int b) {
+/* Median time of one batch of `b` sequences of 26 tokens (a fixed English
+ * sentence through the model's tokenizer), run through the variant's shared
+ * session (the path the engine runs). */
+static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *tok) {
   at_session *s = at_engine_variant_session(e, ev);
   int64_t ids[32 * 26], mask[32 * 26];
-  for (int i = 0; i < b * 26; i++) ids[i] = 1000 + (i * 37) % 2000, mask[i] = 1;
+  static const char k_text[] =
+      "the movie was a good film , and the acting was great but the plot was dull and the "
+      "ending was not very funny at all";
+  at_tok_workspace *ws = NULL;
+  at_encoding enc;
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = 26;
+  if (at_tok_workspace_create(&ws) != AT_OK ||
+      at_tokenizer_encode(tok, ws, k_text, sizeof k_text - 1, NULL, 0, &ep, &enc) != AT_OK ||
+      enc.n == 0) {
+    at_tok_workspace_destroy(ws);
+    return NAN;
+  }
+  for (int i = 0; i < b * 26; i++) ids[i] = enc.ids[(size_t)(i % 26) % enc.n], mask[i] = 1;
+  at_tok_workspace_destroy(ws);
   at_tensor in[3];
   const at_model_info *mi = at_session_info(s);
   size_t n = 0;
@@ -200,7 +215,8 @@ at_status serve_load_models(at_server *s) {
       } else {
         /* No profile in the config: measure batch 1 and 8 now. */
         int ev = m->variants[v].engine_index;
-        double s1 = measure_batch_s(s->engine, ev, 1), s8 = measure_batch_s(s->engine, ev, 8);
+        double s1 = measure_batch_s(s->engine, ev, 1, m->tok);
+        double s8 = measure_batch_s(s->engine, ev, 8, m->tok);
         if (!(s1 > 0) || !(s8 > 0))
           return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run",
                          m->name, m->variants[v].name);

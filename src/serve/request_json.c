@@ -17,8 +17,12 @@ json_t *rj_parse(req_ctx *r, enum MHD_Result *res) {
   json_error_t err;
   json_t *j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &err);
   if (!j) {
-    *res = serve_error(r, 400, "malformed JSON at line %d column %d: %s", err.line, err.column,
-                       err.text);
+    if (strstr(err.text, "decode byte") || strstr(err.text, "UTF-8"))
+      *res = serve_error(r, 400, "invalid UTF-8 in the body at line %d column %d: %s", err.line,
+                         err.column, err.text);
+    else
+      *res = serve_error(r, 400, "malformed JSON at line %d column %d: %s", err.line, err.column,
+                         err.text);
     return NULL;
   }
   if (!json_is_object(j)) {

@@ -331,11 +331,11 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   s->daemon = MHD_start_daemon(
-      flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+      flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+      s, MHD_OPTION_SOCK_ADDR,
       (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-      MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
   if (!s->daemon) {
     at_server_stop(s);
     return at_fail(AT_ERR_IO, "cannot listen on %s:%d (in use, or not permitted)", cfg->host,

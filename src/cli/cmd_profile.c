@@ -1,0 +1,634 @@
+/* src/cli/cmd_profile.c — `anytime profile`: measure every variant of a model
+ * family through the serving path and write the planner's inputs.
+ *
+ * Through the serving path means: the variants are loaded into one at_engine
+ * and driven through at_batcher exactly as `anytime serve` drives them, with
+ * the family's tokenizer on the held-out test split. For each variant:
+ *   - accuracy over the whole split (classifiers: argmax vs label;
+ *     embedders: leave-one-out 5-nearest-neighbour label agreement of the
+ *     normalised mean-pooled embeddings);
+ *   - service time per batch size (the Run time of batches of exactly b
+ *     sentences drawn from the split), --repeats independent passes, each the
+ *     median of --iters batches; reported as the median of pass medians with
+ *     service_time_spread_pct = (max - min) / median of pass medians;
+ *   - a cross-check against a separately created plain session run serially
+ *     (batch 1): its service time must agree with the engine's batch-1 time
+ *     within --agreement-tolerance, and its predictions must equal the
+ *     engine's (embedders: every vector within 1e-4). Any disagreement aborts
+ *     BEFORE anything is written.
+ * Then the accuracy/cost Pareto frontier is computed and configs/serving.yaml
+ * (planner inputs) and results/variant_profiles.json (all raw figures) are
+ * written atomically. A progress bar is drawn when stderr is a terminal. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "anytime/batcher.h"
+#include "anytime/plan.h"
+#include "anytime/server.h"
+#include "anytime/tokenizer.h"
+#include "cli/cli.h"
+#include "cli/dataset.h"
+#include "core/internal.h"
+
+#define MAX_B 8 /* batch sizes measured */
+
+typedef struct latch {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int left;
+} latch;
+
+typedef struct pitem {
+  latch *l;
+  int64_t *ids;
+  size_t len;
+  int task; /* 0 classify, 1 embed */
+  size_t dim;
+  float *out; /* dim floats */
+  double service_s;
+  int batch;
+  at_status st;
+} pitem;
+
+static void on_item(void *user, at_status st, const at_item_result *r, const char *err) {
+  (void)err;
+  pitem *it = user;
+  it->st = st;
+  if (st == AT_OK) {
+    const at_tensor *o = &r->outputs[it->task ? 0 : 0];
+    for (size_t k = 0; k < r->n_outputs; k++) /* pick the head output by rank */
+      if ((int)r->outputs[k].ndim == (it->task ? 3 : 2)) {
+        o = &r->outputs[k];
+        break;
+      }
+    const float *d = o->data;
+    if (!it->task) {
+      memcpy(it->out, d, it->dim * sizeof(float));
+    } else {
+      for (size_t h = 0; h < it->dim; h++) it->out[h] = 0;
+      for (size_t t = 0; t < r->len; t++)
+        for (size_t h = 0; h < it->dim; h++) it->out[h] += d[t * it->dim + h];
+      for (size_t h = 0; h < it->dim; h++) it->out[h] /= (float)r->len;
+    }
+    it->service_s = (double)(r->finished_ns - r->started_ns) / 1e9;
+    it->batch = r->batch_size;
+  }
+  pthread_mutex_lock(&it->l->m);
+  if (--it->l->left == 0) pthread_cond_signal(&it->l->c);
+  pthread_mutex_unlock(&it->l->m);
+}
+
+/* Submit items[idx[0..n)] to the batcher for engine variant ev and wait. */
+static int run_items(at_batcher *b, int ev, pitem *items, const size_t *idx, size_t n) {
+  latch l = {.left = (int)n};
+  pthread_mutex_init(&l.m, NULL);
+  pthread_cond_init(&l.c, NULL);
+  for (size_t i = 0; i < n; i++) {
+    pitem *it = &items[idx[i]];
+    it->l = &l;
+    at_batch_item bi = {.input_ids = it->ids, .len = it->len, .done = on_item, .user = it};
+    while (at_batcher_submit(b, ev, &bi) == AT_ERR_QUEUE_FULL) usleep(100);
+  }
+  pthread_mutex_lock(&l.m);
+  while (l.left > 0) pthread_cond_wait(&l.c, &l.m);
+  pthread_mutex_unlock(&l.m);
+  pthread_mutex_destroy(&l.m);
+  pthread_cond_destroy(&l.c);
+  for (size_t i = 0; i < n; i++)
+    if (items[idx[i]].st != AT_OK) return -1;
+  return 0;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int g_tty;
+static void progress(double frac, const char *what) {
+  if (g_tty) {
+    int w = 30, f = (int)(frac * w + 0.5);
+    fprintf(stderr, "\r[%.*s%*s] %3.0f%% %-50.50s", f, "##############################", w - f, "",
+            frac * 100, what);
+    if (frac >= 1) fprintf(stderr, "\n");
+  } else {
+    fprintf(stderr, "profile: %3.0f%% %s\n", frac * 100, what);
+  }
+}
+
+typedef struct vres {
+  char name[64], path[1024];
+  double accuracy;
+  int n_b;
+  int batch[MAX_B];
+  double service_s[MAX_B];       /* median of pass medians */
+  double spread_pct[MAX_B];
+  double pass_medians[MAX_B][16];
+  double ref_s1, ref_passes[16], agree_pct, max_abs_diff;
+  size_t pred_disagreements;
+  double cost;
+  bool frontier;
+} vres;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: anytime profile [--family FILE] [--data FILE.csv] [--repeats N]\n"
+          "                       [--iters N] [--batch-sizes 1,2,4,8,16]\n"
+          "                       [--agreement-tolerance X] [--deadline-ms MS]\n"
+          "                       [--out-config FILE] [--out-json FILE]\n\n"
+          "Measures every variant of every model in the family (default\n"
+          "configs/family.yaml) through the serving path (engine + batcher + tokenizer)\n"
+          "on the held-out split (default $ANYTIME_DATA_DIR/pang-lee/test.csv):\n"
+          "accuracy, service time per batch size (median of --repeats passes, default 3,\n"
+          "each the median of --iters batches, default 40), cross-checked against a\n"
+          "separate plain session (service times within --agreement-tolerance, default\n"
+          "0.15, and identical predictions). On any disagreement it aborts before\n"
+          "writing. Writes configs/serving.yaml and results/variant_profiles.json\n"
+          "(variants off the accuracy/cost Pareto frontier are recorded as dominated and\n"
+          "left out of the planner's configuration).\n");
+}
+
+static void rel_path(char *dst, size_t cap, const char *path, const char *dir) {
+  size_t dl = strlen(dir);
+  if (!strncmp(path, dir, dl) && path[dl] == '/') snprintf(dst, cap, "%s", path + dl + 1);
+  else {
+    char rp[PATH_MAX];
+    snprintf(dst, cap, "%s", realpath(path, rp) ? rp : path);
+  }
+}
+
+static int write_atomic(const char *path, const char *data) {
+  char tmp[PATH_MAX], d[PATH_MAX];
+  snprintf(d, sizeof d, "%s", path);
+  char *dn = dirname(d);
+  mkdir(dn, 0755);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return -1;
+  int ok = fputs(data, f) >= 0;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int at_cli_profile(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
+  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml";
+  const char *out_json = "results/variant_profiles.json";
+  char data[PATH_MAX];
+  cli_default_test_csv(data, sizeof data);
+  int repeats = 3, iters = 40;
+  double tol = 0.15, deadline = -1;
+  int bs[MAX_B] = {1, 2, 4, 8, 16}, n_bs = 5;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return fprintf(stderr, "anytime profile: %s needs a value\n", a), AT_EXIT_USAGE;
+    if (!strcmp(a, "--family")) family = v;
+    else if (!strcmp(a, "--data")) snprintf(data, sizeof data, "%s", v);
+    else if (!strcmp(a, "--out-config")) out_cfg = v;
+    else if (!strcmp(a, "--out-json")) out_json = v;
+    else if (!strcmp(a, "--repeats")) repeats = atoi(v);
+    else if (!strcmp(a, "--iters")) iters = atoi(v);
+    else if (!strcmp(a, "--agreement-tolerance")) tol = atof(v);
+    else if (!strcmp(a, "--deadline-ms")) deadline = atof(v);
+    else if (!strcmp(a, "--batch-sizes")) {
+      n_bs = 0;
+      for (const char *p = v; *p && n_bs < MAX_B;) {
+        bs[n_bs++] = atoi(p);
+        p = strchr(p, ',');
+        if (!p) break;
+        p++;
+      }
+    } else {
+      fprintf(stderr, "anytime profile: unknown option '%s'\n\n", a);
+      usage(stderr);
+      return AT_EXIT_USAGE;
+    }
+    i++;
+  }
+  if (repeats < 1 || repeats > 16 || iters < 3 || !(tol > 0) || n_bs < 1 || bs[0] != 1) {
+    fprintf(stderr, "anytime profile: need 1 <= --repeats <= 16, --iters >= 3, --agreement-tolerance "
+                    "> 0, and batch sizes starting at 1\n");
+    return AT_EXIT_USAGE;
+  }
+  for (int k = 1; k < n_bs; k++)
+    if (bs[k] <= bs[k - 1] || bs[k] > 256)
+      return fprintf(stderr, "anytime profile: batch sizes must ascend, at most 256\n"), AT_EXIT_USAGE;
+  g_tty = isatty(2);
+  at_server_config cfg = at_server_config_default();
+  at_status st = at_server_config_load(family, &cfg);
+  if (st != AT_OK) return cli_report("profile", st);
+  if (deadline <= 0) deadline = cfg.deadline_ms;
+  cli_dataset ds;
+  char err[512];
+  if (cli_dataset_load(data, &ds, err, sizeof err) != 0)
+    return fprintf(stderr, "anytime profile: %s\n", err), AT_EXIT_FAIL;
+  fprintf(stderr, "profile: %s, %zu held-out texts from %s, %d repeats x %d batches\n", family,
+          ds.n, data, repeats, iters);
+
+  at_version_info vi;
+  if ((st = at_runtime_version_info(&vi)) != AT_OK) return cli_report("profile", st);
+  json_t *jmodels = json_array();
+  char yaml[65536];
+  size_t yo = 0;
+  char famdir[PATH_MAX], tmpd[PATH_MAX];
+  snprintf(tmpd, sizeof tmpd, "%s", family);
+  snprintf(famdir, sizeof famdir, "%s", dirname(tmpd));
+  char now[64];
+  time_t tt = time(NULL);
+  strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
+  char cmdline[2048] = "anytime";
+  for (int i = 0; i < argc; i++) {
+    strncat(cmdline, " ", sizeof cmdline - strlen(cmdline) - 1);
+    strncat(cmdline, argv[i], sizeof cmdline - strlen(cmdline) - 1);
+  }
+  yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
+      "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
+      "# the serving path; results/variant_profiles.json has every raw figure.\n"
+      "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
+      "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\nengine:\n  workers: %d\n"
+      "  intra_op_threads: %d\nbatching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
+      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\nmodels:\n",
+      cmdline, now, vi.library_release, repeats, cfg.host, cfg.port, cfg.http_threads,
+      cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
+      cfg.intra_op_threads, cfg.max_batch_size, cfg.max_queue_delay_us, cfg.policy, deadline,
+      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline);
+  int failures = 0;
+  int total_steps = 0, step = 0;
+  for (int mi = 0; mi < cfg.n_models; mi++) total_steps += cfg.models[mi].n_variants * (n_bs + 2);
+
+  for (int mi = 0; mi < cfg.n_models && !failures; mi++) {
+    at_server_model_config *mc = &cfg.models[mi];
+    int task = !strcmp(mc->task, "embed");
+    at_tokenizer *tok = NULL;
+    if ((st = at_tokenizer_load(mc->tokenizer, &tok)) != AT_OK) return cli_report("profile", st);
+    size_t max_tokens = cfg.max_tokens;
+    json_t *cj = mc->config_json[0] ? json_load_file(mc->config_json, 0, NULL) : NULL;
+    json_t *mpe = cj ? json_object_get(cj, "max_position_embeddings") : NULL;
+    if (json_is_integer(mpe) && (size_t)json_integer_value(mpe) < max_tokens)
+      max_tokens = (size_t)json_integer_value(mpe);
+    json_decref(cj);
+    /* tokenise the split once */
+    at_tok_workspace *ws = NULL;
+    at_tok_workspace_create(&ws);
+    at_encode_params ep = at_encode_default_params();
+    ep.max_length = (int)max_tokens;
+    ep.pad_to = 0;
+    int64_t **ids = calloc(ds.n, sizeof *ids);
+    size_t *lens = calloc(ds.n, sizeof *lens);
+    for (size_t i = 0; i < ds.n; i++) {
+      at_encoding e;
+      if ((st = at_tokenizer_encode(tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) != AT_OK)
+        return cli_report("profile", st);
+      ids[i] = malloc(e.n * sizeof(int64_t));
+      for (size_t k = 0; k < e.n; k++) ids[i][k] = e.ids[k];
+      lens[i] = e.n;
+    }
+    at_tok_workspace_destroy(ws);
+    at_tokenizer_destroy(tok);
+
+    at_engine_params ep2 = at_engine_default_params();
+    ep2.n_workers = cfg.workers;
+    at_engine *eng = NULL;
+    at_session_params sp = at_session_default_params();
+    sp.intra_op_threads = cfg.intra_op_threads;
+    if ((st = at_engine_create(&ep2, &eng)) != AT_OK) return cli_report("profile", st);
+    vres *vr = calloc((size_t)mc->n_variants, sizeof *vr);
+    for (int v = 0; v < mc->n_variants; v++) {
+      snprintf(vr[v].name, sizeof vr[v].name, "%s", mc->variants[v].name);
+      snprintf(vr[v].path, sizeof vr[v].path, "%s", mc->variants[v].path);
+      if ((st = at_engine_add_variant(eng, vr[v].name, vr[v].path, &sp, NULL)) != AT_OK)
+        return cli_report("profile", st);
+    }
+    if ((st = at_engine_start(eng)) != AT_OK) return cli_report("profile", st);
+    size_t dim = 0;
+    {
+      const at_model_info *info = at_engine_variant_info(eng, 0);
+      for (size_t k = 0; k < info->n_outputs; k++)
+        if ((int)info->outputs[k].ndim == (task ? 3 : 2)) dim = (size_t)info->outputs[k].dims[task ? 2 : 1];
+    }
+    if (!dim) return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name, task ? "[b,s,h]" : "[b,k]"), AT_EXIT_FAIL;
+    pitem *items = calloc(ds.n, sizeof *items);
+    float *outs = calloc(ds.n * dim, sizeof(float));
+    float *ref_outs = calloc(dim, sizeof(float));
+    size_t *all = malloc(ds.n * sizeof *all);
+    for (size_t i = 0; i < ds.n; i++) {
+      all[i] = i;
+      items[i] = (pitem){.ids = ids[i], .len = lens[i], .task = task, .dim = dim, .out = outs + i * dim};
+    }
+    uint64_t rng = 0x5EED0001u + (uint64_t)mi;
+    for (int v = 0; v < mc->n_variants; v++) {
+      char what[160];
+      /* accuracy through the batcher, batches of up to 16 */
+      snprintf(what, sizeof what, "%s/%s: accuracy on %zu texts", mc->name, vr[v].name, ds.n);
+      progress((double)step / total_steps, what);
+      at_batcher_params bp = at_batcher_default_params();
+      bp.max_batch_size = 16;
+      bp.max_queue_delay_us = 2000;
+      bp.max_seq_len = max_tokens;
+      bp.max_queued_items = ds.n + 16;
+      at_batcher *b = NULL;
+      if ((st = at_batcher_create(eng, &bp, &b)) != AT_OK) return cli_report("profile", st);
+      if (run_items(b, v, items, all, ds.n) != 0)
+        return fprintf(stderr, "anytime profile: inference failed\n"), AT_EXIT_FAIL;
+      at_batcher_destroy(b);
+      size_t correct = 0;
+      if (!task) {
+        for (size_t i = 0; i < ds.n; i++) {
+          size_t am = 0;
+          for (size_t k = 1; k < dim; k++)
+            if (items[i].out[k] > items[i].out[am]) am = k;
+          correct += (int)am == ds.labels[i];
+        }
+      } else { /* leave-one-out 5-NN label agreement, cosine on normalised vectors */
+        float *nv = malloc(ds.n * dim * sizeof(float));
+        for (size_t i = 0; i < ds.n; i++) {
+          double ss = 0;
+          for (size_t h = 0; h < dim; h++) ss += (double)items[i].out[h] * items[i].out[h];
+          for (size_t h = 0; h < dim; h++) nv[i * dim + h] = (float)(items[i].out[h] / (sqrt(ss) + 1e-12));
+        }
+        for (size_t i = 0; i < ds.n; i++) {
+          double best[5] = {-2, -2, -2, -2, -2};
+          int lab[5] = {0};
+          for (size_t j = 0; j < ds.n; j++) {
+            if (j == i) continue;
+            double c = 0;
+            for (size_t h = 0; h < dim; h++) c += (double)nv[i * dim + h] * nv[j * dim + h];
+            if (c > best[4]) {
+              int k = 4;
+              while (k > 0 && c > best[k - 1]) best[k] = best[k - 1], lab[k] = lab[k - 1], k--;
+              best[k] = c, lab[k] = ds.labels[j];
+            }
+          }
+          int votes = 0;
+          for (int k = 0; k < 5; k++) votes += lab[k] == 1;
+          correct += (votes >= 3) == (ds.labels[i] == 1);
+        }
+        free(nv);
+      }
+      vr[v].accuracy = (double)correct / (double)ds.n;
+      step++;
+
+      /* reference: a separate plain session, serial, batch 1, whole split */
+      snprintf(what, sizeof what, "%s/%s: reference session cross-check", mc->name, vr[v].name);
+      progress((double)step / total_steps, what);
+      at_session *ref = NULL;
+      if ((st = at_session_create(vr[v].path, &sp, &ref)) != AT_OK) return cli_report("profile", st);
+      const at_model_info *rinfo = at_session_info(ref);
+      int64_t *mask = malloc(max_tokens * sizeof(int64_t)), *zeros = calloc(max_tokens, sizeof(int64_t));
+      for (size_t k = 0; k < max_tokens; k++) mask[k] = 1;
+      vr[v].pred_disagreements = 0;
+      vr[v].max_abs_diff = 0;
+      double *ref_times = malloc((size_t)repeats * (size_t)iters * sizeof(double));
+      for (size_t i = 0; i < ds.n; i++) {
+        at_tensor in[3];
+        size_t n_in = 0;
+        for (size_t k = 0; k < rinfo->n_inputs && n_in < 3; k++) {
+          const char *nm = rinfo->inputs[k].name;
+          in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                                   .shape = {1, (int64_t)lens[i]},
+                                   .data = !strcmp(nm, "input_ids") ? ids[i]
+                                           : !strcmp(nm, "attention_mask") ? mask : zeros};
+        }
+        at_outputs *o = NULL;
+        if ((st = at_session_run(ref, in, n_in, NULL, 0, &o)) != AT_OK) return cli_report("profile", st);
+        at_tensor t;
+        for (size_t k = 0; k < at_outputs_count(o); k++) {
+          at_outputs_get(o, k, &t);
+          if ((int)t.ndim == (task ? 3 : 2)) break;
+        }
+        const float *d = t.data;
+        if (!task) memcpy(ref_outs, d, dim * sizeof(float));
+        else {
+          for (size_t h = 0; h < dim; h++) ref_outs[h] = 0;
+          for (size_t tk = 0; tk < lens[i]; tk++)
+            for (size_t h = 0; h < dim; h++) ref_outs[h] += d[tk * dim + h];
+          for (size_t h = 0; h < dim; h++) ref_outs[h] /= (float)lens[i];
+        }
+        at_outputs_free(o);
+        size_t a1 = 0, a2 = 0;
+        for (size_t k = 0; k < dim; k++) {
+          double df = fabs((double)ref_outs[k] - (double)items[i].out[k]);
+          if (df > vr[v].max_abs_diff) vr[v].max_abs_diff = df;
+          if (ref_outs[k] > ref_outs[a1]) a1 = k;
+          if (items[i].out[k] > items[i].out[a2]) a2 = k;
+        }
+        if (!task && a1 != a2) vr[v].pred_disagreements++;
+      }
+      /* reference batch-1 timing: same protocol as the engine's b=1 below */
+      for (int p = 0; p < repeats; p++) {
+        double t[512];
+        int it_n = iters < 512 ? iters : 512;
+        for (int k = 0; k < it_n; k++) {
+          rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+          size_t i = (size_t)((rng >> 33) % ds.n);
+          at_tensor in[3];
+          size_t n_in = 0;
+          for (size_t q = 0; q < rinfo->n_inputs && n_in < 3; q++) {
+            const char *nm = rinfo->inputs[q].name;
+            in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                                     .shape = {1, (int64_t)lens[i]},
+                                     .data = !strcmp(nm, "input_ids") ? ids[i]
+                                             : !strcmp(nm, "attention_mask") ? mask : zeros};
+          }
+          at_outputs *o = NULL;
+          uint64_t t0 = at_now_ns();
+          at_session_run(ref, in, n_in, NULL, 0, &o);
+          t[k] = (double)(at_now_ns() - t0) / 1e9;
+          at_outputs_free(o);
+        }
+        vr[v].ref_passes[p] = median(t, (size_t)it_n);
+      }
+      free(ref_times);
+      free(mask);
+      free(zeros);
+      at_session_destroy(ref);
+      step++;
+
+      /* service time per batch size, through the batcher */
+      vr[v].n_b = n_bs;
+      for (int bi = 0; bi < n_bs; bi++) {
+        int bsz = bs[bi];
+        snprintf(what, sizeof what, "%s/%s: service time, batch %d", mc->name, vr[v].name, bsz);
+        progress((double)step / total_steps, what);
+        at_batcher_params bq = at_batcher_default_params();
+        bq.max_batch_size = bsz;
+        bq.max_queue_delay_us = 1000000; /* close only when exactly b are there */
+        bq.max_seq_len = max_tokens;
+        at_batcher *bb = NULL;
+        if ((st = at_batcher_create(eng, &bq, &bb)) != AT_OK) return cli_report("profile", st);
+        for (int p = 0; p < repeats; p++) {
+          double t[512];
+          int it_n = iters < 512 ? iters : 512;
+          for (int k = 0; k < it_n; k++) {
+            size_t idx[256];
+            for (int q = 0; q < bsz; q++) {
+              rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+              idx[q] = (size_t)((rng >> 33) % ds.n);
+              for (int r = 0; r < q; r++) /* distinct items: each pitem is used once per batch */
+                if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % ds.n, r = -1;
+            }
+            if (run_items(bb, v, items, idx, (size_t)bsz) != 0 || items[idx[0]].batch != bsz)
+              return fprintf(stderr, "anytime profile: batch of %d did not run as one\n", bsz), AT_EXIT_FAIL;
+            t[k] = items[idx[0]].service_s;
+          }
+          vr[v].pass_medians[bi][p] = median(t, (size_t)it_n);
+        }
+        at_batcher_destroy(bb);
+        double pm[16];
+        memcpy(pm, vr[v].pass_medians[bi], (size_t)repeats * sizeof(double));
+        double med = median(pm, (size_t)repeats);
+        vr[v].batch[bi] = bsz;
+        vr[v].service_s[bi] = med;
+        vr[v].spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
+        step++;
+      }
+      double rp[16];
+      memcpy(rp, vr[v].ref_passes, (size_t)repeats * sizeof(double));
+      vr[v].ref_s1 = median(rp, (size_t)repeats);
+      vr[v].agree_pct = 100.0 * fabs(vr[v].service_s[0] - vr[v].ref_s1) / vr[v].ref_s1;
+      bool time_ok = vr[v].agree_pct <= tol * 100.0;
+      bool pred_ok = task ? vr[v].max_abs_diff <= 1e-4 : vr[v].pred_disagreements == 0;
+      fprintf(stderr, "%sprofile: %s/%s accuracy %.4f, s(1) %.4f ms (reference %.4f ms, %.1f%% apart), "
+              "%s %s\n", g_tty ? "\r" : "", mc->name, vr[v].name, vr[v].accuracy,
+              vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct,
+              task ? "max |embedding diff|" : "prediction disagreements",
+              task ? "" : "");
+      if (!time_ok) {
+        fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine batch-1 service time %.4f ms vs plain "
+                "session %.4f ms differ by %.1f%% > tolerance %.1f%%\n", mc->name, vr[v].name,
+                vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct, tol * 100);
+        failures++;
+      }
+      if (!pred_ok) {
+        fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine and plain session disagree: %zu "
+                "predictions, max |diff| %.3g\n", mc->name, vr[v].name, vr[v].pred_disagreements,
+                vr[v].max_abs_diff);
+        failures++;
+      }
+      if (failures) break;
+    }
+    at_engine_destroy(eng);
+    if (failures) break;
+    /* frontier over (accuracy, cost = s(1) relative to the most accurate) */
+    double acc[AT_SERVER_MAX_VARIANTS], cost[AT_SERVER_MAX_VARIANTS], best_acc = -1, ref_cost = 1;
+    for (int v = 0; v < mc->n_variants; v++)
+      if (vr[v].accuracy > best_acc) best_acc = vr[v].accuracy, ref_cost = vr[v].service_s[0];
+    bool on[AT_SERVER_MAX_VARIANTS];
+    for (int v = 0; v < mc->n_variants; v++) {
+      acc[v] = vr[v].accuracy;
+      cost[v] = vr[v].cost = vr[v].service_s[0] / ref_cost;
+    }
+    at_plan_frontier(acc, cost, (size_t)mc->n_variants, on);
+    json_t *jv = json_array();
+    char mdir[PATH_MAX];
+    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "  - name: %s\n    task: %s\n", mc->name, mc->task);
+    rel_path(mdir, sizeof mdir, mc->tokenizer, famdir);
+    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    tokenizer: %s\n", mdir);
+    if (mc->config_json[0]) {
+      rel_path(mdir, sizeof mdir, mc->config_json, famdir);
+      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    config: %s\n", mdir);
+    }
+    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    variants:\n");
+    for (int v = 0; v < mc->n_variants; v++) {
+      vres *x = &vr[v];
+      x->frontier = on[v];
+      char rp2[PATH_MAX];
+      rel_path(rp2, sizeof rp2, x->path, famdir);
+      const char *pre = on[v] ? "" : "#";
+      if (!on[v])
+        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
+                               "      # dominated (not on the accuracy/cost frontier), not offered:\n");
+      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
+                             "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
+                             "%s        cost: %.4f\n%s        service_ms: {", pre, x->name, pre, rp2,
+                             pre, x->accuracy, pre, x->cost, pre);
+      json_t *jb = json_array();
+      for (int bi = 0; bi < x->n_b; bi++) {
+        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s%d: %.5f", bi ? ", " : "",
+                               x->batch[bi], x->service_s[bi] * 1e3);
+        json_t *passes = json_array();
+        for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
+        json_array_append_new(jb, json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
+                                            "service_time_ms", x->service_s[bi] * 1e3,
+                                            "service_time_spread_pct", x->spread_pct[bi],
+                                            "pass_medians_ms", passes));
+      }
+      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "}\n");
+      json_t *rpasses = json_array();
+      for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
+      json_array_append_new(jv, json_pack(
+          "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f}}", "name", x->name,
+          "path", rp2, "accuracy", x->accuracy, "accuracy_metric",
+          task ? "5nn_label_agreement" : "argmax_accuracy", "cost", x->cost,
+          "service_time_ms", x->service_s[0] * 1e3, "on_frontier", (int)on[v], "by_batch", jb,
+          "reference", "service_time_ms", x->ref_s1 * 1e3, "pass_medians_ms", rpasses,
+          "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
+          (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff));
+    }
+    json_array_append_new(jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
+                                             mc->task, "texts", (json_int_t)ds.n, "variants", jv));
+    for (size_t i = 0; i < ds.n; i++) free(ids[i]);
+    free(ids), free(lens), free(items), free(outs), free(ref_outs), free(all), free(vr);
+  }
+  progress(1.0, failures ? "aborted" : "done");
+  if (failures) {
+    fprintf(stderr, "anytime profile: %d disagreement(s) between the serving path and the plain "
+                    "session; nothing was written\n", failures);
+    json_decref(jmodels);
+    cli_dataset_free(&ds);
+    return AT_EXIT_FAIL;
+  }
+  char cpu[256] = "unknown";
+  FILE *ci = fopen("/proc/cpuinfo", "r");
+  if (ci) {
+    char line[512];
+    while (fgets(line, sizeof line, ci))
+      if (!strncmp(line, "model name", 10)) {
+        char *c = strchr(line, ':');
+        if (c) snprintf(cpu, sizeof cpu, "%s", c + 2);
+        cpu[strcspn(cpu, "\n")] = '\0';
+        break;
+      }
+    fclose(ci);
+  }
+  json_t *batches = json_array();
+  for (int k = 0; k < n_bs; k++) json_array_append_new(batches, json_integer(bs[k]));
+  json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:f, s:s, s:o}",
+                           "command", cmdline, "date", now, "anytime", AT_VERSION_STRING,
+                           "ort_version", vi.library_release, "host_cpu", cpu, "cpus",
+                           (int)sysconf(_SC_NPROCESSORS_ONLN), "workers", cfg.workers,
+                           "intra_op_threads", cfg.intra_op_threads, "repeats", repeats, "iters",
+                           iters, "batch_sizes", batches, "agreement_tolerance", tol, "data", data,
+                           "models", jmodels);
+  char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+  json_decref(root);
+  int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, yaml);
+  free(js);
+  cli_dataset_free(&ds);
+  if (w1 || w2) {
+    fprintf(stderr, "anytime profile: cannot write %s or %s: %s\n", out_json, out_cfg, strerror(errno));
+    return AT_EXIT_FAIL;
+  }
+  fprintf(stderr, "profile: wrote %s and %s\n", out_cfg, out_json);
+  return AT_EXIT_OK;
+}
