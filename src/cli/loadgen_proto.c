@@ -1,0 +1,568 @@
+/* src/cli/loadgen_proto.c — the pure parts of `anytime loadgen` (see
+ * loadgen.h): seeded Poisson schedule, label,text CSV reader, URL and
+ * request building with JSON escaping, the incremental HTTP/1.1 response
+ * parser, the /predict body reader and the summary arithmetic. No I/O
+ * except lg_data_load() reading its file. */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/loadgen.h"
+
+/* ---- randomness ------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void lg_rng_seed(lg_rng *r, uint64_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t lg_rng_next(lg_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return out;
+}
+
+double lg_rng_uniform(lg_rng *r) { return (double)(lg_rng_next(r) >> 11) * 0x1.0p-53; }
+
+double lg_rng_exp(lg_rng *r, double rate) {
+  return -log1p(-lg_rng_uniform(r)) / rate; /* 1 - U in (0, 1]: finite */
+}
+
+int lg_schedule(uint64_t seed, double rate, double duration, size_t max_n, double **out,
+                size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!(rate > 0) || !(duration > 0)) return 0;
+  lg_rng r;
+  lg_rng_seed(&r, seed);
+  size_t cap = (size_t)(rate * duration * 1.2) + 16, k = 0;
+  double *t = malloc(cap * sizeof *t), now = 0;
+  if (!t) return -1;
+  for (;;) {
+    now += lg_rng_exp(&r, rate);
+    if (now >= duration) break;
+    if (k == max_n) {
+      free(t);
+      return -1;
+    }
+    if (k == cap) {
+      double *nt = realloc(t, (cap *= 2) * sizeof *t);
+      if (!nt) {
+        free(t);
+        return -1;
+      }
+      t = nt;
+    }
+    t[k++] = now;
+  }
+  *out = t;
+  *n = k;
+  return 0;
+}
+
+/* ---- CSV ------------------------------------------------------------------ */
+
+static void set_err(char *err, size_t len, const char *fmt, ...) {
+  if (!err || !len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+}
+
+/* Read one field starting at *p; returns a malloc'd copy and sets *end_rec
+ * when the field ends its record (newline or end of input). */
+static char *csv_field(const char **p, const char *end, bool *end_rec, bool *bad) {
+  const char *s = *p;
+  size_t cap = 64, n = 0;
+  char *f = malloc(cap);
+  if (!f) return NULL;
+  bool quoted = s < end && *s == '"';
+  if (quoted) s++;
+  for (;;) {
+    if (s >= end) {
+      if (quoted) *bad = true; /* unterminated quote */
+      *end_rec = true;
+      break;
+    }
+    char ch = *s;
+    if (quoted) {
+      if (ch == '"') {
+        if (s + 1 < end && s[1] == '"') {
+          s += 2;
+          ch = '"';
+        } else {
+          s++;
+          quoted = false;
+          continue;
+        }
+      } else {
+        s++;
+      }
+    } else {
+      if (ch == ',') {
+        s++;
+        *end_rec = false;
+        break;
+      }
+      if (ch == '\n' || ch == '\r') {
+        if (ch == '\r' && s + 1 < end && s[1] == '\n') s++;
+        s++;
+        *end_rec = true;
+        break;
+      }
+      s++;
+    }
+    if (n + 2 > cap) {
+      char *nf = realloc(f, cap *= 2);
+      if (!nf) {
+        free(f);
+        return NULL;
+      }
+      f = nf;
+    }
+    f[n++] = ch;
+  }
+  f[n] = '\0';
+  *p = s;
+  return f;
+}
+
+static int parse_label(const char *s) {
+  while (*s == ' ') s++;
+  if (strcmp(s, "1") == 0 || strcasecmp(s, "positive") == 0 || strcasecmp(s, "pos") == 0)
+    return 1;
+  if (strcmp(s, "0") == 0 || strcmp(s, "-1") == 0 || strcasecmp(s, "negative") == 0 ||
+      strcasecmp(s, "neg") == 0)
+    return 0;
+  return -2;
+}
+
+int lg_data_parse(const char *buf, size_t len, lg_data *d, char *err, size_t err_len) {
+  memset(d, 0, sizeof *d);
+  const char *p = buf, *end = buf + len;
+  if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  size_t cap = 0, row = 0;
+  while (p < end) {
+    row++;
+    if (*p == '\n' || *p == '\r') { /* blank line */
+      p++;
+      continue;
+    }
+    bool end_rec = false, bad = false;
+    char *label = csv_field(&p, end, &end_rec, &bad);
+    char *text = (!label || end_rec) ? NULL : csv_field(&p, end, &end_rec, &bad);
+    /* text,with,unquoted,commas: keep what follows as part of the text */
+    while (text && !end_rec && !bad) {
+      char *more = csv_field(&p, end, &end_rec, &bad);
+      if (!more) break;
+      size_t a = strlen(text), b = strlen(more);
+      char *j = realloc(text, a + b + 2);
+      if (!j) {
+        free(more);
+        break;
+      }
+      text = j;
+      text[a] = ',';
+      memcpy(text + a + 1, more, b + 1);
+      free(more);
+    }
+    if (!label || !text || bad) {
+      set_err(err, err_len, "row %zu: %s", row,
+              bad ? "unterminated quote" : !label ? "out of memory" : "expected label,text");
+      free(label);
+      free(text);
+      lg_data_free(d);
+      return -1;
+    }
+    int lab = parse_label(label);
+    if (lab == -2 && d->n == 0 && row == 1) { /* header */
+      free(label);
+      free(text);
+      continue;
+    }
+    free(label);
+    if (lab == -2) {
+      set_err(err, err_len, "row %zu: label must be 0/1/-1/negative/positive", row);
+      free(text);
+      lg_data_free(d);
+      return -1;
+    }
+    if (d->n == cap) {
+      size_t nc = cap ? cap * 2 : 256;
+      lg_item *ni = realloc(d->items, nc * sizeof *ni);
+      if (!ni) {
+        free(text);
+        lg_data_free(d);
+        set_err(err, err_len, "out of memory");
+        return -1;
+      }
+      d->items = ni;
+      cap = nc;
+    }
+    d->items[d->n++] = (lg_item){.text = text, .label = lab};
+  }
+  if (d->n == 0) {
+    set_err(err, err_len, "no rows");
+    return -1;
+  }
+  return 0;
+}
+
+int lg_data_load(const char *path, lg_data *d, char *err, size_t err_len) {
+  memset(d, 0, sizeof *d);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    set_err(err, err_len, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      if (cap >= (size_t)256 << 20) { /* 256 MB is not a test split */
+        free(buf);
+        fclose(f);
+        set_err(err, err_len, "%s: larger than 256 MB", path);
+        return -1;
+      }
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (!buf) {
+    set_err(err, err_len, "out of memory");
+    return -1;
+  }
+  char msg[200] = "";
+  int rc = lg_data_parse(buf, n, d, msg, sizeof msg);
+  free(buf);
+  if (rc) set_err(err, err_len, "%s: %s", path, msg);
+  return rc;
+}
+
+void lg_data_free(lg_data *d) {
+  if (!d) return;
+  for (size_t i = 0; i < d->n; i++) free(d->items[i].text);
+  free(d->items);
+  memset(d, 0, sizeof *d);
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+int lg_url_parse(const char *url, lg_url *out) {
+  memset(out, 0, sizeof *out);
+  if (strncmp(url, "http://", 7) != 0) return -1;
+  const char *h = url + 7, *slash = strchr(h, '/'), *colon = strchr(h, ':');
+  const char *hend = slash ? slash : h + strlen(h);
+  if (colon && colon > hend) colon = NULL;
+  size_t hl = (size_t)((colon ? colon : hend) - h);
+  if (hl == 0 || hl >= sizeof out->host) return -1;
+  memcpy(out->host, h, hl);
+  out->port = 80;
+  if (colon) {
+    char *e;
+    long port = strtol(colon + 1, &e, 10);
+    if (e != hend || port < 1 || port > 65535) return -1;
+    out->port = (int)port;
+  }
+  const char *path = slash ? slash : "/";
+  if (strlen(path) >= sizeof out->path) return -1;
+  strcpy(out->path, path);
+  return 0;
+}
+
+int lg_json_escape(const char *s, char *buf, size_t *len, size_t cap) {
+  size_t n = *len;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char tmp[8];
+    const char *rep = NULL;
+    switch (*p) {
+      case '"': rep = "\\\""; break;
+      case '\\': rep = "\\\\"; break;
+      case '\n': rep = "\\n"; break;
+      case '\r': rep = "\\r"; break;
+      case '\t': rep = "\\t"; break;
+      case '\b': rep = "\\b"; break;
+      case '\f': rep = "\\f"; break;
+      default:
+        if (*p < 0x20) {
+          snprintf(tmp, sizeof tmp, "\\u%04x", *p);
+          rep = tmp;
+        }
+    }
+    size_t k = rep ? strlen(rep) : 1;
+    if (n + k >= cap) return -1;
+    if (rep) memcpy(buf + n, rep, k);
+    else buf[n] = (char)*p;
+    n += k;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return 0;
+}
+
+long lg_build_request(const lg_url *u, const char *text, double deadline_ms, char *buf,
+                      size_t cap) {
+  /* The body goes after the headers, whose Content-Length we only know
+   * once the body is escaped: escape into the tail region first. */
+  size_t hdr_room = 512 + strlen(u->path) + strlen(u->host);
+  if (cap <= hdr_room + 32) return -1;
+  char *body = buf + hdr_room;
+  size_t bl = 0, bcap = cap - hdr_room;
+  const char *pre = "{\"inputs\": \"";
+  if (strlen(pre) + 4 >= bcap) return -1;
+  strcpy(body, pre);
+  bl = strlen(pre);
+  if (lg_json_escape(text, body, &bl, bcap - 3) != 0) return -1;
+  memcpy(body + bl, "\"}", 3);
+  bl += 2;
+  char dl[64] = "";
+  if (deadline_ms > 0) snprintf(dl, sizeof dl, "x-deadline-ms: %.3f\r\n", deadline_ms);
+  int hl = snprintf(buf, hdr_room,
+                    "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+                    "Accept: application/json\r\n%sContent-Length: %zu\r\n\r\n",
+                    u->path, u->host, u->port, dl, bl);
+  if (hl < 0 || (size_t)hl >= hdr_room) return -1;
+  memmove(buf + hl, body, bl);
+  return (long)((size_t)hl + bl);
+}
+
+/* ---- responses ------------------------------------------------------------- */
+
+static const char *find_crlfcrlf(const char *b, size_t len) {
+  for (size_t i = 0; i + 3 < len; i++)
+    if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' && b[i + 3] == '\n') return b + i;
+  return NULL;
+}
+
+static const char *find_crlf(const char *b, const char *end) {
+  for (const char *p = b; p + 1 < end; p++)
+    if (p[0] == '\r' && p[1] == '\n') return p;
+  return NULL;
+}
+
+/* Whether `hay` contains `needle`, ignoring ASCII case. */
+static bool ci_contains(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++)
+    if (strncasecmp(hay, needle, n) == 0) return true;
+  return false;
+}
+
+/* Case-insensitive header-name match; value trimmed into val. */
+static bool header_is(const char *line, size_t len, const char *name, char *val, size_t cap) {
+  size_t nl = strlen(name);
+  if (len <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0) return false;
+  const char *v = line + nl + 1, *e = line + len;
+  while (v < e && (*v == ' ' || *v == '\t')) v++;
+  while (e > v && (e[-1] == ' ' || e[-1] == '\t')) e--;
+  size_t n = (size_t)(e - v) < cap - 1 ? (size_t)(e - v) : cap - 1;
+  memcpy(val, v, n);
+  val[n] = '\0';
+  return true;
+}
+
+long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char *body,
+                   size_t cap) {
+  memset(out, 0, sizeof *out);
+  out->retry_after_s = -1;
+  const char *hend = find_crlfcrlf(buf, len);
+  if (!hend) return len > LG_MAX_HEADER ? -1 : 0;
+  if ((size_t)(hend - buf) > LG_MAX_HEADER) return -1;
+  /* status line */
+  const char *le = find_crlf(buf, hend + 2);
+  int minor = 0, status = 0;
+  if (le - buf < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)buf[7]) ||
+      buf[8] != ' ')
+    return -1;
+  minor = buf[7] - '0';
+  for (int i = 9; i < 12; i++) {
+    if (!isdigit((unsigned char)buf[i])) return -1;
+    status = status * 10 + (buf[i] - '0');
+  }
+  if (status < 100) return -1;
+  out->status = status;
+  out->keep_alive = minor >= 1;
+  bool chunked = false;
+  long long clen = -1;
+  char val[256];
+  for (const char *l = le + 2; l < hend + 2;) {
+    const char *e = find_crlf(l, hend + 2);
+    if (!e) break;
+    size_t ll = (size_t)(e - l);
+    if (header_is(l, ll, "content-length", val, sizeof val)) {
+      char *x;
+      errno = 0;
+      clen = strtoll(val, &x, 10);
+      if (errno || *x || clen < 0 || x == val) return -1;
+    } else if (header_is(l, ll, "transfer-encoding", val, sizeof val)) {
+      if (ci_contains(val, "chunked")) chunked = true;
+    } else if (header_is(l, ll, "connection", val, sizeof val)) {
+      if (ci_contains(val, "close")) out->keep_alive = false;
+      else if (ci_contains(val, "keep-alive")) out->keep_alive = true;
+    } else if (header_is(l, ll, "x-variant", out->variant, sizeof out->variant)) {
+      /* copied (truncated to fit) by header_is */
+    } else if (header_is(l, ll, "retry-after", val, sizeof val)) {
+      char *x;
+      double ra = strtod(val, &x);
+      if (x != val && ra >= 0 && isfinite(ra)) out->retry_after_s = ra;
+    }
+    l = e + 2;
+  }
+  const char *p = hend + 4, *end = buf + len;
+  if (status / 100 == 1 || status == 204 || status == 304) return (long)(p - buf);
+  if (chunked) {
+    size_t bl = 0;
+    for (;;) {
+      const char *e = find_crlf(p, end);
+      if (!e) return (end - p > 1024) ? -1 : 0;
+      char *x;
+      errno = 0;
+      unsigned long long sz = strtoull(p, &x, 16);
+      if (x == p || errno || (x < e && *x != ';' && *x != ' ')) return -1;
+      if (sz > LG_MAX_BODY) return -1;
+      p = e + 2;
+      if (sz == 0) { /* trailers until an empty line */
+        for (;;) {
+          const char *te = find_crlf(p, end);
+          if (!te) return (end - p > LG_MAX_HEADER) ? -1 : 0;
+          bool empty = te == p;
+          p = te + 2;
+          if (empty) break;
+        }
+        out->body_len = bl;
+        if (bl < cap) body[bl] = '\0';
+        return (long)(p - buf);
+      }
+      if ((size_t)(end - p) < sz + 2) return 0;
+      if (p[sz] != '\r' || p[sz + 1] != '\n') return -1;
+      if (bl + sz >= cap) return -1;
+      memcpy(body + bl, p, sz);
+      bl += sz;
+      p += sz + 2;
+    }
+  }
+  if (clen >= 0) {
+    if ((unsigned long long)clen >= cap) return -1;
+    if ((size_t)(end - p) < (size_t)clen) return 0;
+    memcpy(body, p, (size_t)clen);
+    body[clen] = '\0';
+    out->body_len = (size_t)clen;
+    return (long)(p - buf) + (long)clen;
+  }
+  /* delimited by close */
+  if ((size_t)(end - p) >= cap) return -1;
+  if (!eof) return 0;
+  out->keep_alive = false;
+  memcpy(body, p, (size_t)(end - p));
+  body[end - p] = '\0';
+  out->body_len = (size_t)(end - p);
+  return (long)len;
+}
+
+int lg_top_label(const char *body, size_t len, char *label, size_t cap) {
+  json_error_t e;
+  json_t *root = json_loadb(body, len, 0, &e);
+  if (!root) return -1;
+  json_t *arr = root;
+  if (json_is_array(arr) && json_array_size(arr) > 0 && json_is_array(json_array_get(arr, 0)))
+    arr = json_array_get(arr, 0);
+  int rc = -1;
+  double best = -INFINITY;
+  size_t i;
+  json_t *it;
+  if (json_is_array(arr)) {
+    json_array_foreach(arr, i, it) {
+      json_t *l = json_object_get(it, "label"), *s = json_object_get(it, "score");
+      if (!json_is_string(l) || !json_is_number(s)) continue;
+      double sc = json_number_value(s);
+      if (rc == 0 && !(sc > best)) continue;
+      best = sc;
+      snprintf(label, cap, "%s", json_string_value(l));
+      rc = 0;
+    }
+  }
+  json_decref(root);
+  return rc;
+}
+
+/* ---- summary --------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double nearest_rank(const double *sorted, size_t n, double q) {
+  if (n == 0) return NAN;
+  size_t k = (size_t)ceil(q * (double)n);
+  if (k < 1) k = 1;
+  return sorted[k - 1];
+}
+
+void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_s,
+                  double deadline_s, double late_s, lg_summary *out) {
+  memset(out, 0, sizeof *out);
+  out->scheduled = n;
+  out->duration_s = duration_s;
+  double *lat = malloc((n ? n : 1) * sizeof *lat);
+  size_t nl = 0;
+  for (size_t i = 0; i < n; i++) {
+    const lg_record *x = &r[i];
+    if (x->sent_s < 0) continue; /* never sent */
+    out->sent++;
+    if (x->sent_s - x->scheduled_s > late_s) out->late_sends++;
+    if (x->status == 200) {
+      out->answered++;
+      if (lat) lat[nl++] = x->latency_s;
+      if (deadline_s <= 0 || x->latency_s <= deadline_s) out->within_deadline++;
+      if (x->correct >= 0) {
+        out->labelled++;
+        out->correct += (size_t)x->correct;
+      }
+      if (x->variant >= 0 && x->variant < n_variants && x->variant < LG_MAX_VARIANTS)
+        out->variant_count[x->variant]++;
+    } else if (x->status == 429) {
+      out->rejected++;
+    } else {
+      out->errors++;
+    }
+  }
+  double d = duration_s > 0 ? duration_s : NAN;
+  out->offered_rps = (double)out->sent / d;
+  out->goodput_rps = (double)out->within_deadline / d;
+  out->attainment = out->sent ? (double)out->within_deadline / (double)out->sent : NAN;
+  out->admitted_share =
+      out->sent ? (double)(out->sent - out->rejected) / (double)out->sent : NAN;
+  out->accuracy = out->labelled ? (double)out->correct / (double)out->labelled : NAN;
+  if (lat) qsort(lat, nl, sizeof *lat, cmp_double);
+  out->p50_s = nearest_rank(lat, nl, 0.50);
+  out->p95_s = nearest_rank(lat, nl, 0.95);
+  out->p99_s = nearest_rank(lat, nl, 0.99);
+  free(lat);
+}
