@@ -196,7 +196,8 @@ typedef struct at_artifact_entry {
 at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_t *n);
 
 /* Remove every artifact (and leftover temporary directory) in `dir`; only
- * entries anytime made (64-hex-digit keys, .tmp-*, .trash-*) are touched.
+ * entries anytime made (64-hex-digit keys, .tmp-*, .trash-*, the model hash
+ * memo .hashes) are touched.
  * *removed (may be NULL) counts removed artifacts. Returns AT_OK,
  * AT_ERR_INVALID_ARG, AT_ERR_IO (something could not be removed). */
 at_status at_artifact_cache_clear(const char *dir, size_t *removed);

@@ -31,6 +31,8 @@ static void usage(FILE *f) {
           "  --dir DIR          also look up bare names in DIR (repeatable; ./models always)\n"
           "  --cache-dir DIR    compiled-artifact cache root (default: see `anytime cache`)\n"
           "  --no-cache         do not use the compiled-artifact cache\n"
+          "  --all-variants     load every variant of the family (as a server would), then\n"
+          "                     answer with the chosen one\n"
           "  --json             print one JSON object\n");
 }
 
@@ -110,7 +112,7 @@ int at_cli_run(int argc, char **argv) {
   const char *texts[MAX_TEXTS];
   const char *dirs[MAX_DIRS + 1] = {"models"};
   size_t n_texts = 0, n_dirs = 1;
-  bool json = false, no_cache = false;
+  bool json = false, no_cache = false, all_variants = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--variant") == 0 && i + 1 < argc) variant = argv[++i];
@@ -118,6 +120,7 @@ int at_cli_run(int argc, char **argv) {
     else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) cache_root = argv[++i];
     else if (strcmp(a, "--no-cache") == 0) no_cache = true;
     else if (strcmp(a, "--json") == 0) json = true;
+    else if (strcmp(a, "--all-variants") == 0) all_variants = true;
     else if (a[0] == '-' && a[1] == '-') {
       fprintf(stderr, "anytime run: unknown option '%s'\n\n", a);
       usage(stderr);
@@ -191,8 +194,20 @@ int at_cli_run(int argc, char **argv) {
   ep.n_workers = 1;
   if ((st = at_engine_create(&ep, &eng)) != AT_OK ||
       (st = at_engine_add_variant(eng, d->variants[vi].name, d->variants[vi].path, &sp, NULL)) !=
-          AT_OK ||
-      (st = at_engine_start(eng)) != AT_OK) {
+          AT_OK) {
+    rc = cli_report("run", st);
+    goto out;
+  }
+  for (size_t k = 0; all_variants && k < d->n_variants; k++) {
+    if ((int)k == vi) continue; /* the answering variant is index 0 */
+    sp.artifact_variant = d->variants[k].name;
+    if ((st = at_engine_add_variant(eng, d->variants[k].name, d->variants[k].path, &sp, NULL)) !=
+        AT_OK) {
+      rc = cli_report("run", st);
+      goto out;
+    }
+  }
+  if ((st = at_engine_start(eng)) != AT_OK) {
     rc = cli_report("run", st);
     goto out;
   }

@@ -19,6 +19,13 @@
  *     the loser deletes its copy, and a reader sees either no entry or a
  *     complete one — never a half-written artifact. Published entries are
  *     never modified, only removed whole (renamed to .trash-XXXXXX first).
+ *   Model hash memo: hashing a large model costs tens of milliseconds on
+ *     every start, so <dir>/.hashes/<sha256 of its real path> remembers a
+ *     model's SHA-256 together with its device, inode, size, mtime and ctime
+ *     (nanoseconds) — the stat facts git's index trusts. Any write to the
+ *     file changes its ctime (the kernel sets it; it cannot be set back), so
+ *     a changed model never matches. As in git's "racy" rule, a memo is only
+ *     written for files whose mtime and ctime are over two seconds old.
  *   Verification: every hit re-hashes the artifact and compares size and
  *     SHA-256 with the sidecar; a mismatch, an unreadable sidecar or an
  *     artifact ORT refuses is logged (warn), discarded and rebuilt.
@@ -65,6 +72,13 @@ static int fmt(char *dst, size_t cap, const char *f, ...) {
   int n = vsnprintf(dst, cap, f, ap);
   va_end(ap);
   return n >= 0 && (size_t)n < cap;
+}
+
+/* 64 lower-case hex digits (a SHA-256 in hex) at the start of s. */
+static int is_hex_digest(const char *s) {
+  for (int i = 0; i < 64; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+  return 1;
 }
 
 /* ---- where ------------------------------------------------------------- */
@@ -360,6 +374,66 @@ static int publish(const char *dir, const char *tmp, const char *key, const char
   return 0;
 }
 
+/* ---- model hash memo ------------------------------------------------------ */
+
+static int memo_path(const char *dir, const char *model_path, char *out, size_t cap) {
+  char real[PATH_MAX];
+  if (!realpath(model_path, real)) return -1;
+  uint8_t d[32];
+  char hex[65];
+  at_sha256_once(real, strlen(real), d);
+  at_sha256_hex(d, hex);
+  return fmt(out, cap, "%s/.hashes/%s", dir, hex) ? 0 : -1;
+}
+
+static void stat_line(const struct stat *st, char *buf, size_t cap) {
+  fmt(buf, cap, "%llu %llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st->st_dev,
+      (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+      st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* The model's SHA-256 in hex: from the memo when the file is unchanged,
+ * else hashed (and remembered when the file is not "racy"). */
+static at_status model_sha256(const char *dir, const char *model_path, char hex[65]) {
+  struct stat st;
+  char memo[PATH_CAP], want[256];
+  int have_memo = stat(model_path, &st) == 0 && memo_path(dir, model_path, memo, sizeof memo) == 0;
+  if (have_memo) {
+    stat_line(&st, want, sizeof want);
+    FILE *f = fopen(memo, "r");
+    char line[512];
+    if (f && fgets(line, sizeof line, f)) {
+      size_t n = strlen(want);
+      if (strncmp(line, want, n) == 0 && line[n] == ' ' && is_hex_digest(line + n + 1)) {
+        memcpy(hex, line + n + 1, 64);
+        hex[64] = 0;
+        fclose(f);
+        return AT_OK;
+      }
+    }
+    if (f) fclose(f);
+  }
+  uint8_t d[32];
+  at_status rc = at_sha256_file(model_path, d, NULL);
+  if (rc != AT_OK) return rc;
+  at_sha256_hex(d, hex);
+  struct stat after;
+  time_t now = time(NULL);
+  if (have_memo && stat(model_path, &after) == 0 && after.st_ctim.tv_sec == st.st_ctim.tv_sec &&
+      after.st_ctim.tv_nsec == st.st_ctim.tv_nsec && now - st.st_mtim.tv_sec > 2 &&
+      now - st.st_ctim.tv_sec > 2) {
+    char hdir[PATH_CAP], tmp[PATH_CAP + 16], text[400];
+    fmt(hdir, sizeof hdir, "%s/.hashes", dir);
+    fmt(tmp, sizeof tmp, "%s.%ld.tmp", memo, (long)getpid());
+    fmt(text, sizeof text, "%s %s\n", want, hex);
+    if (mkdirs(hdir) == 0 && write_file_synced(tmp, text, strlen(text)) == 0 &&
+        rename(tmp, memo) == 0)
+      return AT_OK;
+    unlink(tmp);
+  }
+  return AT_OK;
+}
+
 /* ---- the load path ------------------------------------------------------- */
 
 at_status at_artifact_session_create(const char *model_path, const at_session_params *params,
@@ -371,12 +445,10 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
 
   at_artifact_ingredients ing;
   memset(&ing, 0, sizeof ing);
-  uint8_t d[32];
   uint64_t t0 = at_now_ns();
-  if (at_sha256_file(model_path, d, NULL) != AT_OK)
+  if (model_sha256(dir, model_path, ing.model_sha256) != AT_OK)
     return at_session_create(model_path, &p, out); /* gives the proper error */
   uint64_t t_hash = at_now_ns() - t0;
-  at_sha256_hex(d, ing.model_sha256);
   at_version_info vi;
   const char *release = "unknown";
   if (at_runtime_version_info(&vi) == AT_OK && vi.library_release) release = vi.library_release;
@@ -455,10 +527,7 @@ static int entry_newer_first(const void *a, const void *b) {
 }
 
 static int is_key_name(const char *s) {
-  if (strlen(s) != 64) return 0;
-  for (int i = 0; i < 64; i++)
-    if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i])) return 0;
-  return 1;
+  return strlen(s) == 64 && is_hex_digest(s);
 }
 
 at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_t *n) {
@@ -534,7 +603,8 @@ at_status at_artifact_cache_clear(const char *dir, size_t *removed) {
   at_status rc = AT_OK;
   while ((de = readdir(dp))) {
     int key = is_key_name(de->d_name);
-    if (!key && strncmp(de->d_name, ".tmp-", 5) != 0 && strncmp(de->d_name, ".trash-", 7) != 0)
+    if (!key && strncmp(de->d_name, ".tmp-", 5) != 0 && strncmp(de->d_name, ".trash-", 7) != 0 &&
+        strcmp(de->d_name, ".hashes") != 0)
       continue;
     char p[PATH_CAP];
     fmt(p, sizeof p, "%s/%s", dir, de->d_name);

@@ -311,6 +311,34 @@ static void test_each_ingredient_misses(void **state) {
   free(v);
 }
 
+/* The model-hash memo: used for an unchanged file, never for a changed one. */
+static void test_hash_memo(void **state) {
+  (void)state;
+  char dir[512], model[600], cmd[9000], memo_dir[600];
+  cache_dir("memo", dir, sizeof dir);
+  snprintf(memo_dir, sizeof memo_dir, "%s/.hashes", dir);
+  snprintf(model, sizeof model, "%s/memo.onnx", g_tmp);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", test_data("models/tiny_encoder.onnx"), model);
+  assert_int_equal(system(cmd), 0);
+  at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT));
+  struct stat st;
+  assert_int_not_equal(stat(memo_dir, &st), 0); /* too new: "racy", not remembered */
+  sleep(3);
+  at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT));
+  assert_int_equal(stat(memo_dir, &st), 0); /* remembered now */
+  at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT)); /* through the memo */
+  /* rewrite in place with other bytes: ctime moves, the memo no longer applies */
+  snprintf(cmd, sizeof cmd, "cat '%s' > '%s'", test_data("models/fixed_scale.onnx"), model);
+  assert_int_equal(system(cmd), 0);
+  at_session *s = load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT);
+  assert_string_equal(at_session_info(s)->inputs[0].name, "x");
+  at_session_destroy(s);
+  size_t removed = 0;
+  assert_int_equal(at_artifact_cache_clear(dir, &removed), AT_OK);
+  assert_int_equal(removed, 2);
+  assert_int_not_equal(stat(memo_dir, &st), 0);
+}
+
 /* Outputs through the cached artifact equal the plain model's, bit for bit. */
 static void check_identity(const char *model, at_opt_level lvl) {
   char dir[512];
@@ -523,6 +551,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_sha256_vectors),
       cmocka_unit_test(test_key_ingredients),
       cmocka_unit_test(test_each_ingredient_misses),
+      cmocka_unit_test(test_hash_memo),
       cmocka_unit_test(test_output_identity),
       cmocka_unit_test(test_corruption_recovery),
       cmocka_unit_test(test_unusable_dir),
