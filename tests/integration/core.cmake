@@ -8,3 +8,4 @@ target_link_libraries(http_concurrency PRIVATE PkgConfig::JANSSON Threads::Threa
 at_script_test(serve_concurrency tests/integration/serve_concurrency.sh)
 set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
              "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")
+at_script_test(clients tests/integration/clients.sh)

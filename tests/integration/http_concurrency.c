@@ -30,7 +30,7 @@ static int g_port;
 
 typedef struct {
   const char *path;
-  char body[1024];
+  char body[2048];
   json_t *ref;
 } request;
 static request g_req[R];
