@@ -283,8 +283,8 @@ struct at_tok_workspace {
   int32_t *o_i32; size_t o_i32_cap;
   uint32_t (*o_off)[2]; size_t o_off_cap;
   const char **o_str; size_t o_str_cap;
-  char *dec; size_t dec_len, dec_cap;
-  char *dec2; size_t dec2_cap;
+  char *dec, *dec2, *dec3; size_t dec_cap, dec2_cap, dec3_cap;   /* decode lists */
+  size_t *dec_idx, *dec2_idx, *dec3_idx; size_t dec_idx_cap, dec2_idx_cap, dec3_idx_cap;
   size_t *seg; size_t seg_cap;                /* per-item token ranges */
   pcre2_match_data *md;                       /* regex matches (lazily made) */
 };

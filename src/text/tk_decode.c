@@ -3,8 +3,8 @@
  * Sequence) applied the way HF chains them: each decoder maps the list of
  * token strings to a new list, and the final list is concatenated.
  *
- * The token list lives in the workspace as one byte buffer of NUL-separated
- * strings (ws->dec), rewritten into ws->dec2 by each decoder. */
+ * A token list is one byte buffer plus the start offset of each string
+ * (tokens may contain NUL bytes: byte-level "Ā" decodes to 0x00). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,26 +15,35 @@ typedef struct tlist {
   char *buf;
   size_t len, cap;
   size_t n;
+  size_t *idx;
+  size_t idx_cap;
 } tlist;
 
+static inline const char *tl_get(const tlist *l, size_t i, size_t *n) {
+  size_t e = i + 1 < l->n ? l->idx[i + 1] : l->len;
+  *n = e - l->idx[i];
+  return l->buf + l->idx[i];
+}
 static at_status tl_add(tlist *l, const char *s, size_t n) {
   at_status st = TK_RESERVE(l->buf, l->cap, l->len + n + 1);
+  if (st == AT_OK) st = TK_RESERVE(l->idx, l->idx_cap, l->n + 1);
   if (st != AT_OK) return st;
-  memcpy(l->buf + l->len, s, n);
-  l->buf[l->len + n] = '\0';
-  l->len += n + 1;
-  l->n++;
+  if (n) memcpy(l->buf + l->len, s, n);
+  l->idx[l->n++] = l->len;
+  l->len += n;
+  l->buf[l->len] = '\0';
   return AT_OK;
 }
 /* Append to the last string of the list (which must be the one being built). */
 static at_status tl_cat(tlist *l, const char *s, size_t n) {
   at_status st = TK_RESERVE(l->buf, l->cap, l->len + n + 1);
   if (st != AT_OK) return st;
-  memcpy(l->buf + l->len - 1, s, n);
+  if (n) memcpy(l->buf + l->len, s, n);
   l->len += n;
-  l->buf[l->len - 1] = '\0';
+  l->buf[l->len] = '\0';
   return AT_OK;
 }
+static void tl_clear(tlist *l) { l->len = 0; l->n = 0; }
 
 static const char *find_bytes(const char *h, size_t hn, const char *nd, size_t nn) {
   if (!nn || nn > hn) return NULL;
@@ -69,20 +78,17 @@ static const struct { const char *a, *b; } k_cleanup[] = {
 
 static at_status cleanup(tlist *out, tlist *tmp) {
   /* applied to the last string of `out`, one replacement after the other */
-  char *last = out->buf + out->len - 1;
-  while (last > out->buf && last[-1]) last--;
   for (size_t r = 0; r < sizeof k_cleanup / sizeof k_cleanup[0]; r++) {
-    size_t start = (size_t)(last - out->buf), n = out->len - 1 - start;
-    tmp->len = 0;
-    tmp->n = 0;
+    size_t start = out->idx[out->n - 1], n = out->len - start;
+    if (!find_bytes(out->buf + start, n, k_cleanup[r].a, strlen(k_cleanup[r].a))) continue;
+    tl_clear(tmp);
     at_status st = tl_add(tmp, "", 0);
     if (st == AT_OK) st = replace_all(tmp, out->buf + start, n, k_cleanup[r].a, strlen(k_cleanup[r].a),
                                       k_cleanup[r].b, strlen(k_cleanup[r].b));
     if (st != AT_OK) return st;
     out->len = start;
     out->n--;
-    if ((st = tl_add(out, tmp->buf, tmp->len - 1)) != AT_OK) return st;
-    last = out->buf + start;
+    if ((st = tl_add(out, tmp->buf, tmp->len)) != AT_OK) return st;
   }
   return AT_OK;
 }
@@ -119,8 +125,7 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp);
 
 static at_status apply_seq(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
   for (size_t i = 0; i < d->n_items; i++) {
-    out->len = 0;
-    out->n = 0;
+    tl_clear(out);
     at_status st = apply(&d->items[i], in, out, tmp);
     if (st != AT_OK) return st;
     tlist x = *in; *in = *out; *out = x;
@@ -132,13 +137,14 @@ static at_status apply_seq(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
 
 static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
   at_status st = AT_OK;
-  const char *p = in->buf;
+  const char *p;
+  size_t n;
   switch (d->kind) {
     case TK_D_SEQ:
       return apply_seq(d, in, out, tmp);
     case TK_D_WORDPIECE:
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         if ((st = tl_add(out, "", 0)) != AT_OK) return st;
         if (i != 0) {
           if (n >= d->prefix_len && memcmp(p, d->prefix, d->prefix_len) == 0) {
@@ -153,7 +159,6 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
         }
         if (st == AT_OK && d->cleanup) st = cleanup(out, tmp);
         if (st != AT_OK) return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_BYTELEVEL: {
@@ -162,7 +167,7 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
       tmp->n = 0;
       if ((st = tl_add(tmp, "", 0)) != AT_OK) return st;
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         bool all = true;
         uint32_t l;
         for (size_t j = 0; j < n && all; j += l) all = tk_cp_to_byte(tk_utf8_dec((const uint8_t *)p + j, &l)) >= 0;
@@ -174,14 +179,13 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
         } else if ((st = tl_cat(tmp, p, n)) != AT_OK) {
           return st;
         }
-        p += n + 1;
       }
       if ((st = tl_add(out, "", 0)) != AT_OK) return st;
-      return lossy(out, (const uint8_t *)tmp->buf, tmp->len - 1);
+      return lossy(out, (const uint8_t *)tmp->buf, tmp->len);
     }
     case TK_D_METASPACE:
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         if ((st = tl_add(out, "", 0)) != AT_OK) return st;
         uint32_t l;
         for (size_t j = 0; j < n && st == AT_OK; j += l) {
@@ -194,39 +198,36 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
           }
         }
         if (st != AT_OK) return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_BPE:
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         if ((st = tl_add(out, "", 0)) != AT_OK) return st;
         st = replace_all(out, p, n, d->prefix, d->prefix_len, i + 1 == in->n ? "" : " ",
                          i + 1 == in->n ? 0 : 1);
         if (st != AT_OK) return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_REPLACE:
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         if ((st = tl_add(out, "", 0)) != AT_OK) return st;
         if ((st = replace_all(out, p, n, d->pattern, d->pattern_len, d->content, d->content_len)) != AT_OK)
           return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_FUSE:
       if ((st = tl_add(out, "", 0)) != AT_OK) return st;
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         if ((st = tl_cat(out, p, n)) != AT_OK) return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_STRIP:
       for (size_t i = 0; i < in->n; i++) {
-        size_t n = strlen(p), a = 0, b = n;
+        p = tl_get(in, i, &n);
+        size_t a = 0, b = n;
         uint32_t l;
         for (int k = 0; k < d->strip_left && a < b; k++) {
           if (tk_utf8_dec((const uint8_t *)p + a, &l) != d->strip_char) break;
@@ -239,30 +240,28 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
           b = j;
         }
         if ((st = tl_add(out, p + a, b - a)) != AT_OK) return st;
-        p += n + 1;
       }
       return AT_OK;
     case TK_D_BYTEFALLBACK: {
-      /* runs of <0xNN> tokens become bytes, decoded lossily per run */
+      /* runs of <0xNN> tokens become bytes; an invalid run gives one U+FFFD
+       * per token, as HF does */
       size_t i = 0;
       while (i < in->n) {
-        size_t n = strlen(p);
+        p = tl_get(in, i, &n);
         unsigned v;
         if (n == 6 && sscanf(p, "<0x%2X>", &v) == 1) {
-          tmp->len = 0;
-          tmp->n = 0;
+          tl_clear(tmp);
           if ((st = tl_add(tmp, "", 0)) != AT_OK) return st;
           size_t runs = 0;
           while (i < in->n) {
-            n = strlen(p);
+            p = tl_get(in, i, &n);
             if (!(n == 6 && sscanf(p, "<0x%2X>", &v) == 1)) break;
-            char b = (char)v;
-            if ((st = tl_cat(tmp, &b, 1)) != AT_OK) return st;
-            p += n + 1;
+            char bb = (char)v;
+            if ((st = tl_cat(tmp, &bb, 1)) != AT_OK) return st;
             i++;
             runs++;
           }
-          size_t blen = tmp->len - 1;
+          size_t blen = tmp->len;
           if (tk_utf8_valid_prefix((const uint8_t *)tmp->buf, blen) == blen) {
             if ((st = tl_add(out, tmp->buf, blen)) != AT_OK) return st;
           } else {
@@ -272,7 +271,6 @@ static at_status apply(const tk_dec *d, tlist *in, tlist *out, tlist *tmp) {
           continue;
         }
         if ((st = tl_add(out, p, n)) != AT_OK) return st;
-        p += n + 1;
         i++;
       }
       return AT_OK;
@@ -286,7 +284,9 @@ at_status at_tokenizer_decode(const at_tokenizer *t, at_tok_workspace *ws, const
                               size_t *len_out) {
   if (!t || !ws || !text_out || (n && !ids))
     return at_fail(AT_ERR_INVALID_ARG, "at_tokenizer_decode: NULL argument");
-  tlist a = {ws->dec, 0, ws->dec_cap, 0}, b = {ws->dec2, 0, ws->dec2_cap, 0}, c = {NULL, 0, 0, 0};
+  tlist a = {ws->dec, 0, ws->dec_cap, 0, ws->dec_idx, ws->dec_idx_cap};
+  tlist b = {ws->dec2, 0, ws->dec2_cap, 0, ws->dec2_idx, ws->dec2_idx_cap};
+  tlist c = {ws->dec3, 0, ws->dec3_cap, 0, ws->dec3_idx, ws->dec3_idx_cap};
   at_status st = AT_OK;
   for (size_t i = 0; i < n && st == AT_OK; i++) {
     if (ids[i] < 0 || (size_t)ids[i] >= t->n_ids || !t->id_str[ids[i]]) {
@@ -301,33 +301,30 @@ at_status at_tokenizer_decode(const at_tokenizer *t, at_tok_workspace *ws, const
       st = apply(t->dec, &a, &b, &c);
     } else { /* no decoder: tokens joined by spaces */
       if ((st = tl_add(&b, "", 0)) == AT_OK) {
-        const char *p = a.buf;
         for (size_t i = 0; i < a.n && st == AT_OK; i++) {
-          size_t l = strlen(p);
+          size_t l;
+          const char *p = tl_get(&a, i, &l);
           if (i) st = tl_cat(&b, " ", 1);
           if (st == AT_OK) st = tl_cat(&b, p, l);
-          p += l + 1;
         }
       }
     }
   }
   /* join the final list */
   if (st == AT_OK) {
-    a.len = 0;
-    a.n = 0;
+    tl_clear(&a);
     st = tl_add(&a, "", 0);
-    const char *p = b.buf;
     for (size_t i = 0; i < b.n && st == AT_OK; i++) {
-      size_t l = strlen(p);
+      size_t l;
+      const char *p = tl_get(&b, i, &l);
       st = tl_cat(&a, p, l);
-      p += l + 1;
     }
   }
-  free(c.buf);
-  ws->dec = a.buf; ws->dec_cap = a.cap;
-  ws->dec2 = b.buf; ws->dec2_cap = b.cap;
+  ws->dec = a.buf; ws->dec_cap = a.cap; ws->dec_idx = a.idx; ws->dec_idx_cap = a.idx_cap;
+  ws->dec2 = b.buf; ws->dec2_cap = b.cap; ws->dec2_idx = b.idx; ws->dec2_idx_cap = b.idx_cap;
+  ws->dec3 = c.buf; ws->dec3_cap = c.cap; ws->dec3_idx = c.idx; ws->dec3_idx_cap = c.idx_cap;
   if (st != AT_OK) return st;
   *text_out = ws->dec;
-  if (len_out) *len_out = a.len - 1;
+  if (len_out) *len_out = a.len;
   return AT_OK;
 }

@@ -15,6 +15,25 @@
 
 #include "text/tk.h"
 
+/* Where the pinned HF tokenizers' Unicode tables differ from utf8proc's
+ * (generated from both libraries by tests/parity/unicode/gen_compat.sh). */
+#ifndef TK_NO_COMPAT
+#include "text/tk_compat.h"
+static bool in_ranges(const tk_range *r, size_t n, uint32_t c) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c < r[mid].lo) hi = mid;
+    else if (c > r[mid].hi) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+#define FLIP(tab, c) in_ranges(tab, sizeof tab / sizeof tab[0], (c))
+#else
+#define FLIP(tab, c) ((void)(c), false)
+#endif
+
 size_t tk_utf8_valid_prefix(const uint8_t *s, size_t n) {
   size_t i = 0;
   while (i < n) {
@@ -50,9 +69,10 @@ static inline int cat(uint32_t c) { return (int)utf8proc_category((utf8proc_int3
 bool tk_is_bert_control(uint32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
   if (c < 0x80) return c < 0x20 || c == 0x7F;
+  /* Cc, Cf, Co, Cs; not Cn: HF's table has no unassigned code points */
   int k = cat(c);
-  return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CN ||
-         k == UTF8PROC_CATEGORY_CO || k == UTF8PROC_CATEGORY_CS;
+  return (k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO ||
+          k == UTF8PROC_CATEGORY_CS) != FLIP(k_flip_ctrl, c);
 }
 
 bool tk_is_punct(uint32_t c) {
@@ -60,7 +80,7 @@ bool tk_is_punct(uint32_t c) {
     return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
            (c >= 123 && c <= 126);
   int k = cat(c);
-  return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+  return (k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO) != FLIP(k_flip_punct, c);
 }
 
 bool tk_is_cjk(uint32_t c) {
@@ -70,7 +90,9 @@ bool tk_is_cjk(uint32_t c) {
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-bool tk_is_mn(uint32_t c) { return c >= 0x300 && cat(c) == UTF8PROC_CATEGORY_MN; }
+bool tk_is_mn(uint32_t c) {
+  return c >= 0x300 && (cat(c) == UTF8PROC_CATEGORY_MN) != FLIP(k_flip_mn, c);
+}
 bool tk_is_mark(uint32_t c) {
   if (c < 0x300) return false;
   int k = cat(c);
@@ -79,25 +101,34 @@ bool tk_is_mark(uint32_t c) {
 bool tk_is_letter(uint32_t c) {
   if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
   int k = cat(c);
-  return k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO;
+  return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO) != FLIP(k_flip_letter, c);
 }
 bool tk_is_number(uint32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
   int k = cat(c);
-  return k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO;
+  return (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO) != FLIP(k_flip_number, c);
 }
 bool tk_is_alnum(uint32_t c) { return tk_is_letter(c) || tk_is_number(c); }
 bool tk_is_word(uint32_t c) {
   if (c < 0x80)
     return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') || c == '_';
   int k = cat(c);
-  return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME) || k == UTF8PROC_CATEGORY_ND ||
-         k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_PC;
+  return ((k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME) || k == UTF8PROC_CATEGORY_ND ||
+          k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_PC) != FLIP(k_flip_word, c);
 }
 
 int tk_lower(uint32_t c, uint32_t out[3]) {
   if (c < 0x80) { out[0] = (c >= 'A' && c <= 'Z') ? c + 32 : c; return 1; }
   if (c == 0x130) { out[0] = 'i'; out[1] = 0x307; return 2; } /* the one full mapping */
+#ifndef TK_NO_COMPAT
+  size_t lo = 0, hi = sizeof k_lower_fix / sizeof k_lower_fix[0];
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c < k_lower_fix[mid].cp) hi = mid;
+    else if (c > k_lower_fix[mid].cp) lo = mid + 1;
+    else { out[0] = k_lower_fix[mid].lower; return 1; }
+  }
+#endif
   out[0] = (uint32_t)utf8proc_tolower((utf8proc_int32_t)c);
   return 1;
 }
@@ -106,6 +137,7 @@ int tk_decompose(uint32_t c, bool compat, uint32_t out[32]) {
   if (c < 0xC0) {
     if (!compat || c < 0xA0) { out[0] = c; return 1; }
   }
+  if (FLIP(k_flip_nodecomp, c)) { out[0] = c; return 1; }
   int last = 0;
   utf8proc_int32_t buf[32];
   utf8proc_ssize_t n = utf8proc_decompose_char(
@@ -128,7 +160,8 @@ uint32_t tk_compose(uint32_t a, uint32_t b) {
   if (a >= 0xAC00 && a < 0xD7A4 && (a - 0xAC00) % 28 == 0 && b > 0x11A7 && b < 0x11C3)
     return a + (b - 0x11A7);
   utf8proc_int32_t buf[2] = {(utf8proc_int32_t)a, (utf8proc_int32_t)b};
-  if (utf8proc_normalize_utf32(buf, 2, (utf8proc_option_t)(UTF8PROC_COMPOSE | UTF8PROC_STABLE)) == 1)
+  if (utf8proc_normalize_utf32(buf, 2, (utf8proc_option_t)(UTF8PROC_COMPOSE | UTF8PROC_STABLE)) == 1 &&
+      !FLIP(k_flip_nodecomp, (uint32_t)buf[0]))
     return (uint32_t)buf[0];
   return 0;
 }

@@ -40,7 +40,8 @@ void at_tok_workspace_destroy(at_tok_workspace *ws) {
   if (!ws) return;
   free(ws->nb); free(ws->al); free(ws->sp); free(ws->sp2); free(ws->tk);
   free(ws->sym); free(ws->heap); free(ws->u32); free(ws->cmap); free(ws->m);
-  free(ws->o_i32); free(ws->o_off); free(ws->o_str); free(ws->dec); free(ws->dec2);
+  free(ws->o_i32); free(ws->o_off); free(ws->o_str); free(ws->dec); free(ws->dec2); free(ws->dec3);
+  free(ws->dec_idx); free(ws->dec2_idx); free(ws->dec3_idx);
   free(ws->seg);
   if (ws->md) pcre2_match_data_free(ws->md);
   free(ws);
