@@ -30,6 +30,7 @@ int at_cli_run(int argc, char **argv);
 int at_cli_cache(int argc, char **argv);
 int at_cli_loadgen(int argc, char **argv);
 int at_cli_tokenize(int argc, char **argv);
+int at_cli_eval(int argc, char **argv);
 int at_cli_serve(int argc, char **argv);
 int at_cli_profile(int argc, char **argv);
 

@@ -20,6 +20,7 @@ static const command k_commands[] = {
     {"cache", at_cli_cache, "show, list or clear the compiled-artifact cache"},
     {"loadgen", at_cli_loadgen, "open-loop Poisson load against /predict, scored summary"},
     {"tokenize", at_cli_tokenize, "tokenize texts with a tokenizer.json or vocab.txt: ids, tokens, offsets"},
+    {"eval", at_cli_eval, "accuracy and confusion matrix of a classifier on a labelled CSV (engine path)"},
     {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
     {"profile", at_cli_profile, "measure a model family through the serving path; write configs/serving.yaml"},
 };
