@@ -462,6 +462,7 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   /* tokens of every item: ws->tk holds raw tokens, then the final lists are
    * assembled behind them; seg[2i], seg[2i+1] delimit item i's final list. */
   if ((st = TK_RESERVE(ws->seg, ws->seg_cap, 2 * n + 2)) != AT_OK) return st;
+  if ((st = TK_RESERVE(ws->tk, ws->tk_cap, 16)) != AT_OK) return st; /* never NULL below */
   ws->tk_n = 0;
   size_t longest = 0;
   for (size_t i = 0; i < n; i++) {
