@@ -33,5 +33,6 @@ int at_cli_tokenize(int argc, char **argv);
 int at_cli_eval(int argc, char **argv);
 int at_cli_serve(int argc, char **argv);
 int at_cli_profile(int argc, char **argv);
+int at_cli_sweep(int argc, char **argv);
 
 #endif /* ANYTIME_CLI_H */

@@ -23,6 +23,7 @@ static const command k_commands[] = {
     {"eval", at_cli_eval, "accuracy and confusion matrix of a classifier on a labelled CSV (engine path)"},
     {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
     {"profile", at_cli_profile, "measure a model family through the serving path; write configs/serving.yaml"},
+    {"sweep", at_cli_sweep, "load sweep of both planner policies; CSV, summary and plot"},
 };
 
 static void usage(FILE *f) {

@@ -381,6 +381,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   bool stopping = s->stopping;
   if (!stopping) s->inflight++;
   pthread_mutex_unlock(&s->lock);
+  r->inflight_counted = !stopping;
   if (stopping) {
     at_planner_finished(m->planner, st->slot, 1, 0);
     res = serve_error(r, 503, "server is shutting down");

@@ -74,6 +74,7 @@ typedef struct req_ctx {
   size_t body_len, body_cap;
   bool too_large;
   bool suspended;
+  bool inflight_counted;     /* counted in srv->inflight until answered or closed */
   char route[48];            /* for metrics, e.g. "/embed" */
   /* The prepared answer (built on resume for async routes). */
   int status;

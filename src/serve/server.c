@@ -55,7 +55,11 @@ static void add_ms_header(struct MHD_Response *resp, const char *name, uint64_t 
   MHD_add_response_header(resp, name, v);
 }
 
-static void finish_inflight(at_server *s) {
+
+static void finish_inflight(req_ctx *r) {
+  at_server *s = r->srv;
+  if (!r->inflight_counted) return;
+  r->inflight_counted = false;
   pthread_mutex_lock(&s->lock);
   if (--s->inflight == 0) pthread_cond_broadcast(&s->idle);
   pthread_mutex_unlock(&s->lock);
@@ -240,7 +244,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       r->finish(r);
     enum MHD_Result res = serve_reply(r, r->status, r->content_type, r->resp, r->resp_len);
     r->resp = NULL; /* owned by MHD now */
-    finish_inflight(s);
+    finish_inflight(r);
     return res;
   }
   if (*upload_size) {
@@ -282,6 +286,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   (void)cls, (void)c, (void)code;
   req_ctx *r = *con_cls;
   if (!r) return;
+  /* A client that went away while its request was suspended: MHD may close
+   * the connection after resume without calling on_request again. */
+  finish_inflight(r);
   if (r->free_state) r->free_state(r->route_state);
   free(r->job); /* one block with its items */
   free(r->resp);

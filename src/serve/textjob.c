@@ -151,6 +151,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   }
   s->inflight++;
   pthread_mutex_unlock(&s->lock);
+  r->inflight_counted = true;
 
   r->finish = finish;
   r->suspended = true;

@@ -11,6 +11,7 @@ start_server() { # config [extra args...]
   "$ANYTIME_BIN" serve --config "$cfg" --port 0 --port-file "$SERVE_TMP/port" "$@" \
       >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
+  trap 'kill -9 "$SERVER_PID" 2>/dev/null; rm -rf "$SERVE_TMP"' EXIT  # never leave a server behind
   for _ in $(seq 1 600); do
     [ -s "$SERVE_TMP/port" ] && break
     kill -0 "$SERVER_PID" 2>/dev/null || fail "server exited during start-up"
@@ -23,8 +24,11 @@ start_server() { # config [extra args...]
 
 stop_server() {
   kill -TERM "$SERVER_PID"
-  local rc=0
+  local rc=0 waited=0
+  while kill -0 "$SERVER_PID" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -0 "$SERVER_PID" 2>/dev/null && fail "server still running 30 s after SIGTERM (drain hangs)"
   wait "$SERVER_PID" || rc=$?
+  trap - EXIT
   [ $rc -eq 0 ] || fail "server exited $rc after SIGTERM (expected 0)"
   if grep -E "ERROR: (Address|Undefined|Leak)Sanitizer|runtime error:" "$SERVER_LOG" >/dev/null; then
     fail "sanitizer report in the server log"

@@ -1,0 +1,322 @@
+/* src/cli/cmd_sweep.c — `anytime sweep`: the load sweep that shows what the
+ * planner buys. For each repeat and each policy (accurate-only, adaptive) it
+ * starts `anytime serve` on the profiled configuration, drives it with
+ * `anytime loadgen` (open-loop Poisson, held-out texts) at each load
+ * ρ × capacity, and records one CSV row per (repeat, policy, ρ). Capacity is
+ * c·μ as the planner's queueing model defines it: c workers at the most
+ * accurate variant's profiled batch-1 service rate (or --capacity).
+ * Then it writes results/load_sweep.csv, a markdown summary (medians across
+ * repeats with their range) and docs/img/load_sweep.png with gnuplot. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "anytime/server.h"
+#include "cli/cli.h"
+
+#define MAX_RHO 16
+#define MAX_REP 10
+
+static char g_self[PATH_MAX];
+
+static pid_t start_server(const char *cfg, const char *policy, const char *portfile,
+                          const char *log, const char *deadline, int *port) {
+  unlink(portfile);
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE *f = freopen(log, "w", stderr);
+    (void)f;
+    execl(g_self, g_self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
+          "--port-file", portfile, "--deadline-ms", deadline, (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 1200; i++) { /* up to 60 s: start-up may time variants */
+    FILE *pf = fopen(portfile, "r");
+    if (pf) {
+      int ok = fscanf(pf, "%d", port) == 1;
+      fclose(pf);
+      if (ok && *port > 0) return pid;
+    }
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid) return -1;
+    usleep(50000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  return -1;
+}
+
+static int stop_server(pid_t pid) {
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Run loadgen and parse its JSON summary. */
+static json_t *loadgen(int port, double rate, double duration, double deadline_ms, int seed,
+                       const char *data) {
+  char cmd[PATH_MAX * 2 + 512];
+  snprintf(cmd, sizeof cmd,
+           "'%s' loadgen --url http://127.0.0.1:%d/predict --rate %.3f --duration %.3f "
+           "--deadline-ms %.3f --seed %d --drain-s 5 --json%s%s%s",
+           g_self, port, rate, duration, deadline_ms, seed, data ? " --data '" : "",
+           data ? data : "", data ? "'" : "");
+  FILE *p = popen(cmd, "r");
+  if (!p) return NULL;
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = '\0';
+  int rc = pclose(p);
+  if (rc != 0) {
+    fprintf(stderr, "sweep: loadgen failed (%d): %s\n", rc, buf);
+    return NULL;
+  }
+  return json_loads(buf, 0, NULL);
+}
+
+static double num(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double med(const double *v, int n) {
+  double t[MAX_REP];
+  memcpy(t, v, sizeof(double) * (size_t)n);
+  qsort(t, (size_t)n, sizeof *t, cmp_d);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+static void minmax(const double *v, int n, double *lo, double *hi) {
+  *lo = *hi = v[0];
+  for (int i = 1; i < n; i++) *lo = v[i] < *lo ? v[i] : *lo, *hi = v[i] > *hi ? v[i] : *hi;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: anytime sweep [--config FILE] [--rhos 0.4,0.6,0.8,0.95,1.3] [--repeats N]\n"
+          "                     [--duration S] [--deadline-ms MS] [--capacity RPS]\n"
+          "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
+          "                     [--plot FILE.png] [--seed N]\n\n"
+          "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
+          "repeat and policy (accurate-only, adaptive) and drives it with open-loop Poisson\n"
+          "load (`anytime loadgen`, held-out texts) at each rho x capacity for --duration\n"
+          "seconds (default 8). Capacity is c/s(1): workers over the most accurate\n"
+          "variant's profiled batch-1 service time, unless --capacity is given. --repeats (default 3) repeats the\n"
+          "whole sweep. Writes results/load_sweep.csv, results/load_sweep.md (medians\n"
+          "and ranges) and docs/img/load_sweep.png (gnuplot).\n");
+}
+
+int at_cli_sweep(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
+  const char *cfg_path = "configs/serving.yaml", *out_csv = "results/load_sweep.csv";
+  const char *out_md = "results/load_sweep.md", *plot = "docs/img/load_sweep.png", *data = NULL;
+  double rhos[MAX_RHO] = {0.4, 0.6, 0.8, 0.95, 1.3}, duration = 8, deadline = -1, capacity = -1;
+  int n_rho = 5, repeats = 3, seed = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return fprintf(stderr, "anytime sweep: %s needs a value\n", a), AT_EXIT_USAGE;
+    if (!strcmp(a, "--config")) cfg_path = v;
+    else if (!strcmp(a, "--out-csv")) out_csv = v;
+    else if (!strcmp(a, "--out-md")) out_md = v;
+    else if (!strcmp(a, "--plot")) plot = v;
+    else if (!strcmp(a, "--data")) data = v;
+    else if (!strcmp(a, "--repeats")) repeats = atoi(v);
+    else if (!strcmp(a, "--seed")) seed = atoi(v);
+    else if (!strcmp(a, "--duration")) duration = atof(v);
+    else if (!strcmp(a, "--deadline-ms")) deadline = atof(v);
+    else if (!strcmp(a, "--capacity")) capacity = atof(v);
+    else if (!strcmp(a, "--rhos")) {
+      n_rho = 0;
+      for (const char *p = v; p && *p && n_rho < MAX_RHO; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        rhos[n_rho++] = atof(p);
+    } else {
+      fprintf(stderr, "anytime sweep: unknown option '%s'\n\n", a);
+      usage(stderr);
+      return AT_EXIT_USAGE;
+    }
+    i++;
+  }
+  if (repeats < 1 || repeats > MAX_REP || !(duration >= 1) || n_rho < 1) {
+    fprintf(stderr, "anytime sweep: need 1 <= --repeats <= %d, --duration >= 1 and at least one rho\n", MAX_REP);
+    return AT_EXIT_USAGE;
+  }
+  ssize_t sl = readlink("/proc/self/exe", g_self, sizeof g_self - 1);
+  if (sl <= 0) return fprintf(stderr, "anytime sweep: cannot find my own executable\n"), AT_EXIT_FAIL;
+  g_self[sl] = '\0';
+  at_server_config cfg = at_server_config_default();
+  at_status st = at_server_config_load(cfg_path, &cfg);
+  if (st != AT_OK) return cli_report("sweep", st);
+  if (deadline <= 0) deadline = cfg.deadline_ms;
+  int mi = -1;
+  for (int m = 0; m < cfg.n_models && mi < 0; m++)
+    if (!strcmp(cfg.models[m].task, "classify")) mi = m;
+  if (mi < 0) return fprintf(stderr, "anytime sweep: %s has no classify model\n", cfg_path), AT_EXIT_FAIL;
+  at_server_model_config *mc = &cfg.models[mi];
+  double acc_cost = 0, best = -1;
+  for (int v = 0; v < mc->n_variants; v++)
+    if (mc->variants[v].accuracy > best) best = mc->variants[v].accuracy, acc_cost = mc->variants[v].cost > 0 ? mc->variants[v].cost : 1;
+  char tmpdir[] = "/tmp/anytime-sweep-XXXXXX";
+  if (!mkdtemp(tmpdir)) return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), AT_EXIT_FAIL;
+  char portfile[PATH_MAX], logf[PATH_MAX], dls[32];
+  snprintf(portfile, sizeof portfile, "%s/port", tmpdir);
+  snprintf(logf, sizeof logf, "%s/server.log", tmpdir);
+  snprintf(dls, sizeof dls, "%g", deadline);
+  signal(SIGPIPE, SIG_IGN);
+
+  if (capacity <= 0) {
+    /* The queueing definition the planner itself uses (REFERENCE.md): c
+     * workers at the most accurate variant's measured batch-1 rate, from the
+     * profile in the configuration. */
+    double s1 = 0;
+    for (int v = 0; v < mc->n_variants; v++)
+      if (mc->variants[v].accuracy >= best && mc->variants[v].n_points > 0 &&
+          mc->variants[v].batch[0] == 1)
+        s1 = mc->variants[v].service_s[0];
+    if (!(s1 > 0))
+      return fprintf(stderr, "anytime sweep: %s has no batch-1 service time for the most accurate "
+                             "variant; run `anytime profile` or pass --capacity\n", cfg_path), AT_EXIT_FAIL;
+    capacity = cfg.workers / s1;
+    fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms = %.0f req/s (most accurate variant)\n",
+            cfg.workers, s1 * 1e3, capacity);
+  }
+  mkdir("results", 0755);
+  FILE *csv = fopen(out_csv, "w");
+  if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
+  fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
+               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix\n");
+  static const char *policies[2] = {"accurate-only", "adaptive"};
+  double good[2][MAX_RHO][MAX_REP], att[2][MAX_RHO][MAX_REP], p95[2][MAX_RHO][MAX_REP];
+  double accy[2][MAX_RHO][MAX_REP], costr[2][MAX_RHO][MAX_REP], topshare[2][MAX_RHO][MAX_REP];
+  int failures = 0;
+  for (int r = 0; r < repeats; r++)
+    for (int pi = 0; pi < 2; pi++) {
+      int port;
+      pid_t pid = start_server(cfg_path, policies[pi], portfile, logf, dls, &port);
+      if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
+      for (int k = 0; k < n_rho; k++) {
+        double rate = rhos[k] * capacity;
+        fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
+                policies[pi], rhos[k], rate);
+        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data);
+        if (!j) {
+          failures++;
+          fprintf(stderr, " failed\n");
+          continue;
+        }
+        json_t *lat = json_object_get(j, "latency_s"), *mix = json_object_get(j, "variants");
+        double answered = num(j, "answered");
+        double cost = 0, top = 0;
+        char mixs[512] = "";
+        const char *vn;
+        json_t *vc;
+        json_object_foreach(mix, vn, vc) {
+          double n = json_number_value(vc), c = 1;
+          for (int v = 0; v < mc->n_variants; v++)
+            if (!strcmp(mc->variants[v].name, vn)) {
+              c = mc->variants[v].cost > 0 ? mc->variants[v].cost : 1;
+              if (mc->variants[v].accuracy >= best) top += n;
+            }
+          cost += n * c;
+          size_t o = strlen(mixs);
+          snprintf(mixs + o, sizeof mixs - o, "%s%s=%.0f", o ? ";" : "", vn, n);
+        }
+        double cost_rel = answered > 0 ? cost / (answered * acc_cost) : NAN;
+        good[pi][k][r] = num(j, "goodput_rps");
+        att[pi][k][r] = num(j, "attainment");
+        p95[pi][k][r] = num(lat, "p95") * 1e3;
+        accy[pi][k][r] = num(j, "accuracy");
+        costr[pi][k][r] = cost_rel;
+        topshare[pi][k][r] = answered > 0 ? top / answered : NAN;
+        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s\n",
+                r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
+                num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
+                accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
+                cost_rel, mixs);
+        fflush(csv);
+        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s\n", good[pi][k][r],
+                att[pi][k][r], p95[pi][k][r], mixs);
+        json_decref(j);
+      }
+      int rc = stop_server(pid);
+      if (rc != 0) fprintf(stderr, "sweep: WARNING: server exited %d after SIGTERM\n", rc), failures++;
+    }
+  fclose(csv);
+
+  /* Summary: medians across repeats with ranges. */
+  FILE *md = fopen(out_md, "w");
+  FILE *dat = NULL;
+  char datf[PATH_MAX];
+  snprintf(datf, sizeof datf, "%s/summary.dat", tmpdir);
+  dat = fopen(datf, "w");
+  if (md) {
+    fprintf(md, "Capacity c/s(1) of the most accurate variant: %.0f req/s; deadline %g ms; "
+                "%d repeats of %g s per point.\n\n", capacity, deadline, repeats, duration);
+    fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
+                "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
+  }
+  for (int k = 0; k < n_rho; k++) {
+    if (dat) fprintf(dat, "%.2f", rhos[k]);
+    for (int pi = 0; pi < 2; pi++) {
+      double lo, hi, alo, ahi;
+      minmax(good[pi][k], repeats, &lo, &hi);
+      minmax(att[pi][k], repeats, &alo, &ahi);
+      double g = med(good[pi][k], repeats), a = med(att[pi][k], repeats);
+      double ts = med(topshare[pi][k], repeats);
+      if (md)
+        fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.3f (%.3f–%.3f) | %.2f | %.4f | %.2f | %.3f |\n",
+                rhos[k], policies[pi], g, lo, hi, a, alo, ahi, med(p95[pi][k], repeats),
+                med(accy[pi][k], repeats), med(costr[pi][k], repeats), ts);
+      if (dat) fprintf(dat, " %.3f %.3f %.3f %.4f %.4f %.4f %.4f", g, lo, hi, a, alo, ahi, ts);
+    }
+    if (dat) fprintf(dat, "\n");
+  }
+  if (md) {
+    fprintf(md, "\n");
+    for (int k = 0; k < n_rho; k++) {
+      double g0 = med(good[0][k], repeats), g1 = med(good[1][k], repeats);
+      fprintf(md, "ρ = %.2f: adaptive/accurate-only goodput = %.2fx\n\n", rhos[k], g0 > 0 ? g1 / g0 : INFINITY);
+    }
+    fclose(md);
+  }
+  if (dat) fclose(dat);
+  /* Plot with gnuplot: goodput, attainment, most-accurate share vs rho. */
+  char gp[PATH_MAX];
+  snprintf(gp, sizeof gp, "%s/plot.gp", tmpdir);
+  FILE *g = fopen(gp, "w");
+  if (g) {
+    fprintf(g,
+            "set terminal pngcairo size 1500,450 font 'sans,10'\nset output '%s'\n"
+            "set multiplot layout 1,3 title 'anytime load sweep: %d repeats, deadline %g ms, "
+            "capacity %.0f req/s (median, bars = range)'\nset xlabel 'offered load {/Symbol r}'\n"
+            "set key top left\nset grid\n"
+            "set ylabel 'goodput (answers within deadline / s)'\n"
+            "plot '%s' u 1:2:3:4 w yerrorlines t 'accurate-only', '' u 1:9:10:11 w yerrorlines t 'adaptive'\n"
+            "set ylabel 'deadline attainment'\nset yrange [0:1.05]\n"
+            "plot '%s' u 1:5:6:7 w yerrorlines t 'accurate-only', '' u 1:12:13:14 w yerrorlines t 'adaptive'\n"
+            "set ylabel 'share answered by the most accurate variant'\n"
+            "plot '%s' u 1:8 w linespoints t 'accurate-only', '' u 1:15 w linespoints t 'adaptive'\n"
+            "unset multiplot\n",
+            plot, repeats, deadline, capacity, datf, datf, datf);
+    fclose(g);
+    char cmd[PATH_MAX * 2];
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && gnuplot '%s'", plot, gp);
+    if (system(cmd) != 0) fprintf(stderr, "sweep: gnuplot failed; %s not written (apt-get install gnuplot-nox)\n", plot);
+  }
+  fprintf(stderr, "sweep: wrote %s, %s, %s%s\n", out_csv, out_md, plot,
+          failures ? " (with failures: see above)" : "");
+  return failures ? AT_EXIT_FAIL : AT_EXIT_OK;
+}
