@@ -102,8 +102,21 @@ def split_rows(ddir):
 
 
 def read_reviews(ddir):
-    """The 1500 full reviews (unlabelled use only: tokenizer and MLM text)."""
+    """The 1500 full reviews' texts (tokenizer training, MLM text)."""
     return [t for _, t in read_labelled(corpus_path(ddir, REVIEWS))]
+
+
+def review_sentences(ddir, min_words=4):
+    """(review label, sentence) for every line of the 1500 full reviews with at
+    least `min_words` words: weakly labelled in-domain text (a different
+    source from the 4000 sentences, so it never overlaps the test split)."""
+    out = []
+    for lab, text in read_labelled(corpus_path(ddir, REVIEWS)):
+        for line in text.split("\n"):
+            line = line.strip()
+            if len(line.split()) >= min_words:
+                out.append((lab, line))
+    return out
 
 
 def csv_bytes(rows):
