@@ -1,0 +1,167 @@
+/* bench/bare_throughput.c — the limit: how many texts per second a bare
+ * ONNX Runtime Run loop gets through on this host, with no HTTP, no JSON, no
+ * batcher. W threads share one raw OrtSession (1 intra-op thread each, like
+ * the server's workers) and run batches of b held-out sentences, tokenised
+ * beforehand with anytime's tokenizer and padded to the batch's longest.
+ * For each b: `passes` runs of `seconds` each; prints the median texts/s and
+ * the range, and the best batch size.
+ *
+ * usage: bench_bare_throughput MODEL_DIR VARIANT.onnx DATA.csv [workers=2]
+ *        [passes=3] [seconds=3] [batches=1,4,8,16,32]
+ */
+#include <dlfcn.h>
+#include <onnxruntime_c_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "anytime/anytime.h"
+#include "anytime/tokenizer.h"
+#include "cli/dataset.h"
+#include "core/internal.h"
+
+static const OrtApi *api;
+static OrtSession *sess;
+static OrtMemoryInfo *mi;
+static int64_t **g_ids;
+static size_t *g_len, g_n;
+static int g_batch;
+static atomic_int g_stop;
+static const char *in_names[2] = {"input_ids", "attention_mask"};
+static char *out_name;
+
+#define CHECK(x)                                                 \
+  do {                                                           \
+    OrtStatus *s_ = (x);                                         \
+    if (s_) {                                                    \
+      fprintf(stderr, "ORT: %s\n", api->GetErrorMessage(s_));    \
+      exit(1);                                                   \
+    }                                                            \
+  } while (0)
+
+typedef struct { long items; int id; } worker_t;
+
+static void *worker(void *arg) {
+  worker_t *w = arg;
+  size_t cur = (size_t)w->id * 7919 % g_n;
+  int64_t *ids = malloc(sizeof(int64_t) * 512 * (size_t)g_batch);
+  int64_t *mask = malloc(sizeof(int64_t) * 512 * (size_t)g_batch);
+  while (!atomic_load(&g_stop)) {
+    size_t L = 0;
+    for (int b = 0; b < g_batch; b++) {
+      size_t k = (cur + (size_t)b) % g_n;
+      if (g_len[k] > L) L = g_len[k];
+    }
+    for (int b = 0; b < g_batch; b++) {
+      size_t k = (cur + (size_t)b) % g_n;
+      for (size_t t = 0; t < L; t++) {
+        ids[(size_t)b * L + t] = t < g_len[k] ? g_ids[k][t] : 0;
+        mask[(size_t)b * L + t] = t < g_len[k];
+      }
+    }
+    cur = (cur + (size_t)g_batch) % g_n;
+    int64_t shape[2] = {g_batch, (int64_t)L};
+    OrtValue *in[2] = {0}, *out = NULL;
+    CHECK(api->CreateTensorWithDataAsOrtValue(mi, ids, (size_t)g_batch * L * 8, shape, 2,
+                                              ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &in[0]));
+    CHECK(api->CreateTensorWithDataAsOrtValue(mi, mask, (size_t)g_batch * L * 8, shape, 2,
+                                              ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &in[1]));
+    const char *on[1] = {out_name};
+    CHECK(api->Run(sess, NULL, in_names, (const OrtValue *const *)in, 2, on, 1, &out));
+    api->ReleaseValue(in[0]);
+    api->ReleaseValue(in[1]);
+    api->ReleaseValue(out);
+    w->items += g_batch;
+  }
+  free(ids);
+  free(mask);
+  return NULL;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s MODEL_DIR VARIANT.onnx DATA.csv [workers] [passes] [seconds] [b1,b2,..]\n", argv[0]);
+    return 2;
+  }
+  char path[4096], tok_path[4096];
+  snprintf(path, sizeof path, "%s/%s", argv[1], argv[2]);
+  snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", argv[1]);
+  int workers = argc > 4 ? atoi(argv[4]) : 2, passes = argc > 5 ? atoi(argv[5]) : 3;
+  double seconds = argc > 6 ? atof(argv[6]) : 3;
+  int bs[16] = {1, 4, 8, 16, 32}, nb = 5;
+  if (argc > 7) {
+    nb = 0;
+    for (char *p = argv[7]; p && *p && nb < 16; p = strchr(p, ','), p = p ? p + 1 : NULL) bs[nb++] = atoi(p);
+  }
+  cli_dataset ds;
+  char err[512];
+  if (cli_dataset_load(argv[3], &ds, err, sizeof err)) return fprintf(stderr, "%s\n", err), 1;
+  at_tokenizer *tok;
+  at_tok_workspace *ws;
+  if (at_tokenizer_load(tok_path, &tok) || at_tok_workspace_create(&ws))
+    return fprintf(stderr, "tokenizer: %s\n", at_last_error()), 1;
+  g_n = ds.n;
+  g_ids = calloc(g_n, sizeof *g_ids);
+  g_len = calloc(g_n, sizeof *g_len);
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = 128;
+  for (size_t i = 0; i < g_n; i++) {
+    at_encoding e;
+    if (at_tokenizer_encode(tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) return 1;
+    g_ids[i] = malloc(e.n * 8);
+    for (size_t k = 0; k < e.n; k++) g_ids[i][k] = e.ids[k];
+    g_len[i] = e.n;
+  }
+  void *h = dlopen(AT_ORT_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
+  const OrtApiBase *(*gb)(void);
+  *(void **)&gb = dlsym(h, "OrtGetApiBase");
+  api = gb()->GetApi(ORT_API_VERSION);
+  OrtEnv *env;
+  CHECK(api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "bench", &env));
+  OrtSessionOptions *so;
+  CHECK(api->CreateSessionOptions(&so));
+  CHECK(api->SetIntraOpNumThreads(so, 1));
+  CHECK(api->SetInterOpNumThreads(so, 1));
+  CHECK(api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"));
+  CHECK(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL));
+  CHECK(api->CreateSession(env, path, so, &sess));
+  CHECK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mi));
+  OrtAllocator *alloc;
+  CHECK(api->GetAllocatorWithDefaultOptions(&alloc));
+  CHECK(api->SessionGetOutputName(sess, 0, alloc, &out_name));
+  printf("bare ORT Run loop: %s, %d workers sharing one session, %zu held-out texts\n", path,
+         workers, g_n);
+  double best = 0;
+  int best_b = 0;
+  for (int bi = 0; bi < nb; bi++) {
+    g_batch = bs[bi];
+    double rates[16];
+    for (int p = 0; p < passes && p < 16; p++) {
+      worker_t w[64];
+      pthread_t th[64];
+      atomic_store(&g_stop, 0);
+      uint64_t t0 = at_now_ns();
+      for (int i = 0; i < workers; i++) w[i] = (worker_t){0, i}, pthread_create(&th[i], NULL, worker, &w[i]);
+      usleep((useconds_t)(seconds * 1e6));
+      atomic_store(&g_stop, 1);
+      long items = 0;
+      for (int i = 0; i < workers; i++) pthread_join(th[i], NULL), items += w[i].items;
+      rates[p] = (double)items / ((double)(at_now_ns() - t0) / 1e9);
+    }
+    qsort(rates, (size_t)passes, sizeof(double), cmp_d);
+    double medv = rates[passes / 2];
+    printf("  batch %3d: %8.0f texts/s (range %.0f .. %.0f over %d passes of %.0f s)\n", g_batch,
+           medv, rates[0], rates[passes - 1], passes, seconds);
+    if (medv > best) best = medv, best_b = g_batch;
+  }
+  printf("best: batch %d, %.0f texts/s\n", best_b, best);
+  return 0;
+}
