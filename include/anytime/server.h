@@ -79,6 +79,12 @@ at_server_config at_server_config_default(void);
  * AT_ERR_LIMIT (too many models or variants). */
 at_status at_server_config_load(const char *path, at_server_config *cfg);
 
+/* The same for a YAML document in memory (`len` bytes, need not be
+ * NUL-terminated); relative paths resolve against `base_dir` (NULL = ".").
+ * Same statuses except AT_ERR_NOT_FOUND/AT_ERR_IO. */
+at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
+                                 at_server_config *cfg);
+
 /* Find the built-in default configuration: configs/serving.yaml in the
  * current directory, else in anytime's source tree. Writes the path into
  * buf. Returns AT_OK or AT_ERR_NOT_FOUND (detail lists the places tried). */

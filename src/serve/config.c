@@ -250,35 +250,49 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
   return AT_OK;
 }
 
+/* Parse a YAML document already attached to `parser`; `name` is used in
+ * messages and `dir` resolves relative paths. */
+static at_status load_from_parser(yaml_parser_t *parser, const char *name, const char *dir,
+                                  at_server_config *cfg) {
+  yaml_document_t doc;
+  if (!yaml_parser_load(parser, &doc))
+    return at_fail(AT_ERR_PARSE, "%s:%zu: YAML error: %s", name, parser->problem_mark.line + 1,
+                   parser->problem ? parser->problem : "unknown");
+  ctx c = {.doc = &doc, .file = name};
+  snprintf(c.dir, sizeof c.dir, "%s", dir);
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  at_status s = root ? parse_root(&c, root, cfg) : at_fail(AT_ERR_PARSE, "%s: empty document", name);
+  if (s == AT_OK && cfg->max_deadline_ms < cfg->deadline_ms)
+    s = at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
+                name, cfg->max_deadline_ms, cfg->deadline_ms);
+  yaml_document_delete(&doc);
+  return s;
+}
+
 at_status at_server_config_load(const char *path, at_server_config *cfg) {
   if (!path || !cfg) return at_fail(AT_ERR_INVALID_ARG, "path and cfg are required");
   FILE *f = fopen(path, "rb");
   if (!f) return at_fail(errno == ENOENT ? AT_ERR_NOT_FOUND : AT_ERR_IO, "config '%s': %s", path,
                          strerror(errno));
   yaml_parser_t parser;
-  yaml_document_t doc;
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_file(&parser, f);
-  if (!yaml_parser_load(&parser, &doc)) {
-    at_status s = at_fail(AT_ERR_PARSE, "%s:%zu: YAML error: %s", path,
-                          parser.problem_mark.line + 1,
-                          parser.problem ? parser.problem : "unknown");
-    yaml_parser_delete(&parser);
-    fclose(f);
-    return s;
-  }
-  ctx c = {.doc = &doc, .file = path};
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s", path);
-  snprintf(c.dir, sizeof c.dir, "%s", dirname(tmp));
-  yaml_node_t *root = yaml_document_get_root_node(&doc);
-  at_status s = root ? parse_root(&c, root, cfg) : at_fail(AT_ERR_PARSE, "%s: empty document", path);
-  if (s == AT_OK && cfg->max_deadline_ms < cfg->deadline_ms)
-    s = at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
-                path, cfg->max_deadline_ms, cfg->deadline_ms);
-  yaml_document_delete(&doc);
+  at_status s = load_from_parser(&parser, path, dirname(tmp), cfg);
   yaml_parser_delete(&parser);
   fclose(f);
+  return s;
+}
+
+at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
+                                 at_server_config *cfg) {
+  if (!yaml || !cfg) return at_fail(AT_ERR_INVALID_ARG, "yaml and cfg are required");
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+  at_status s = load_from_parser(&parser, "(config)", base_dir ? base_dir : ".", cfg);
+  yaml_parser_delete(&parser);
   return s;
 }
 

@@ -1,0 +1,5 @@
+# libFuzzer drivers for the server's configuration reader and the load
+# generator's HTTP response parser.
+at_fuzz_driver(fuzz_server_config tests/fuzz/fuzz_server_config.c)
+at_fuzz_driver(fuzz_loadgen_http tests/fuzz/fuzz_loadgen_http.c)
+target_sources(fuzz_loadgen_http PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_proto.c")
