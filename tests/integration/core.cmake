@@ -9,3 +9,4 @@ at_script_test(serve_concurrency tests/integration/serve_concurrency.sh)
 set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
              "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")
 at_script_test(clients tests/integration/clients.sh)
+at_script_test(profile tests/integration/profile.sh)
