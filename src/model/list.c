@@ -64,7 +64,7 @@ static void hub_spec(const char *repo_dir, const char *repo, char *buf, size_t c
   DIR *dp = opendir(p);
   if (!dp) return;
   struct dirent *de;
-  char only[128] = "";
+  char only[256] = ""; /* d_name is at most 255 bytes + NUL */
   int n = 0;
   while ((de = readdir(dp)))
     if (de->d_name[0] != '.' && strlen(de->d_name) < sizeof only) {
