@@ -112,5 +112,22 @@ done
 req GET /health; expect 200; ok
 req POST /predict '{"inputs":"still alive"}'; expect 200 '"label"'; ok
 
+# --- clients that hang up before their answer: every admitted request is
+# still answered internally and released (in-flight returns to 0)
+many16=$(printf '"the movie was good and the acting was great",%.0s' $(seq 1 16)); many16="[${many16%,}]"
+pids=()
+for i in $(seq 1 30); do
+  curl -s -m 0.001 "$BASE/embed" -d "{\"inputs\":$many16}" >/dev/null 2>&1 &
+  pids+=($!)
+done
+wait "${pids[@]}" || true   # not a bare `wait`: that would wait for the server too
+for _ in $(seq 1 50); do
+  req GET /metrics
+  echo "$BODY" | grep -q '^anytime_inflight_requests 0$' && break
+  sleep 0.1
+done
+echo "$BODY" | grep -q '^anytime_inflight_requests 0$' || fail "in-flight did not return to 0 after clients hung up"
+req POST /predict '{"inputs":"after the hang-ups"}'; expect 200 '"label"'; ok
+
 stop_server
 echo "PASS: $n route checks"
