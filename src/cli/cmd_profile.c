@@ -136,6 +136,7 @@ typedef struct vres {
   double spread_pct[MAX_B];
   double pass_medians[MAX_B][16];
   double ref_s1, ref_passes[16], agree_pct, max_abs_diff;
+  double min_cosine; /* embedders: engine vs plain session, worst text */
   size_t pred_disagreements;
   double cost;
   bool frontier;
@@ -404,6 +405,7 @@ int at_cli_profile(int argc, char **argv) {
       for (size_t k = 0; k < max_tokens; k++) mask[k] = 1;
       vr[v].pred_disagreements = 0;
       vr[v].max_abs_diff = 0;
+      vr[v].min_cosine = 1;
       double *ref_times = malloc((size_t)repeats * (size_t)iters * sizeof(double));
       for (size_t i = 0; i < ds.n; i++) {
         at_tensor in[3];
@@ -436,35 +438,25 @@ int at_cli_profile(int argc, char **argv) {
           if (items[i].out[k] > items[i].out[a2]) a2 = k;
         }
         if (!task && a1 != a2) vr[v].pred_disagreements++;
+        if (task) {
+          double dot = 0, na = 0, nb = 0;
+          for (size_t k = 0; k < dim; k++)
+            dot += (double)ref_outs[k] * items[i].out[k], na += (double)ref_outs[k] * ref_outs[k],
+                nb += (double)items[i].out[k] * items[i].out[k];
+          double cs = dot / (sqrt(na * nb) + 1e-30);
+          if (cs < vr[v].min_cosine) vr[v].min_cosine = cs;
+        }
       }
-      /* reference batch-1 timing: same protocol as the engine's b=1 below */
-      for (int p = 0; p < repeats; p++) {
-        double t[512];
-        int it_n = iters < 512 ? iters : 512;
+      /* The batch-1 samples: the same sentences are timed through the plain
+       * session and through the engine, pass by pass, interleaved. */
+      int it_n = iters < 512 ? iters : 512;
+      static size_t sample[16][512];
+      for (int p = 0; p < repeats; p++)
         for (int k = 0; k < it_n; k++) {
           rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-          size_t i = (size_t)((rng >> 33) % ds.n);
-          at_tensor in[3];
-          size_t n_in = 0;
-          for (size_t q = 0; q < rinfo->n_inputs && n_in < 3; q++) {
-            const char *nm = rinfo->inputs[q].name;
-            in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                                     .shape = {1, (int64_t)lens[i]},
-                                     .data = !strcmp(nm, "input_ids") ? ids[i]
-                                             : !strcmp(nm, "attention_mask") ? mask : zeros};
-          }
-          at_outputs *o = NULL;
-          uint64_t t0 = at_now_ns();
-          at_session_run(ref, in, n_in, NULL, 0, &o);
-          t[k] = (double)(at_now_ns() - t0) / 1e9;
-          at_outputs_free(o);
+          sample[p][k] = (size_t)((rng >> 33) % ds.n);
         }
-        vr[v].ref_passes[p] = median(t, (size_t)it_n);
-      }
       free(ref_times);
-      free(mask);
-      free(zeros);
-      at_session_destroy(ref);
       step++;
 
       /* service time per batch size, through the batcher */
@@ -481,9 +473,33 @@ int at_cli_profile(int argc, char **argv) {
         if ((st = at_batcher_create(eng, &bq, &bb)) != AT_OK) return cli_report("profile", st);
         for (int p = 0; p < repeats; p++) {
           double t[512];
-          int it_n = iters < 512 ? iters : 512;
+          double tr[512];
           for (int k = 0; k < it_n; k++) {
             size_t idx[256];
+            if (bsz == 1) {
+              /* The same sentence through the plain session and then through
+               * the engine, alternating item by item, so load from elsewhere
+               * on the host falls on both paths alike. */
+              size_t i = sample[p][k];
+              at_tensor in[3];
+              size_t n_in = 0;
+              for (size_t q = 0; q < rinfo->n_inputs && n_in < 3; q++) {
+                const char *nm = rinfo->inputs[q].name;
+                in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                                         .shape = {1, (int64_t)lens[i]},
+                                         .data = !strcmp(nm, "input_ids") ? ids[i]
+                                                 : !strcmp(nm, "attention_mask") ? mask : zeros};
+              }
+              at_outputs *o = NULL;
+              uint64_t t0 = at_now_ns();
+              at_session_run(ref, in, n_in, NULL, 0, &o);
+              tr[k] = (double)(at_now_ns() - t0) / 1e9;
+              at_outputs_free(o);
+              idx[0] = i;
+              if (run_items(bb, v, items, idx, 1) != 0) return AT_EXIT_FAIL;
+              t[k] = items[idx[0]].service_s;
+              continue;
+            }
             for (int q = 0; q < bsz; q++) {
               rng = rng * 6364136223846793005ull + 1442695040888963407ull;
               idx[q] = (size_t)((rng >> 33) % ds.n);
@@ -495,6 +511,7 @@ int at_cli_profile(int argc, char **argv) {
             t[k] = items[idx[0]].service_s;
           }
           vr[v].pass_medians[bi][p] = median(t, (size_t)it_n);
+          if (bsz == 1) vr[v].ref_passes[p] = median(tr, (size_t)it_n);
         }
         at_batcher_destroy(bb);
         double pm[16];
@@ -505,18 +522,27 @@ int at_cli_profile(int argc, char **argv) {
         vr[v].spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
         step++;
       }
+      free(mask);
+      free(zeros);
+      at_session_destroy(ref);
       double rp[16];
       memcpy(rp, vr[v].ref_passes, (size_t)repeats * sizeof(double));
       vr[v].ref_s1 = median(rp, (size_t)repeats);
       vr[v].agree_pct = 100.0 * fabs(vr[v].service_s[0] - vr[v].ref_s1) / vr[v].ref_s1;
       bool time_ok = vr[v].agree_pct <= tol * 100.0;
-      bool pred_ok = task ? vr[v].max_abs_diff <= 1e-4 : vr[v].pred_disagreements == 0;
+      /* Classifiers: identical predictions. Embedders: every text's two vectors
+       * point the same way (cosine >= 0.99). Not a tight abs tolerance: int8
+       * graphs quantise activations with one scale per batch, so a padded
+       * batch legitimately differs from batch 1 by more than float rounding
+       * (measured: worst cosine 0.9985 for the default int8 embedder). */
+      bool pred_ok = task ? vr[v].min_cosine >= 0.99 : vr[v].pred_disagreements == 0;
       fprintf(stderr, "%sprofile: %s/%s accuracy %.4f, s(1) %.4f ms (reference %.4f ms, %.1f%% apart)"
               "\n", g_tty ? "\r" : "", mc->name, vr[v].name, vr[v].accuracy,
               vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct);
       if (!task) fprintf(stderr, "profile:   %zu prediction disagreements, max |logit diff| %.3g\n",
                          vr[v].pred_disagreements, vr[v].max_abs_diff);
-      else fprintf(stderr, "profile:   max |embedding diff| %.3g\n", vr[v].max_abs_diff);
+      else fprintf(stderr, "profile:   max |embedding diff| %.3g, min cosine %.6f\n",
+                   vr[v].max_abs_diff, vr[v].min_cosine);
       if (!time_ok) {
         fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine batch-1 service time %.4f ms vs plain "
                 "session %.4f ms differ by %.1f%% > tolerance %.1f%%\n", mc->name, vr[v].name,
@@ -581,13 +607,14 @@ int at_cli_profile(int argc, char **argv) {
       json_t *rpasses = json_array();
       for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
       json_array_append_new(jv, json_pack(
-          "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f}}", "name", x->name,
+          "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f, s:f}}", "name", x->name,
           "path", rp2, "accuracy", x->accuracy, "accuracy_metric",
           task ? "5nn_label_agreement" : "argmax_accuracy", "cost", x->cost,
           "service_time_ms", x->service_s[0] * 1e3, "on_frontier", (int)on[v], "by_batch", jb,
           "reference", "service_time_ms", x->ref_s1 * 1e3, "pass_medians_ms", rpasses,
           "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
-          (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff));
+          (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff,
+          "min_cosine", x->min_cosine));
     }
     json_array_append_new(jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
                                              mc->task, "texts", (json_int_t)ds.n, "variants", jv));
