@@ -87,8 +87,8 @@ def card(name, s):
     w("\nCommand: `tools/train/train_all.sh` (all three model directories in one run: %.0f s "
       "wall on %s, torch %s, %d thread(s), %s). Selected seed: %d."
       % (s["wall_seconds"], s["host"], s["torch"], s["threads"], s["date"], r["selected_seed"]))
-    w("\n## Accuracy on the 800 test sentences\n")
     if name != "embedding":
+        w("\n## Accuracy on the 800 test sentences\n")
         w("| seed | best epoch | validation | test |\n|---|---|---|---|")
         for x in runs:
             w("| %d | %d | %s | %s |" % (x["seed"], x["best_epoch"], pct(x["val_acc"]), pct(x["test_acc"])))
@@ -107,7 +107,7 @@ def card(name, s):
              r["int8_vs_fp32_mean_logit_diff"], r["fp32_onnx_vs_torch_max_abs"]))
     else:
         c = r["candidates"]
-        w("## Embedding quality\n")
+        w("\n## Embedding quality\n")
         w("kNN sentiment agreement: embed (mean pool, L2-normalise) the 2800 training sentences "
           "as the index; each test sentence takes the majority label of its k nearest by "
           "cosine.\n")
@@ -127,8 +127,8 @@ def card(name, s):
              r["int8_vs_fp32_pooled_cosine_min"], r["int8_vs_fp32_pooled_cosine_mean"],
              r["fp32_onnx_vs_torch_max_abs"]))
         w("\nAlternatives measured in the design sweep (docs/models.md): the large classifier's "
-          "encoder scores about the same kNN agreement but would put models/ over its 40 MB "
-          "budget; a contrastively trained (SimCSE-style) encoder scored far lower on kNN "
+          "encoder (review-pretrained) scores about a point higher on kNN but, as a third "
+          "~20 MB copy of the large weights, would put models/ over its 40 MB budget; a contrastively trained (SimCSE-style) encoder scored far lower on kNN "
           "sentiment agreement.")
     w("\n## Latency on this host\n")
     w("pending: measured by bench (`anytime profile` through the engine).\n")

@@ -119,14 +119,27 @@ def ref_cases(wp, test_rows):
     return cases[:N_REF]
 
 
+REF_NOTES = (
+    ("onnx/model.onnx", 1e-4,
+     "fp32 graph evaluated by tools/train/onnx_eval.py (numpy, float32); matches torch within "
+     "1e-5 and ONNX Runtime 1.29 within 3e-6 on all 800 test sentences"),
+    ("onnx/model_quantized.onnx", 1e-2,
+     "int8 graph evaluated by tools/train/onnx_eval.py: exact integer MatMulInteger and "
+     "DynamicQuantizeLinear as ONNX Runtime computes it (range widened to 0, scale = range/255, "
+     "round half to even, uint8 with zero point). NOT guaranteed to 1e-4: ONNX Runtime fuses "
+     "LayerNorm/GELU/attention differently, and a float32 difference of one ulp before a "
+     "DynamicQuantizeLinear can round one uint8 value the other way. Measured against ONNX "
+     "Runtime 1.29 (AVX512-VNNI host) over the 800 test sentences: median |difference| 2e-7, "
+     "but up to 3.6e-3 in logits for a few percent of inputs; hence 1e-2 here."),
+)
+TOL_NOTE = ("`tolerance` (1e-4) holds for the fp32 graph; each entry of `models` carries its own "
+            "tolerance, and the int8 entry's is 1e-2 (see its computed_by).")
+
+
 def write_reference(mdir, cases, kind):
     """reference_outputs.json: outputs our pipeline computed for each ONNX file."""
     models = []
-    for rel, note in (("onnx/model.onnx", "fp32 graph; numpy evaluator, matches torch within 1e-6"),
-                      ("onnx/model_quantized.onnx",
-                       "int8 graph; exact integer MatMulInteger, DynamicQuantizeLinear as ONNX "
-                       "Runtime computes it (round half to even, uint8, zero point); assumes a "
-                       "u8s8 kernel without 16-bit saturation (VNNI), as on this host")):
+    for rel, tol, note in REF_NOTES:
         g = OE.Graph(os.path.join(mdir, rel))
         outs = []
         for c in cases:
@@ -138,10 +151,11 @@ def write_reference(mdir, cases, kind):
                 outs.append({"pooled_mean": [[float(v) for v in y[0].mean(axis=0)]],
                              "last_hidden_state_0_0_first8": [float(v) for v in y[0, 0, :8]]})
         models.append({"path": rel, "sha256": sha256(os.path.join(mdir, rel)),
-                       "computed_by": note, "outputs": outs})
+                       "tolerance": tol, "computed_by": note, "outputs": outs})
     doc = {
         "format": "anytime-reference-outputs-1",
         "tolerance": 1e-4,
+        "tolerance_note": TOL_NOTE,
         "output": "logits" if kind == "logits" else "last_hidden_state",
         "description": ("For each case, run the ONNX file at batch 1 with input_ids and "
                         "attention_mask as given (int64, shape [1, n]) and compare "
@@ -149,7 +163,7 @@ def write_reference(mdir, cases, kind):
                            "`last_hidden_state`: its mean over the sequence axis (all mask "
                            "entries are 1) to pooled_mean [1, hidden], and "
                            "last_hidden_state[0][0][:8]")
-                        + " elementwise with absolute tolerance `tolerance`."),
+                        + " elementwise with absolute tolerance: the model entry's `tolerance`."),
         "cases": cases,
         "models": models,
     }

