@@ -63,6 +63,7 @@ typedef struct at_server_config {
   char policy[32];        /* "adaptive" (default) | "accurate-only" */
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
+  char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
 } at_server_config;

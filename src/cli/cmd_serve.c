@@ -9,22 +9,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "anytime/model.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
+#include "core/internal.h"
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: anytime serve [--config FILE] [--host ADDR] [--port N] [--workers N]\n"
+          "usage: anytime serve [--config FILE | --model MODEL [--variant NAME]]\n"
+          "                     [--host ADDR] [--port N] [--workers N]\n"
           "                     [--policy adaptive|accurate-only] [--deadline-ms MS]\n"
-          "                     [--max-batch N] [--max-delay-us US] [--port-file PATH]\n\n"
+          "                     [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
+          "                     [--cache-dir DIR | --no-cache]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
           "/health, and Prometheus /metrics. See docs/api.md.\n\n"
           "With no --config it serves the default model family from\n"
           "configs/serving.yaml (in the current directory, else anytime's source tree).\n"
+          "--model serves one model by name without a config file: a local directory or\n"
+          "a Hugging Face repo id (org/name[@revision]) from the HF cache (see `anytime\n"
+          "ls`); its default variant (or --variant) is timed at start-up for the planner.\n"
+          "Optimised graphs are kept in the compiled-artifact cache (--cache-dir, else\n"
+          "$ANYTIME_CACHE_DIR, $XDG_CACHE_HOME/anytime, ~/.cache/anytime); --no-cache\n"
+          "turns it off.\n"
           "Flags override the file. --port 0 picks a free port; --port-file writes the\n"
           "bound port to PATH once the server is ready (for scripts).\n"
           "SIGINT/SIGTERM: stop accepting, finish every admitted request, exit 0.\n");
+}
+
+/* A one-model configuration from a resolved model (directory or HF repo id). */
+static at_status config_from_model(const char *spec, const char *variant, at_server_config *cfg) {
+  at_model_resolve_params rp = at_model_resolve_default_params();
+  const char *dirs[] = {"models"};
+  rp.model_dirs = dirs;
+  rp.n_model_dirs = 1;
+  at_model_desc *d = NULL;
+  at_status st = at_model_resolve(spec, &rp, &d);
+  if (st != AT_OK) return st;
+  int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
+  if (vi < 0) {
+    at_model_desc_free(d);
+    return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no variant '%s'", spec, variant);
+  }
+  if (d->task != AT_TASK_CLASSIFIER && d->task != AT_TASK_EMBEDDER) {
+    at_model_desc_free(d);
+    return at_fail(AT_ERR_UNSUPPORTED, "model '%s' is neither a classifier nor an embedder",
+                       spec);
+  }
+  if (!d->tokenizer_path) {
+    at_model_desc_free(d);
+    return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no tokenizer.json or vocab.txt", spec);
+  }
+  at_server_model_config *m = &cfg->models[0];
+  memset(m, 0, sizeof *m);
+  const char *base = strrchr(d->family, '/');
+  snprintf(m->name, sizeof m->name, "%s", base ? base + 1 : d->family);
+  snprintf(m->task, sizeof m->task, "%s", d->task == AT_TASK_CLASSIFIER ? "classify" : "embed");
+  snprintf(m->tokenizer, sizeof m->tokenizer, "%s", d->tokenizer_path);
+  if (d->config_path) snprintf(m->config_json, sizeof m->config_json, "%s", d->config_path);
+  m->n_variants = 1;
+  snprintf(m->variants[0].name, sizeof m->variants[0].name, "%s", d->variants[vi].name);
+  snprintf(m->variants[0].path, sizeof m->variants[0].path, "%s", d->variants[vi].path);
+  cfg->n_models = 1;
+  at_model_desc_free(d);
+  return AT_OK;
 }
 
 static int num_arg(const char *flag, const char *v, long lo, long hi, long *out) {
@@ -44,6 +92,8 @@ int at_cli_serve(int argc, char **argv) {
     return AT_EXIT_OK;
   }
   const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL;
+  const char *model = NULL, *variant = NULL, *cache_dir = NULL;
+  bool no_cache = false;
   long port = -1, workers = -1, max_batch = -1, max_delay = -1;
   double deadline = -1;
   for (int i = 1; i < argc; i++) {
@@ -53,6 +103,10 @@ int at_cli_serve(int argc, char **argv) {
     else if (!strcmp(a, "--host") && v) host = v, i++;
     else if (!strcmp(a, "--policy") && v) policy = v, i++;
     else if (!strcmp(a, "--port-file") && v) port_file = v, i++;
+    else if (!strcmp(a, "--model") && v) model = v, i++;
+    else if (!strcmp(a, "--variant") && v) variant = v, i++;
+    else if (!strcmp(a, "--cache-dir") && v) cache_dir = v, i++;
+    else if (!strcmp(a, "--no-cache")) no_cache = true;
     else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &port), i++;
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
@@ -69,14 +123,27 @@ int at_cli_serve(int argc, char **argv) {
     }
     if (rc) return AT_EXIT_USAGE;
   }
+  if (config && model) {
+    fprintf(stderr, "anytime serve: give --config or --model, not both\n");
+    return AT_EXIT_USAGE;
+  }
   at_server_config cfg = at_server_config_default();
   char path[4096];
-  if (!config) {
-    if (at_server_default_config_path(path, sizeof path) != AT_OK) return cli_report("serve", AT_ERR_NOT_FOUND);
-    config = path;
+  at_status st;
+  if (model) {
+    if ((st = config_from_model(model, variant, &cfg)) != AT_OK) return cli_report("serve", st);
+    config = model;
+  } else {
+    if (!config) {
+      if (at_server_default_config_path(path, sizeof path) != AT_OK)
+        return cli_report("serve", AT_ERR_NOT_FOUND);
+      config = path;
+    }
+    if ((st = at_server_config_load(config, &cfg)) != AT_OK) return cli_report("serve", st);
   }
-  at_status st = at_server_config_load(config, &cfg);
-  if (st != AT_OK) return cli_report("serve", st);
+  if (!no_cache && at_artifact_cache_dir(cache_dir, cfg.artifact_cache_dir,
+                                         sizeof cfg.artifact_cache_dir) != AT_OK)
+    cfg.artifact_cache_dir[0] = '\0';
   if (host) snprintf(cfg.host, sizeof cfg.host, "%s", host);
   if (port >= 0) cfg.port = (int)port;
   if (workers > 0) cfg.workers = (int)workers;

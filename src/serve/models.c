@@ -22,27 +22,36 @@ static at_status read_config_json(served_model *m, const char *path) {
   if (json_is_integer(mpe) && json_integer_value(mpe) > 2 &&
       (size_t)json_integer_value(mpe) < m->max_tokens)
     m->max_tokens = (size_t)json_integer_value(mpe);
+  /* id2label: ids 0..max; ids the config skips become "LABEL_<id>". */
   json_t *labels = json_object_get(root, "id2label");
   if (json_is_object(labels) && json_object_size(labels) > 0) {
-    size_t n = json_object_size(labels);
+    const char *k;
+    json_t *v;
+    long max_id = -1;
+    json_object_foreach(labels, k, v) {
+      char *end;
+      long id = strtol(k, &end, 10);
+      if (*end || end == k || id < 0 || id > 65535 || !json_is_string(v)) {
+        json_decref(root);
+        return at_fail(AT_ERR_PARSE, "model '%s': id2label in '%s' must map integer ids to strings",
+                       m->name, path);
+      }
+      if (id > max_id) max_id = id;
+    }
+    size_t n = (size_t)max_id + 1;
     m->labels = calloc(n, sizeof *m->labels);
     if (!m->labels) {
       json_decref(root);
       return at_fail(AT_ERR_NOMEM, "out of memory");
     }
     m->n_labels = (int)n;
-    const char *k;
-    json_t *v;
-    json_object_foreach(labels, k, v) {
-      char *end;
-      long id = strtol(k, &end, 10);
-      if (*end || id < 0 || (size_t)id >= n || !json_is_string(v) || m->labels[id]) {
-        json_decref(root);
-        return at_fail(AT_ERR_PARSE, "model '%s': id2label in '%s' must map 0..%zu to strings",
-                       m->name, path, n - 1);
+    json_object_foreach(labels, k, v) m->labels[strtol(k, NULL, 10)] = strdup(json_string_value(v));
+    for (size_t i = 0; i < n; i++)
+      if (!m->labels[i]) {
+        char l[32];
+        snprintf(l, sizeof l, "LABEL_%zu", i);
+        m->labels[i] = strdup(l);
       }
-      m->labels[id] = strdup(json_string_value(v));
-    }
   }
   json_decref(root);
   return AT_OK;
@@ -161,6 +170,11 @@ at_status serve_load_models(at_server *s) {
       char ename[160];
       snprintf(ename, sizeof ename, "%s/%s", m->name, vcfg[i][v].name);
       int ev = -1;
+      if (cfg->artifact_cache_dir[0]) {
+        sp.artifact_cache_dir = cfg->artifact_cache_dir;
+        sp.artifact_model = m->name;
+        sp.artifact_variant = vcfg[i][v].name;
+      }
       if ((st = at_engine_add_variant(s->engine, ename, vcfg[i][v].path, &sp, &ev)) != AT_OK) {
         char detail[1200];
         snprintf(detail, sizeof detail, "%s", at_last_error());

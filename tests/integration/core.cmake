@@ -10,3 +10,4 @@ set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
              "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")
 at_script_test(clients tests/integration/clients.sh)
 at_script_test(profile tests/integration/profile.sh)
+at_script_test(serve_model tests/integration/serve_model.sh)
