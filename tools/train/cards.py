@@ -126,6 +126,9 @@ def card(name, s):
           % (pct(r["test_knn10_agreement_fp32_onnx"]), pct(r["test_knn10_agreement_int8_queries"]),
              r["int8_vs_fp32_pooled_cosine_min"], r["int8_vs_fp32_pooled_cosine_mean"],
              r["fp32_onnx_vs_torch_max_abs"]))
+        w("\nThe space is dominated by sentiment: unrelated sentences of the same polarity can "
+          "score a cosine near 1 (the paraphrase triples that fail are of that kind; "
+          "docs/models.md).")
         w("\nAlternatives measured in the design sweep (docs/models.md): the large classifier's "
           "encoder (review-pretrained) scores about a point higher on kNN but, as a third "
           "~20 MB copy of the large weights, would put models/ over its 40 MB budget; a contrastively trained (SimCSE-style) encoder scored far lower on kNN "

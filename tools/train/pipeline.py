@@ -181,8 +181,6 @@ def main():
     t_start = time.time()
     torch.set_num_threads(a.threads)
     ddir = data.data_dir(a.data_dir)
-    scratch = os.path.join(ddir, "train-work")
-    os.makedirs(scratch, exist_ok=True)
     global REVIEW_STEPS, EPOCHS, LARGE_SEEDS, SMALL_SEEDS
     if SMOKE:
         REVIEW_STEPS, EPOCHS, LARGE_SEEDS, SMALL_SEEDS = 5, 1, [1], [1, 2]
