@@ -61,6 +61,7 @@ typedef struct at_server_config {
   int max_batch_size;     /* default 16 */
   int max_queue_delay_us; /* default 0 */
   char policy[32];        /* "adaptive" (default) | "accurate-only" */
+  char rate_basis[16];    /* "admitted" (default) | "offered": the rate Erlang C sees */
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */

@@ -19,7 +19,7 @@ static void usage(FILE *f) {
           "usage: anytime serve [--config FILE | --model MODEL [--variant NAME]]\n"
           "                     [--host ADDR] [--port N] [--workers N]\n"
           "                     [--policy adaptive|accurate-only] [--deadline-ms MS]\n"
-          "                     [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
+          "                     [--rate-basis admitted|offered] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
@@ -91,7 +91,7 @@ int at_cli_serve(int argc, char **argv) {
     usage(stdout);
     return AT_EXIT_OK;
   }
-  const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL;
+  const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
   const char *model = NULL, *variant = NULL, *cache_dir = NULL;
   bool no_cache = false;
   long port = -1, workers = -1, max_batch = -1, max_delay = -1;
@@ -102,6 +102,7 @@ int at_cli_serve(int argc, char **argv) {
     if (!strcmp(a, "--config") && v) config = v, i++;
     else if (!strcmp(a, "--host") && v) host = v, i++;
     else if (!strcmp(a, "--policy") && v) policy = v, i++;
+    else if (!strcmp(a, "--rate-basis") && v) basis = v, i++;
     else if (!strcmp(a, "--port-file") && v) port_file = v, i++;
     else if (!strcmp(a, "--model") && v) model = v, i++;
     else if (!strcmp(a, "--variant") && v) variant = v, i++;
@@ -152,6 +153,13 @@ int at_cli_serve(int argc, char **argv) {
   if (deadline > 0) {
     cfg.deadline_ms = deadline;
     if (cfg.max_deadline_ms < deadline) cfg.max_deadline_ms = deadline;
+  }
+  if (basis) {
+    if (strcmp(basis, "admitted") && strcmp(basis, "offered")) {
+      fprintf(stderr, "anytime serve: --rate-basis must be admitted or offered\n");
+      return AT_EXIT_USAGE;
+    }
+    snprintf(cfg.rate_basis, sizeof cfg.rate_basis, "%s", basis);
   }
   if (policy) {
     if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only")) {

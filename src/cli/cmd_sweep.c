@@ -28,6 +28,7 @@
 #define MAX_REP 10
 
 static char g_self[PATH_MAX];
+static const char *g_basis = "admitted";
 
 static pid_t start_server(const char *cfg, const char *policy, const char *portfile,
                           const char *log, const char *deadline, int *port) {
@@ -37,7 +38,8 @@ static pid_t start_server(const char *cfg, const char *policy, const char *portf
     FILE *f = freopen(log, "w", stderr);
     (void)f;
     execl(g_self, g_self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
-          "--port-file", portfile, "--deadline-ms", deadline, (char *)NULL);
+          "--port-file", portfile, "--deadline-ms", deadline, "--rate-basis", g_basis, "--no-cache",
+          (char *)NULL);
     _exit(127);
   }
   for (int i = 0; i < 1200; i++) { /* up to 60 s: start-up may time variants */
@@ -110,7 +112,7 @@ static void usage(FILE *f) {
           "usage: anytime sweep [--config FILE] [--rhos 0.4,0.6,0.8,0.95,1.3] [--repeats N]\n"
           "                     [--duration S] [--deadline-ms MS] [--capacity RPS]\n"
           "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
-          "                     [--plot FILE.png] [--seed N]\n\n"
+          "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n\n"
           "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
           "repeat and policy (accurate-only, adaptive) and drives it with open-loop Poisson\n"
           "load (`anytime loadgen`, held-out texts) at each rho x capacity for --duration\n"
@@ -134,6 +136,7 @@ int at_cli_sweep(int argc, char **argv) {
     else if (!strcmp(a, "--out-md")) out_md = v;
     else if (!strcmp(a, "--plot")) plot = v;
     else if (!strcmp(a, "--data")) data = v;
+    else if (!strcmp(a, "--rate-basis")) g_basis = v;
     else if (!strcmp(a, "--repeats")) repeats = atoi(v);
     else if (!strcmp(a, "--seed")) seed = atoi(v);
     else if (!strcmp(a, "--duration")) duration = atof(v);
@@ -264,7 +267,8 @@ int at_cli_sweep(int argc, char **argv) {
   dat = fopen(datf, "w");
   if (md) {
     fprintf(md, "Capacity c/s(1) of the most accurate variant: %.0f req/s; deadline %g ms; "
-                "%d repeats of %g s per point.\n\n", capacity, deadline, repeats, duration);
+                "planner rate basis %s; %d repeats of %g s per point.\n\n", capacity, deadline,
+            g_basis, repeats, duration);
     fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
                 "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
   }

@@ -30,6 +30,7 @@ at_server_config at_server_config_default(void) {
   c.max_batch_size = 16;
   c.max_queue_delay_us = 0;
   snprintf(c.policy, sizeof c.policy, "adaptive");
+  snprintf(c.rate_basis, sizeof c.rate_basis, "admitted");
   c.deadline_ms = 50;
   c.max_deadline_ms = 10000;
   return c;
@@ -223,6 +224,12 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
   }
       if (!strcmp(k, "server") && !strcmp(k2, "host")) {
         if ((s = get_str(c, v, k2, cfg->host, sizeof cfg->host))) return s;
+        continue;
+      }
+      if (!strcmp(k, "planner") && !strcmp(k2, "rate_basis")) {
+        if ((s = get_str(c, v, k2, cfg->rate_basis, sizeof cfg->rate_basis))) return s;
+        if (strcmp(cfg->rate_basis, "admitted") && strcmp(cfg->rate_basis, "offered"))
+          return bad(c, v, "'rate_basis' must be 'admitted' or 'offered'");
         continue;
       }
       if (!strcmp(k, "planner") && !strcmp(k2, "policy")) {

@@ -50,8 +50,7 @@ static void check_model_dir(const char *name, int *files, int *cases) {
   snprintf(path, sizeof path, "%s/README.md", dir);
   char *card = slurp_text(path);
   if (!card) fail_msg("model card %s is missing", path);
-  double tol = json_real_value(json_object_get(doc, "tolerance"));
-  assert_true(tol > 0 && tol <= 1e-3);
+  double doc_tol = json_number_value(json_object_get(doc, "tolerance"));
   const char *kind = json_string_value(json_object_get(doc, "output"));
   json_t *cs = json_object_get(doc, "cases"), *ms = json_object_get(doc, "models");
   assert_true(json_array_size(cs) >= 4);
@@ -61,6 +60,12 @@ static void check_model_dir(const char *name, int *files, int *cases) {
   json_array_foreach(ms, mi, m) {
     const char *rel = json_string_value(json_object_get(m, "path"));
     const char *want = json_string_value(json_object_get(m, "sha256"));
+    /* A file may carry its own tolerance (int8 graphs: ORT's fused float
+     * kernels round differently before a DynamicQuantizeLinear; see
+     * docs/quantization.md); otherwise the document's applies. */
+    json_t *mt = json_object_get(m, "tolerance");
+    double tol = json_is_number(mt) ? json_number_value(mt) : doc_tol;
+    assert_true(tol > 0 && tol <= 5e-2);
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     uint8_t dg[32];
     char hex[65];
