@@ -18,6 +18,7 @@ cd "$here"
 model=${1:-models/sentiment-large}
 variant=${2:-onnx/model_quantized.onnx}
 PASSES=${PASSES:-3}; SECS=${SECS:-5}; CONC=${CONC:-"1 8 32 64"}
+BATCH=${BATCH:-1}   # max_batch_size for anytime; 1 = what profile picks on this host
 data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
 [ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
@@ -34,8 +35,8 @@ bare=$(sed -n 's/^best: batch [0-9]*, \([0-9]*\) texts.s/\1/p' "$tmp/bare.txt")
 cat > "$tmp/serve.yaml" <<YAML
 server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
 engine: {workers: 2, intra_op_threads: 1}
-batching: {max_batch_size: 32, max_queue_delay_us: 0}
-planner: {policy: accurate-only, deadline_ms: 100000, max_deadline_ms: 100000}
+batching: {max_batch_size: $BATCH, max_queue_delay_us: 0}
+planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
 models:
   - name: bench
     task: classify
@@ -45,11 +46,13 @@ models:
       - {name: v, path: $here/$model/$variant, accuracy: 1}
 YAML
 
-wrk_point() { # url conc -> "rps p50ms p99ms"
-  wrk -t2 -c"$2" -d"${SECS}s" --latency -s bench/wrk_predict.lua "$1" -- "$tmp/bodies.jsonl" 2>/dev/null |
-    awk '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+wrk_point() { # url conc -> "ok_rps p50ms p99ms" (only 2xx answers count)
+  local t=2; [ "$2" -lt 2 ] && t=1
+  wrk -t$t -c"$2" -d"${SECS}s" --latency -s bench/wrk_predict.lua "$1" -- "$tmp/bodies.jsonl" 2>/dev/null |
+    awk '/Requests\/sec/ {r=$2} /requests in/ {n=$1; d=$4} /Non-2xx/ {bad=$NF} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
          function ms(x) { if (x ~ /us$/) return x/1000; if (x ~ /ms$/) return x+0; if (x ~ /s$/) return x*1000; return x }
-         END {printf "%.0f %.2f %.2f\n", r, ms(p50), ms(p99)}'
+         function secs(x) { if (x ~ /ms$/) return x/1000; if (x ~ /m$/) return x*60; return x+0 }
+         END {ok = (n - bad) / secs(d); printf "%.0f %.2f %.2f\n", ok, ms(p50), ms(p99)}'
 }
 median_of() { sort -n | awk '{a[NR]=$1} END {printf "%s (%s..%s)", a[int((NR+1)/2)], a[1], a[NR]}'; }
 
@@ -72,7 +75,7 @@ build/anytime serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/s
 spid=$!
 for _ in $(seq 1 200); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$(cat "$tmp/port")/predict" -d '{"inputs":"warm up"}' >/dev/null
-run_target "(b) anytime serve (batching up to 32, 2 workers, 2 HTTP threads)" "http://127.0.0.1:$(cat "$tmp/port")/predict" anytime
+run_target "(b) anytime serve (max batch $BATCH, 2 workers, 2 HTTP threads, no admission control)" "http://127.0.0.1:$(cat "$tmp/port")/predict" anytime
 kill -TERM $spid; wait $spid || true
 
 node bench/peers/node-ort/server.js "$model" "$variant" 18199 2>"$tmp/peer.log" &

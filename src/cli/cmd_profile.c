@@ -257,18 +257,8 @@ int at_cli_profile(int argc, char **argv) {
     strncat(cmdline, " ", sizeof cmdline - strlen(cmdline) - 1);
     strncat(cmdline, argv[i], sizeof cmdline - strlen(cmdline) - 1);
   }
-  yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
-      "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
-      "# the serving path; results/variant_profiles.json has every raw figure.\n"
-      "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
-      "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\nengine:\n  workers: %d\n"
-      "  intra_op_threads: %d\nbatching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
-      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\nmodels:\n",
-      cmdline, now, vi.library_release, repeats, cfg.host, cfg.port, cfg.http_threads,
-      cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
-      cfg.intra_op_threads, cfg.max_batch_size, cfg.max_queue_delay_us, cfg.policy, deadline,
-      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline);
   int failures = 0;
+  int best_b = 256; /* min over models of argmax_b b/s(b) of the most accurate variant */
   int total_steps = 0, step = 0;
   for (int mi = 0; mi < cfg.n_models; mi++) total_steps += cfg.models[mi].n_variants * (n_bs + 2);
 
@@ -569,6 +559,17 @@ int at_cli_profile(int argc, char **argv) {
       cost[v] = vr[v].cost = vr[v].service_s[0] / ref_cost;
     }
     at_plan_frontier(acc, cost, (size_t)mc->n_variants, on);
+    {
+      int top = 0;
+      for (int v = 1; v < mc->n_variants; v++)
+        if (on[v] && (!on[top] || vr[v].accuracy > vr[top].accuracy)) top = v;
+      int bb = 1;
+      double best_rate = 0;
+      for (int bi = 0; bi < vr[top].n_b; bi++)
+        if (vr[top].batch[bi] / vr[top].service_s[bi] > best_rate)
+          best_rate = vr[top].batch[bi] / vr[top].service_s[bi], bb = vr[top].batch[bi];
+      if (bb < best_b) best_b = bb;
+    }
     json_t *jv = json_array();
     char mdir[PATH_MAX];
     yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "  - name: %s\n    task: %s\n", mc->name, mc->task);
@@ -651,6 +652,25 @@ int at_cli_profile(int argc, char **argv) {
                            "intra_op_threads", cfg.intra_op_threads, "repeats", repeats, "iters",
                            iters, "batch_sizes", batches, "agreement_tolerance", tol, "data", data,
                            "models", jmodels);
+  if (best_b == 256) best_b = cfg.max_batch_size;
+  char head[4096];
+  snprintf(head, sizeof head,
+      "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
+      "# the serving path; results/variant_profiles.json has every raw figure.\n"
+      "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
+      "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\nengine:\n  workers: %d\n"
+      "  intra_op_threads: %d\nbatching:\n  # the batch size with the most texts per second for the most accurate\n"
+      "  # variant(s) on this host (b / s(b) from the tables below)\n"
+      "  max_batch_size: %d\n  max_queue_delay_us: %d\n"
+      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\nmodels:\n",
+      cmdline, now, vi.library_release, repeats, cfg.host, cfg.port, cfg.http_threads,
+      cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
+      cfg.intra_op_threads, best_b, cfg.max_queue_delay_us, cfg.policy, deadline,
+      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline);
+  size_t hl = strlen(head);
+  if (hl + yo + 1 > sizeof yaml) return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
+  memmove(yaml + hl, yaml, yo + 1);
+  memcpy(yaml, head, hl);
   char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
   json_decref(root);
   int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, yaml);

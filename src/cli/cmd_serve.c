@@ -18,7 +18,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: anytime serve [--config FILE | --model MODEL [--variant NAME]]\n"
           "                     [--host ADDR] [--port N] [--workers N]\n"
-          "                     [--policy adaptive|accurate-only] [--deadline-ms MS]\n"
+          "                     [--policy adaptive|accurate-only|none] [--deadline-ms MS]\n"
           "                     [--rate-basis admitted|offered] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
@@ -34,6 +34,8 @@ static void usage(FILE *f) {
           "turns it off.\n"
           "Flags override the file. --port 0 picks a free port; --port-file writes the\n"
           "bound port to PATH once the server is ready (for scripts).\n"
+          "--policy none admits everything to the most accurate variant (no admission\n"
+          "control; for benchmarks and comparison with servers that have none).\n"
           "SIGINT/SIGTERM: stop accepting, finish every admitted request, exit 0.\n");
 }
 
@@ -162,8 +164,8 @@ int at_cli_serve(int argc, char **argv) {
     snprintf(cfg.rate_basis, sizeof cfg.rate_basis, "%s", basis);
   }
   if (policy) {
-    if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only")) {
-      fprintf(stderr, "anytime serve: --policy must be adaptive or accurate-only\n");
+    if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only") && strcmp(policy, "none")) {
+      fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only or none\n");
       return AT_EXIT_USAGE;
     }
     snprintf(cfg.policy, sizeof cfg.policy, "%s", policy);

@@ -234,8 +234,9 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       }
       if (!strcmp(k, "planner") && !strcmp(k2, "policy")) {
         if ((s = get_str(c, v, k2, cfg->policy, sizeof cfg->policy))) return s;
-        if (strcmp(cfg->policy, "adaptive") && strcmp(cfg->policy, "accurate-only"))
-          return bad(c, v, "'policy' must be 'adaptive' or 'accurate-only'");
+        if (strcmp(cfg->policy, "adaptive") && strcmp(cfg->policy, "accurate-only") &&
+            strcmp(cfg->policy, "none"))
+          return bad(c, v, "'policy' must be 'adaptive', 'accurate-only' or 'none'");
         continue;
       }
       NUM("server", "port", 0, 65535, cfg->port)

@@ -366,7 +366,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     }
   }
   at_plan_decision d;
-  at_planner_decide(m->planner, at_now_ns(), dl, &d);
+  serve_decide(r->srv, m, dl, &d);
   if (!d.admit) {
     at_metrics_rejection(r->srv->metrics, m->name, at_plan_reason_name(d.reason));
     snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(d.retry_after_s));

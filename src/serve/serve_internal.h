@@ -126,6 +126,11 @@ void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 served_model *serve_find_model(at_server *s, const char *name);
+/* Admission for one request: the model's planner decides, except under
+ * policy "none" (no admission control: always the most accurate variant,
+ * counted in flight so the books stay balanced). Same contract as
+ * at_planner_decide(). */
+void serve_decide(at_server *s, served_model *m, double deadline_s, at_plan_decision *d);
 /* The tokenizer workspace of the calling HTTP thread. */
 at_tok_workspace *serve_workspace(at_server *s);
 

@@ -41,6 +41,20 @@ served_model *serve_find_model(at_server *s, const char *name) {
   return NULL;
 }
 
+void serve_decide(at_server *s, served_model *m, double deadline_s, at_plan_decision *d) {
+  uint64_t now = at_now_ns();
+  if (strcmp(s->cfg.policy, "none") != 0) {
+    at_planner_decide(m->planner, now, deadline_s, d);
+    return;
+  }
+  memset(d, 0, sizeof *d);
+  d->admit = true;
+  d->reason = AT_PLAN_ADMIT;
+  d->variant = 0;
+  d->deadline_s = at_planner_deadline_s(m->planner, deadline_s);
+  at_planner_admitted(m->planner, 0, now);
+}
+
 static void destroy_ws(void *p) { at_tok_workspace_destroy(p); }
 
 at_tok_workspace *serve_workspace(at_server *s) {

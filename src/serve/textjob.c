@@ -128,7 +128,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   j->tokenize_ns = at_now_ns() - t0;
 
   at_plan_decision d;
-  at_planner_decide(m->planner, at_now_ns(), o->deadline_s, &d);
+  serve_decide(s, m, o->deadline_s, &d);
   j->decision = d;
   if (!d.admit) {
     at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(d.reason));
