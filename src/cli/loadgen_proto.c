@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "anytime/csv.h"
+#include "anytime/status.h"
 #include "cli/loadgen.h"
 
 /* ---- randomness ------------------------------------------------------------ */
@@ -90,63 +92,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Read one field starting at *p; returns a malloc'd copy and sets *end_rec
- * when the field ends its record (newline or end of input). */
-static char *csv_field(const char **p, const char *end, bool *end_rec, bool *bad) {
-  const char *s = *p;
-  size_t cap = 64, n = 0;
-  char *f = malloc(cap);
-  if (!f) return NULL;
-  bool quoted = s < end && *s == '"';
-  if (quoted) s++;
-  for (;;) {
-    if (s >= end) {
-      if (quoted) *bad = true; /* unterminated quote */
-      *end_rec = true;
-      break;
-    }
-    char ch = *s;
-    if (quoted) {
-      if (ch == '"') {
-        if (s + 1 < end && s[1] == '"') {
-          s += 2;
-          ch = '"';
-        } else {
-          s++;
-          quoted = false;
-          continue;
-        }
-      } else {
-        s++;
-      }
-    } else {
-      if (ch == ',') {
-        s++;
-        *end_rec = false;
-        break;
-      }
-      if (ch == '\n' || ch == '\r') {
-        if (ch == '\r' && s + 1 < end && s[1] == '\n') s++;
-        s++;
-        *end_rec = true;
-        break;
-      }
-      s++;
-    }
-    if (n + 2 > cap) {
-      char *nf = realloc(f, cap *= 2);
-      if (!nf) {
-        free(f);
-        return NULL;
-      }
-      f = nf;
-    }
-    f[n++] = ch;
-  }
-  f[n] = '\0';
-  *p = s;
-  return f;
-}
 
 static int parse_label(const char *s) {
   while (*s == ' ') s++;
@@ -160,73 +105,70 @@ static int parse_label(const char *s) {
 
 int lg_data_parse(const char *buf, size_t len, lg_data *d, char *err, size_t err_len) {
   memset(d, 0, sizeof *d);
-  const char *p = buf, *end = buf + len;
-  if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  size_t cap = 0, row = 0;
-  while (p < end) {
-    row++;
-    if (*p == '\n' || *p == '\r') { /* blank line */
-      p++;
-      continue;
-    }
-    bool end_rec = false, bad = false;
-    char *label = csv_field(&p, end, &end_rec, &bad);
-    char *text = (!label || end_rec) ? NULL : csv_field(&p, end, &end_rec, &bad);
-    /* text,with,unquoted,commas: keep what follows as part of the text */
-    while (text && !end_rec && !bad) {
-      char *more = csv_field(&p, end, &end_rec, &bad);
-      if (!more) break;
-      size_t a = strlen(text), b = strlen(more);
-      char *j = realloc(text, a + b + 2);
-      if (!j) {
-        free(more);
-        break;
-      }
-      text = j;
-      text[a] = ',';
-      memcpy(text + a + 1, more, b + 1);
-      free(more);
-    }
-    if (!label || !text || bad) {
-      set_err(err, err_len, "row %zu: %s", row,
-              bad ? "unterminated quote" : !label ? "out of memory" : "expected label,text");
-      free(label);
-      free(text);
-      lg_data_free(d);
-      return -1;
+  at_csv *c = NULL; /* RFC 4180 parsing is the library's (anytime/csv.h) */
+  at_status st = at_csv_parse(buf, len, &c);
+  if (st != AT_OK) {
+    if (st == AT_ERR_PARSE)
+      set_err(err, err_len, "unterminated quote or text after a closing quote (%s)",
+              at_last_error());
+    else
+      set_err(err, err_len, "%s", at_strerror(st));
+    return -1;
+  }
+  size_t rows = at_csv_rows(c), cap = 0;
+  for (size_t r = 0; r < rows; r++) {
+    size_t cols = at_csv_cols(c, r), l0 = 0;
+    const char *label = at_csv_field(c, r, 0, &l0);
+    if (cols == 1 && l0 == 0) continue; /* blank line */
+    if (cols < 2) {
+      set_err(err, err_len, "row %zu: expected label,text", r + 1);
+      goto fail;
     }
     int lab = parse_label(label);
-    if (lab == -2 && d->n == 0 && row == 1) { /* header */
-      free(label);
-      free(text);
-      continue;
-    }
-    free(label);
+    if (lab == -2 && d->n == 0 && r == 0) continue; /* header */
     if (lab == -2) {
-      set_err(err, err_len, "row %zu: label must be 0/1/-1/negative/positive", row);
-      free(text);
-      lg_data_free(d);
-      return -1;
+      set_err(err, err_len, "row %zu: label must be 0/1/-1/negative/positive", r + 1);
+      goto fail;
+    }
+    /* text,with,unquoted,commas: the remaining fields, rejoined, are the text */
+    size_t tl = 0;
+    for (size_t k = 1; k < cols; k++) {
+      size_t fl = 0;
+      at_csv_field(c, r, k, &fl);
+      tl += fl + (k > 1);
     }
     if (d->n == cap) {
       size_t nc = cap ? cap * 2 : 256;
       lg_item *ni = realloc(d->items, nc * sizeof *ni);
-      if (!ni) {
-        free(text);
-        lg_data_free(d);
-        set_err(err, err_len, "out of memory");
-        return -1;
-      }
+      if (!ni) goto oom;
       d->items = ni;
       cap = nc;
     }
+    char *text = malloc(tl + 1);
+    if (!text) goto oom;
+    size_t o = 0;
+    for (size_t k = 1; k < cols; k++) {
+      size_t fl = 0;
+      const char *f = at_csv_field(c, r, k, &fl);
+      if (k > 1) text[o++] = ',';
+      memcpy(text + o, f, fl);
+      o += fl;
+    }
+    text[o] = '\0';
     d->items[d->n++] = (lg_item){.text = text, .label = lab};
   }
+  at_csv_destroy(c);
   if (d->n == 0) {
     set_err(err, err_len, "no rows");
     return -1;
   }
   return 0;
+oom:
+  set_err(err, err_len, "out of memory");
+fail:
+  lg_data_free(d);
+  at_csv_destroy(c);
+  return -1;
 }
 
 int lg_data_load(const char *path, lg_data *d, char *err, size_t err_len) {
