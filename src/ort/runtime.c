@@ -48,6 +48,11 @@ static void ort_logger(void *param, OrtLoggingLevel severity, const char *catego
   if (severity >= ORT_LOGGING_LEVEL_ERROR) lvl = AT_LOG_ERROR;
   else if (severity == ORT_LOGGING_LEVEL_WARNING) lvl = AT_LOG_WARN;
   else if (severity == ORT_LOGGING_LEVEL_INFO) lvl = AT_LOG_INFO;
+  /* Saving an optimised graph for the artifact cache always draws this
+   * warning; the cache key includes the CPU features it warns about, so it
+   * is expected and not worth a warning line on every first start. */
+  if (lvl == AT_LOG_WARN && message && strstr(message, "hardware specific optimizations"))
+    lvl = AT_LOG_INFO;
   at_log(lvl, "ort", "[%s] %s", category ? category : "", message ? message : "");
 }
 
