@@ -134,7 +134,7 @@ def card(name, s):
           "~20 MB copy of the large weights, would put models/ over its 40 MB budget; a contrastively trained (SimCSE-style) encoder scored far lower on kNN "
           "sentiment agreement.")
     w("\n## Latency on this host\n")
-    w("pending: measured by bench (`anytime profile` through the engine).\n")
+    w(PENDING)
     w("## Limits\n")
     w("Trained on a few thousand English movie-review sentences: it knows that domain and "
       "little else. Lower-cased, accents stripped. Not for decisions about people.")
@@ -184,10 +184,33 @@ def config(name, s):
     return c
 
 
+LATENCY = "## Latency on this host\n"
+PENDING = "pending: measured by bench (`anytime profile` through the engine).\n"
+
+
+def _latency_section(text):
+    """Body of the 'Latency on this host' section of an existing card, or None."""
+    i = text.find(LATENCY)
+    if i < 0:
+        return None
+    body = text[i + len(LATENCY):]
+    j = body.find("\n## ")
+    return body[:j + 1] if j >= 0 else body
+
+
 def write_all(out, summary):
     for name in summary["models"]:
-        with open(os.path.join(out, name, "README.md"), "w") as f:
-            f.write(card(name, summary))
+        path = os.path.join(out, name, "README.md")
+        text = card(name, summary)
+        # The latency section belongs to the bench: keep what it wrote there.
+        if os.path.exists(path):
+            with open(path) as f:
+                old = _latency_section(f.read())
+            new = _latency_section(text)
+            if old and old.strip() and not old.strip().startswith("pending"):
+                text = text.replace(LATENCY + new, LATENCY + old, 1)
+        with open(path, "w") as f:
+            f.write(text)
         with open(os.path.join(out, name, "config.json"), "w") as f:
             json.dump(config(name, summary), f, indent=2)
             f.write("\n")

@@ -245,9 +245,16 @@ def main():
     results = {}
     for name, kind, arch, clf, info, runs in variants:
         mdir = os.path.join(a.out, name)
+        old_card = None                  # keep the bench's latency section (cards.py)
+        if os.path.exists(os.path.join(mdir, "README.md")):
+            with open(os.path.join(mdir, "README.md")) as f:
+                old_card = f.read()
         if os.path.isdir(mdir):
             shutil.rmtree(mdir)
         os.makedirs(os.path.join(mdir, "onnx"))
+        if old_card is not None:
+            with open(os.path.join(mdir, "README.md"), "w") as f:
+                f.write(old_card)
         f32 = os.path.join(mdir, "onnx", "model.onnx")
         i8 = os.path.join(mdir, "onnx", "model_quantized.onnx")
         if kind == "clf":
