@@ -396,7 +396,6 @@ int at_cli_profile(int argc, char **argv) {
       vr[v].pred_disagreements = 0;
       vr[v].max_abs_diff = 0;
       vr[v].min_cosine = 1;
-      double *ref_times = malloc((size_t)repeats * (size_t)iters * sizeof(double));
       for (size_t i = 0; i < ds.n; i++) {
         at_tensor in[3];
         size_t n_in = 0;
@@ -446,7 +445,6 @@ int at_cli_profile(int argc, char **argv) {
           rng = rng * 6364136223846793005ull + 1442695040888963407ull;
           sample[p][k] = (size_t)((rng >> 33) % ds.n);
         }
-      free(ref_times);
       step++;
 
       /* service time per batch size, through the batcher */
