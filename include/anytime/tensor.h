@@ -75,6 +75,15 @@ size_t at_dtype_size(at_dtype t);
  * *overflow when the product overflows size_t; overflow may be NULL. */
 size_t at_tensor_numel(const at_tensor *t, int *overflow);
 
+/* Mean of the first n_rows rows of a row-major [*, dim] float matrix into
+ * out[dim] (the masked mean pooling of an encoder's last_hidden_state over a
+ * sequence's real tokens). n_rows >= 1. Pure. */
+void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
+
+/* The output a task head reads: the one called `name` if the model has it,
+ * else the first FP32 output of rank `rank`. Returns its index, or -1. */
+int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank);
+
 #ifdef __cplusplus
 }
 #endif

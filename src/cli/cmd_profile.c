@@ -72,10 +72,7 @@ static void on_item(void *user, at_status st, const at_item_result *r, const cha
     if (!it->task) {
       memcpy(it->out, d, it->dim * sizeof(float));
     } else {
-      for (size_t h = 0; h < it->dim; h++) it->out[h] = 0;
-      for (size_t t = 0; t < r->len; t++)
-        for (size_t h = 0; h < it->dim; h++) it->out[h] += d[t * it->dim + h];
-      for (size_t h = 0; h < it->dim; h++) it->out[h] /= (float)r->len;
+      at_mean_pool(d, r->len, it->dim, it->out);
     }
     it->service_s = (double)(r->finished_ns - r->started_ns) / 1e9;
     it->batch = r->batch_size;
@@ -312,12 +309,7 @@ int at_cli_profile(int argc, char **argv) {
     int head = -1;
     {
       const at_model_info *info = at_engine_variant_info(eng, 0);
-      const char *want = task ? "last_hidden_state" : "logits";
-      for (size_t k = 0; k < info->n_outputs && head < 0; k++)
-        if (!strcmp(info->outputs[k].name, want)) head = (int)k;
-      for (size_t k = 0; k < info->n_outputs && head < 0; k++)
-        if ((int)info->outputs[k].ndim == (task ? 3 : 2) && info->outputs[k].dtype == AT_DTYPE_FLOAT32)
-          head = (int)k;
+      head = at_model_info_head_output(info, task ? "last_hidden_state" : "logits", task ? 3 : 2);
       if (head >= 0 && (int)info->outputs[head].ndim == (task ? 3 : 2) &&
           info->outputs[head].dims[task ? 2 : 1] > 0)
         dim = (size_t)info->outputs[head].dims[task ? 2 : 1];
@@ -412,12 +404,7 @@ int at_cli_profile(int argc, char **argv) {
         at_outputs_get(o, (size_t)head, &t);
         const float *d = t.data;
         if (!task) memcpy(ref_outs, d, dim * sizeof(float));
-        else {
-          for (size_t h = 0; h < dim; h++) ref_outs[h] = 0;
-          for (size_t tk = 0; tk < lens[i]; tk++)
-            for (size_t h = 0; h < dim; h++) ref_outs[h] += d[tk * dim + h];
-          for (size_t h = 0; h < dim; h++) ref_outs[h] /= (float)lens[i];
-        }
+        else at_mean_pool(d, lens[i], dim, ref_outs);
         at_outputs_free(o);
         size_t a1 = 0, a2 = 0;
         for (size_t k = 0; k < dim; k++) {

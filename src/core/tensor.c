@@ -1,6 +1,7 @@
 /* src/core/tensor.c — small helpers over the plain tensor descriptors of
  * anytime/tensor.h: dtype names and sizes, element counts. */
 #include <stdint.h>
+#include <string.h>
 
 #include "anytime/tensor.h"
 
@@ -48,4 +49,19 @@ size_t at_tensor_numel(const at_tensor *t, int *overflow) {
     n *= (size_t)d;
   }
   return n;
+}
+
+void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out) {
+  for (size_t h = 0; h < dim; h++) out[h] = 0;
+  for (size_t t = 0; t < n_rows; t++)
+    for (size_t h = 0; h < dim; h++) out[h] += x[t * dim + h];
+  for (size_t h = 0; h < dim; h++) out[h] /= (float)n_rows;
+}
+
+int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank) {
+  for (size_t k = 0; k < mi->n_outputs; k++)
+    if (strcmp(mi->outputs[k].name, name) == 0) return (int)k;
+  for (size_t k = 0; k < mi->n_outputs; k++)
+    if (mi->outputs[k].ndim == rank && mi->outputs[k].dtype == AT_DTYPE_FLOAT32) return (int)k;
+  return -1;
 }

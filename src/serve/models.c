@@ -116,11 +116,7 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
 static at_status setup_head(served_model *m, const at_model_info *mi, const char *vname) {
   int want_rank = m->task == TASK_CLASSIFY ? 2 : 3;
   const char *want = m->task == TASK_CLASSIFY ? "logits" : "last_hidden_state";
-  int idx = -1;
-  for (size_t k = 0; k < mi->n_outputs; k++)
-    if (strcmp(mi->outputs[k].name, want) == 0) idx = (int)k;
-  for (size_t k = 0; idx < 0 && k < mi->n_outputs; k++)
-    if ((int)mi->outputs[k].ndim == want_rank && mi->outputs[k].dtype == AT_DTYPE_FLOAT32) idx = (int)k;
+  int idx = at_model_info_head_output(mi, want, (size_t)want_rank);
   if (idx < 0 || (int)mi->outputs[idx].ndim != want_rank ||
       mi->outputs[idx].dtype != AT_DTYPE_FLOAT32 || mi->outputs[idx].dims[want_rank - 1] < 1)
     return at_fail(AT_ERR_UNSUPPORTED,

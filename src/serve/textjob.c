@@ -42,11 +42,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
     if (m->task == TASK_CLASSIFY) {
       memcpy(it->out, data, m->out_dim * sizeof(float));
     } else { /* mean of the item's real positions of [1, padded, H] */
-      size_t H = m->out_dim;
-      for (size_t h = 0; h < H; h++) it->out[h] = 0;
-      for (size_t t = 0; t < res->len; t++)
-        for (size_t h = 0; h < H; h++) it->out[h] += data[t * H + h];
-      for (size_t h = 0; h < H; h++) it->out[h] /= (float)res->len;
+      at_mean_pool(data, res->len, m->out_dim, it->out);
     }
     it->batch_size = res->batch_size;
     atomic_max(&j->max_queue_ns, res->dispatched_ns - res->enqueued_ns);
