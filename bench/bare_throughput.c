@@ -9,8 +9,6 @@
  * usage: bench_bare_throughput MODEL_DIR VARIANT.onnx DATA.csv [workers=2]
  *        [passes=3] [seconds=3] [batches=1,4,8,16,32]
  */
-#include <dlfcn.h>
-#include <onnxruntime_c_api.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,11 +17,11 @@
 #include <unistd.h>
 
 #include "anytime/anytime.h"
+#include "bench/bare_ort.h"
 #include "anytime/tokenizer.h"
 #include "cli/dataset.h"
 #include "core/internal.h"
 
-static const OrtApi *api;
 static OrtSession *sess;
 static OrtMemoryInfo *mi;
 static int64_t **g_ids;
@@ -33,14 +31,6 @@ static atomic_int g_stop;
 static const char *in_names[2] = {"input_ids", "attention_mask"};
 static char *out_name;
 
-#define CHECK(x)                                                 \
-  do {                                                           \
-    OrtStatus *s_ = (x);                                         \
-    if (s_) {                                                    \
-      fprintf(stderr, "ORT: %s\n", api->GetErrorMessage(s_));    \
-      exit(1);                                                   \
-    }                                                            \
-  } while (0)
 
 typedef struct { long items; int id; } worker_t;
 
@@ -120,19 +110,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < e.n; k++) g_ids[i][k] = e.ids[k];
     g_len[i] = e.n;
   }
-  void *h = dlopen(AT_ORT_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
-  const OrtApiBase *(*gb)(void);
-  *(void **)&gb = dlsym(h, "OrtGetApiBase");
-  api = gb()->GetApi(ORT_API_VERSION);
-  OrtEnv *env;
-  CHECK(api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "bench", &env));
-  OrtSessionOptions *so;
-  CHECK(api->CreateSessionOptions(&so));
-  CHECK(api->SetIntraOpNumThreads(so, 1));
-  CHECK(api->SetInterOpNumThreads(so, 1));
-  CHECK(api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"));
-  CHECK(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL));
-  CHECK(api->CreateSession(env, path, so, &sess));
+  sess = bare_ort_session(path, ORT_LOGGING_LEVEL_ERROR);
   CHECK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mi));
   OrtAllocator *alloc;
   CHECK(api->GetAllocatorWithDefaultOptions(&alloc));

@@ -16,8 +16,6 @@
  * usage: bench_engine_overhead MODEL.onnx [passes=7] [iters=2000] [seq=26]
  * MODEL must take input_ids/attention_mask [batch, seq] int64 (batch 1 used).
  */
-#include <dlfcn.h>
-#include <onnxruntime_c_api.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,17 +23,9 @@
 #include <string.h>
 
 #include "anytime/anytime.h"
+#include "bench/bare_ort.h"
 #include "core/internal.h"
 
-static const OrtApi *api;
-#define CHECK(x)                                                      \
-  do {                                                                \
-    OrtStatus *s_ = (x);                                              \
-    if (s_) {                                                         \
-      fprintf(stderr, "ORT: %s\n", api->GetErrorMessage(s_));         \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -97,21 +87,7 @@ int main(int argc, char **argv) {
   int64_t shape[2] = {1, seq};
 
   /* bare ORT */
-  void *h = dlopen(AT_ORT_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return fprintf(stderr, "dlopen: %s\n", dlerror()), 1;
-  const OrtApiBase *(*gb)(void);
-  *(void **)&gb = dlsym(h, "OrtGetApiBase");
-  api = gb()->GetApi(ORT_API_VERSION);
-  OrtEnv *env;
-  CHECK(api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "bench", &env));
-  OrtSessionOptions *so;
-  CHECK(api->CreateSessionOptions(&so));
-  CHECK(api->SetIntraOpNumThreads(so, 1));
-  CHECK(api->SetInterOpNumThreads(so, 1));
-  CHECK(api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"));
-  CHECK(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL));
-  OrtSession *sess;
-  CHECK(api->CreateSession(env, model, so, &sess));
+  OrtSession *sess = bare_ort_session(model, ORT_LOGGING_LEVEL_WARNING);
   OrtMemoryInfo *mi;
   CHECK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mi));
   OrtValue *in[2] = {0};
