@@ -62,17 +62,6 @@
 #define MAX_META_BYTES (64u << 10)
 #define PROVIDER "CPUExecutionProvider"
 
-/* snprintf into a buffer where truncation is acceptable (messages) or has
- * been ruled out by the caller (paths under PATH_CAP built from checked
- * parts); returns whether the text fitted. */
-static int fmt(char *dst, size_t cap, const char *f, ...) AT_PRINTF(3, 4);
-static int fmt(char *dst, size_t cap, const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  int n = vsnprintf(dst, cap, f, ap);
-  va_end(ap);
-  return n >= 0 && (size_t)n < cap;
-}
 
 /* 64 lower-case hex digits (a SHA-256 in hex) at the start of s. */
 static int is_hex_digest(const char *s) {
@@ -183,7 +172,7 @@ void at_artifact_key(const at_artifact_ingredients *ing, char key_hex[65]) {
 
 static int mkdirs(const char *path) {
   char tmp[PATH_CAP];
-  if (fmt(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+  if (at_model_fmt(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
     errno = ENAMETOOLONG;
     return -1;
   }
@@ -230,7 +219,7 @@ static int remove_entry_dir(const char *path) {
  * reader sees it half-deleted), then delete it. */
 static void discard_entry(const char *dir, const char *entry) {
   char trash[PATH_CAP];
-  fmt(trash, sizeof trash, "%s/.trash-XXXXXX", dir);
+  at_model_fmt(trash, sizeof trash, "%s/.trash-XXXXXX", dir);
   /* rename() may replace an empty directory: mkdtemp reserves the name. */
   if (mkdtemp(trash)) {
     if (rename(entry, trash) == 0) {
@@ -258,14 +247,14 @@ typedef enum { ENTRY_ABSENT, ENTRY_VALID, ENTRY_CORRUPT } entry_state;
 
 static entry_state check_entry(const char *entry, const char *key, char *why, size_t cap) {
   char meta[PATH_CAP], art[PATH_CAP];
-  fmt(meta, sizeof meta, "%s/meta.json", entry);
-  fmt(art, sizeof art, "%s/model.ort", entry);
+  at_model_fmt(meta, sizeof meta, "%s/meta.json", entry);
+  at_model_fmt(art, sizeof art, "%s/model.ort", entry);
   struct stat st;
   if (stat(entry, &st) != 0) return ENTRY_ABSENT;
   json_error_t err;
   json_t *m = json_load_file(meta, JSON_REJECT_DUPLICATES, &err);
   if (!m) {
-    fmt(why, cap, "sidecar unreadable: %s", err.text);
+    at_model_fmt(why, cap, "sidecar unreadable: %s", err.text);
     return ENTRY_CORRUPT;
   }
   entry_state r = ENTRY_CORRUPT;
@@ -273,21 +262,21 @@ static entry_state check_entry(const char *entry, const char *key, char *why, si
   json_t *sz = json_object_get(m, "artifact_size"), *sum = json_object_get(m, "artifact_sha256");
   if (!json_is_integer(jfmt) || json_integer_value(jfmt) != FORMAT_VERSION || !json_is_string(k) ||
       strcmp(json_string_value(k), key) != 0 || !json_is_integer(sz) || !json_is_string(sum)) {
-    fmt(why, cap, "sidecar does not describe this key");
+    at_model_fmt(why, cap, "sidecar does not describe this key");
   } else if (stat(art, &st) != 0) {
-    fmt(why, cap, "artifact missing: %s", strerror(errno));
+    at_model_fmt(why, cap, "artifact missing: %s", strerror(errno));
   } else if ((json_int_t)st.st_size != json_integer_value(sz)) {
-    fmt(why, cap, "artifact is %lld bytes, the sidecar says %lld", (long long)st.st_size,
+    at_model_fmt(why, cap, "artifact is %lld bytes, the sidecar says %lld", (long long)st.st_size,
              (long long)json_integer_value(sz));
   } else {
     uint8_t d[32];
     char hex[65];
     if (at_sha256_file(art, d, NULL) != AT_OK) {
-      fmt(why, cap, "artifact unreadable: %s", at_last_error());
+      at_model_fmt(why, cap, "artifact unreadable: %s", at_last_error());
     } else {
       at_sha256_hex(d, hex);
       if (strcmp(hex, json_string_value(sum)) != 0)
-        fmt(why, cap, "artifact SHA-256 %.12s... does not match the sidecar's %.12s...",
+        at_model_fmt(why, cap, "artifact SHA-256 %.12s... does not match the sidecar's %.12s...",
                  hex, json_string_value(sum));
       else
         r = ENTRY_VALID;
@@ -323,23 +312,23 @@ static int publish(const char *dir, const char *tmp, const char *key, const char
                    const at_session_params *p, const at_artifact_ingredients *ing, char *why,
                    size_t cap) {
   char art[PATH_CAP], meta[PATH_CAP], entry[PATH_CAP];
-  fmt(art, sizeof art, "%s/model.ort", tmp);
-  fmt(meta, sizeof meta, "%s/meta.json", tmp);
-  fmt(entry, sizeof entry, "%s/%s", dir, key);
+  at_model_fmt(art, sizeof art, "%s/model.ort", tmp);
+  at_model_fmt(meta, sizeof meta, "%s/meta.json", tmp);
+  at_model_fmt(entry, sizeof entry, "%s/%s", dir, key);
   uint8_t d[32];
   char hex[65];
   uint64_t size = 0;
   if (at_sha256_file(art, d, &size) != AT_OK || size == 0) {
-    fmt(why, cap, "ONNX Runtime wrote no artifact at %s", art);
+    at_model_fmt(why, cap, "ONNX Runtime wrote no artifact at %s", art);
     return -1;
   }
   if (fsync_path(art, 0) != 0) {
-    fmt(why, cap, "fsync %s: %s", art, strerror(errno));
+    at_model_fmt(why, cap, "fsync %s: %s", art, strerror(errno));
     return -1;
   }
   at_sha256_hex(d, hex);
   char abs_model[PATH_MAX];
-  if (!realpath(model_path, abs_model)) fmt(abs_model, sizeof abs_model, "%s", model_path);
+  if (!realpath(model_path, abs_model)) at_model_fmt(abs_model, sizeof abs_model, "%s", model_path);
   json_t *m = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:s}",
                         "format", FORMAT_VERSION, "key", key, "model",
                         p->artifact_model ? p->artifact_model : "", "variant",
@@ -352,13 +341,13 @@ static int publish(const char *dir, const char *tmp, const char *key, const char
   char *text = m ? json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
   json_decref(m);
   if (!text) {
-    fmt(why, cap, "out of memory writing the sidecar");
+    at_model_fmt(why, cap, "out of memory writing the sidecar");
     return -1;
   }
   int w = write_file_synced(meta, text, strlen(text));
   free(text);
   if (w != 0 || fsync_path(tmp, 1) != 0) {
-    fmt(why, cap, "writing %s: %s", meta, strerror(errno));
+    at_model_fmt(why, cap, "writing %s: %s", meta, strerror(errno));
     return -1;
   }
   if (rename(tmp, entry) != 0) {
@@ -367,7 +356,7 @@ static int publish(const char *dir, const char *tmp, const char *key, const char
       remove_entry_dir(tmp);
       return 0;
     }
-    fmt(why, cap, "rename %s -> %s: %s", tmp, entry, strerror(errno));
+    at_model_fmt(why, cap, "rename %s -> %s: %s", tmp, entry, strerror(errno));
     return -1;
   }
   fsync_path(dir, 1);
@@ -383,11 +372,11 @@ static int memo_path(const char *dir, const char *model_path, char *out, size_t 
   char hex[65];
   at_sha256_once(real, strlen(real), d);
   at_sha256_hex(d, hex);
-  return fmt(out, cap, "%s/.hashes/%s", dir, hex) ? 0 : -1;
+  return at_model_fmt(out, cap, "%s/.hashes/%s", dir, hex) ? 0 : -1;
 }
 
 static void stat_line(const struct stat *st, char *buf, size_t cap) {
-  fmt(buf, cap, "%llu %llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st->st_dev,
+  at_model_fmt(buf, cap, "%llu %llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st->st_dev,
       (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
       st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
 }
@@ -423,9 +412,9 @@ static at_status model_sha256(const char *dir, const char *model_path, char hex[
       after.st_ctim.tv_nsec == st.st_ctim.tv_nsec && now - st.st_mtim.tv_sec > 2 &&
       now - st.st_ctim.tv_sec > 2) {
     char hdir[PATH_CAP], tmp[PATH_CAP + 16], text[400];
-    fmt(hdir, sizeof hdir, "%s/.hashes", dir);
-    fmt(tmp, sizeof tmp, "%s.%ld.tmp", memo, (long)getpid());
-    fmt(text, sizeof text, "%s %s\n", want, hex);
+    at_model_fmt(hdir, sizeof hdir, "%s/.hashes", dir);
+    at_model_fmt(tmp, sizeof tmp, "%s.%ld.tmp", memo, (long)getpid());
+    at_model_fmt(text, sizeof text, "%s %s\n", want, hex);
     if (mkdirs(hdir) == 0 && write_file_synced(tmp, text, strlen(text)) == 0 &&
         rename(tmp, memo) == 0)
       return AT_OK;
@@ -464,7 +453,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
     return at_session_create(model_path, &p, out);
   }
   char entry[PATH_CAP], why[512] = "";
-  if (!fmt(entry, sizeof entry, "%s/%s", dir, key)) {
+  if (!at_model_fmt(entry, sizeof entry, "%s/%s", dir, key)) {
     warn_unusable(dir, "path too long");
     return at_session_create(model_path, &p, out);
   }
@@ -473,7 +462,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   entry_state es = check_entry(entry, key, why, sizeof why);
   if (es == ENTRY_VALID) {
     char art[PATH_CAP];
-    fmt(art, sizeof art, "%s/model.ort", entry);
+    at_model_fmt(art, sizeof art, "%s/model.ort", entry);
     at_status rc = at_session_create(art, &p, out);
     if (rc == AT_OK) {
       *outcome = AT_ARTIFACT_HIT;
@@ -481,7 +470,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
              label, *var ? ":" : "", var, key, (double)t_hash / 1e6);
       return AT_OK;
     }
-    fmt(why, sizeof why, "ONNX Runtime refused it: %s", at_last_error());
+    at_model_fmt(why, sizeof why, "ONNX Runtime refused it: %s", at_last_error());
     es = ENTRY_CORRUPT;
   }
   if (es == ENTRY_CORRUPT) {
@@ -491,12 +480,12 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   }
 
   char tmp[PATH_CAP], art[PATH_CAP];
-  fmt(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir);
+  at_model_fmt(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir);
   if (!mkdtemp(tmp)) {
     warn_unusable(dir, strerror(errno));
     return at_session_create(model_path, &p, out);
   }
-  fmt(art, sizeof art, "%s/model.ort", tmp);
+  at_model_fmt(art, sizeof art, "%s/model.ort", tmp);
   p.optimized_model_path = art;
   p.optimized_as_ort = true;
   at_status rc = at_session_create(model_path, &p, out);
@@ -517,7 +506,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
 /* ---- listing and clearing ------------------------------------------------------ */
 
 static void copy_str(char *dst, size_t cap, json_t *v) {
-  fmt(dst, cap, "%s", json_is_string(v) ? json_string_value(v) : "");
+  at_model_fmt(dst, cap, "%s", json_is_string(v) ? json_string_value(v) : "");
 }
 
 static int entry_newer_first(const void *a, const void *b) {
@@ -556,10 +545,10 @@ at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_
     }
     at_artifact_entry *e = &v[*n];
     memset(e, 0, sizeof *e);
-    fmt(e->key, sizeof e->key, "%s", de->d_name);
+    at_model_fmt(e->key, sizeof e->key, "%s", de->d_name);
     char meta[PATH_CAP], art[PATH_CAP];
-    fmt(meta, sizeof meta, "%s/%s/meta.json", dir, de->d_name);
-    fmt(art, sizeof art, "%s/%s/model.ort", dir, de->d_name);
+    at_model_fmt(meta, sizeof meta, "%s/%s/meta.json", dir, de->d_name);
+    at_model_fmt(art, sizeof art, "%s/%s/model.ort", dir, de->d_name);
     struct stat st, sa;
     json_t *m = NULL;
     if (stat(meta, &st) == 0 && st.st_size <= (off_t)MAX_META_BYTES)
@@ -607,7 +596,7 @@ at_status at_artifact_cache_clear(const char *dir, size_t *removed) {
         strcmp(de->d_name, ".hashes") != 0)
       continue;
     char p[PATH_CAP];
-    fmt(p, sizeof p, "%s/%s", dir, de->d_name);
+    at_model_fmt(p, sizeof p, "%s/%s", dir, de->d_name);
     if (remove_entry_dir(p) != 0)
       rc = at_fail(AT_ERR_IO, "could not remove %s: %s", p, strerror(errno));
     else if (key && removed)

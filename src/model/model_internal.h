@@ -52,4 +52,10 @@ typedef struct at_artifact_ingredients {
 } at_artifact_ingredients;
 void at_artifact_key(const at_artifact_ingredients *ing, char key_hex[65]);
 
+/* snprintf into dst[cap] where truncation is acceptable (messages) or ruled
+ * out by the caller (paths built from checked parts); returns whether the
+ * text fitted. Defined in resolve.c; shared by the files of src/model. */
+int at_model_fmt(char *dst, size_t cap, const char *f, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif /* ANYTIME_MODEL_INTERNAL_H */

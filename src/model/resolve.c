@@ -103,10 +103,7 @@ static void sl_add(strlist *l, const char *fmt, ...) {
   if (n > 0) l->len += (size_t)n < sizeof l->buf - l->len ? (size_t)n : sizeof l->buf - l->len - 1;
 }
 
-/* snprintf where truncation is acceptable or ruled out by the caller;
- * returns whether the text fitted. */
-static int fmt(char *dst, size_t cap, const char *f, ...) AT_PRINTF(3, 4);
-static int fmt(char *dst, size_t cap, const char *f, ...) {
+int at_model_fmt(char *dst, size_t cap, const char *f, ...) {
   va_list ap;
   va_start(ap, f);
   int n = vsnprintf(dst, cap, f, ap);
@@ -249,9 +246,9 @@ static void free_list(char **v, size_t n) {
 /* Variant name from a file stem: model -> fp32, model_X -> X, otherwise the
  * stem itself. "quantized" is renamed "int8" later when that is free. */
 static void variant_name(const char *stem, char *out, size_t cap) {
-  if (strcmp(stem, "model") == 0) fmt(out, cap, "fp32");
-  else if (strncmp(stem, "model_", 6) == 0 && stem[6]) fmt(out, cap, "%s", stem + 6);
-  else fmt(out, cap, "%s", stem);
+  if (strcmp(stem, "model") == 0) at_model_fmt(out, cap, "fp32");
+  else if (strncmp(stem, "model_", 6) == 0 && stem[6]) at_model_fmt(out, cap, "%s", stem + 6);
+  else at_model_fmt(out, cap, "%s", stem);
 }
 
 /* Add the variant file dir/rel unless its name is taken. `repo_real` (may be
@@ -259,10 +256,10 @@ static void variant_name(const char *stem, char *out, size_t cap) {
 static at_status add_variant(desc_impl *d, const char *dir, const char *rel,
                              const char *repo_real) {
   char path[PATH_CAP], stem[256], name[256];
-  if (!fmt(path, sizeof path, "%s/%s", dir, rel))
+  if (!at_model_fmt(path, sizeof path, "%s/%s", dir, rel))
     return at_fail(AT_ERR_LIMIT, "path too long: %s/%s", dir, rel);
   const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-  fmt(stem, sizeof stem, "%.*s", (int)(strlen(base) - 5), base);
+  at_model_fmt(stem, sizeof stem, "%.*s", (int)(strlen(base) - 5), base);
   variant_name(stem, name, sizeof name);
   for (size_t i = 0; i < d->pub.n_variants; i++)
     if (strcmp(d->vars[i].name, name) == 0) {
@@ -292,14 +289,14 @@ static at_status add_variant(desc_impl *d, const char *dir, const char *rel,
 /* Collect the variants in `dir`: onnx/<name>.onnx first, then <name>.onnx. */
 static at_status collect_variants(desc_impl *d, const char *dir, const char *repo_real) {
   char sub[PATH_CAP];
-  fmt(sub, sizeof sub, "%s/onnx", dir);
+  at_model_fmt(sub, sizeof sub, "%s/onnx", dir);
   const char *where[2] = {sub, dir};
   for (int w = 0; w < 2; w++) {
     size_t n = 0;
     char **files = onnx_files(where[w], &n);
     for (size_t i = 0; i < n; i++) {
       char rel[512];
-      fmt(rel, sizeof rel, "%s%s", w == 0 ? "onnx/" : "", files[i]);
+      at_model_fmt(rel, sizeof rel, "%s%s", w == 0 ? "onnx/" : "", files[i]);
       at_status rc = add_variant(d, dir, rel, repo_real);
       if (rc != AT_OK) {
         free_list(files, n);
@@ -406,7 +403,7 @@ static at_status read_config(desc_impl *d, const char *path) {
     } else {
       for (size_t i = 0; i < n; i++) {
         char dflt[32];
-        fmt(dflt, sizeof dflt, "LABEL_%zu", i);
+        at_model_fmt(dflt, sizeof dflt, "LABEL_%zu", i);
         d->labels[i] = keep(d, names[i] ? names[i] : dflt);
       }
       d->pub.labels = d->labels;
@@ -439,8 +436,8 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
   /* config.json and the tokenizer live next to the graphs, or one level up
    * when a single file inside onnx/ was given. */
   char base[PATH_CAP], p[PATH_CAP];
-  fmt(base, sizeof base, "%s", dir);
-  fmt(p, sizeof p, "%s/config.json", base);
+  at_model_fmt(base, sizeof base, "%s", dir);
+  at_model_fmt(p, sizeof p, "%s/config.json", base);
   if (is_file(p)) {
     if (repo_real && !inside(p, repo_real))
       return at_fail(AT_ERR_MODEL, "'%s' resolves outside its repository directory", p);
@@ -451,7 +448,7 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
     at_tokenizer_kind kind;
   } toks[] = {{"tokenizer.json", AT_TOKENIZER_JSON}, {"vocab.txt", AT_TOKENIZER_VOCAB_TXT}};
   for (size_t i = 0; i < 2 && !d->pub.tokenizer_path; i++) {
-    fmt(p, sizeof p, "%s/%s", base, toks[i].file);
+    at_model_fmt(p, sizeof p, "%s/%s", base, toks[i].file);
     if (!is_file(p)) continue;
     if (repo_real && !inside(p, repo_real))
       return at_fail(AT_ERR_MODEL, "'%s' resolves outside its repository directory", p);
@@ -490,7 +487,7 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
 /* Read refs/<rev> into hash[]; 1 if found, 0 if absent, -1 if malformed. */
 static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t cap) {
   char p[PATH_CAP];
-  fmt(p, sizeof p, "%s/refs/%s", repo_dir, rev);
+  at_model_fmt(p, sizeof p, "%s/refs/%s", repo_dir, rev);
   FILE *f = fopen(p, "r");
   if (!f) return 0;
   char buf[160];
@@ -511,7 +508,7 @@ static at_status hub_snapshot(const char *repo_dir, const char *rev, strlist *se
   if (r < 0)
     return at_fail(AT_ERR_MODEL, "%s/refs/%s does not hold a commit hash", repo_dir, rev);
   if (r > 0) {
-    fmt(p, sizeof p, "%s/snapshots/%s", repo_dir, commit);
+    at_model_fmt(p, sizeof p, "%s/snapshots/%s", repo_dir, commit);
     if (is_dir(p)) return AT_OK;
     sl_add(searched, "\n  %s (refs/%s names it; the snapshot is missing)", p, rev);
     return AT_ERR_NOT_FOUND;
@@ -519,7 +516,7 @@ static at_status hub_snapshot(const char *repo_dir, const char *rev, strlist *se
   sl_add(searched, "\n  %s/refs/%s (no such ref)", repo_dir, rev);
   if (!is_hex(rev, 7, 64)) return AT_ERR_NOT_FOUND;
   /* A commit hash or a prefix of one. */
-  fmt(p, sizeof p, "%s/snapshots", repo_dir);
+  at_model_fmt(p, sizeof p, "%s/snapshots", repo_dir);
   DIR *dp = opendir(p);
   if (!dp) {
     sl_add(searched, "\n  %s (missing)", p);
@@ -532,9 +529,9 @@ static at_status hub_snapshot(const char *repo_dir, const char *rev, strlist *se
   while ((de = readdir(dp))) {
     if (!is_hex(de->d_name, 7, 64) || strncmp(de->d_name, rev, k) != 0) continue;
     if (strcmp(de->d_name, rev) == 0) exact = 1;
-    if (!exact || strcmp(de->d_name, rev) == 0) fmt(found, sizeof found, "%s", de->d_name);
+    if (!exact || strcmp(de->d_name, rev) == 0) at_model_fmt(found, sizeof found, "%s", de->d_name);
     size_t o = strlen(others);
-    fmt(others + o, sizeof others - o, " %s", de->d_name);
+    at_model_fmt(others + o, sizeof others - o, " %s", de->d_name);
     matches++;
   }
   closedir(dp);
@@ -545,7 +542,7 @@ static at_status hub_snapshot(const char *repo_dir, const char *rev, strlist *se
   if (matches > 1 && !exact)
     return at_fail(AT_ERR_MODEL, "revision '%s' matches several snapshots in %s:%s", rev, p,
                    others);
-  fmt(commit, cap, "%s", found);
+  at_model_fmt(commit, cap, "%s", found);
   return AT_OK;
 }
 
@@ -564,7 +561,7 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
     }
   }
   flat[j] = 0;
-  if (!fmt(repo_dir, sizeof repo_dir, "%s/models--%s", hub, flat))
+  if (!at_model_fmt(repo_dir, sizeof repo_dir, "%s/models--%s", hub, flat))
     return at_fail(AT_ERR_LIMIT, "hub path too long");
   if (!is_dir(repo_dir)) {
     sl_add(searched, "\n  %s (hub cache: not present)", repo_dir);
@@ -576,7 +573,7 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
   char repo_real[PATH_MAX], snap[PATH_CAP];
   if (!realpath(repo_dir, repo_real))
     return at_fail(AT_ERR_IO, "%s: %s", repo_dir, strerror(errno));
-  fmt(snap, sizeof snap, "%s/snapshots/%s", repo_dir, commit);
+  at_model_fmt(snap, sizeof snap, "%s/snapshots/%s", repo_dir, commit);
   if (!inside(snap, repo_real))
     return at_fail(AT_ERR_MODEL, "snapshot %s resolves outside its repository directory %s", snap,
                    repo_real);
@@ -588,7 +585,7 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
   rc = fill_from_dir(d, snap, NULL, repo_real);
   if (rc == AT_ERR_NOT_FOUND) {
     sl_add(searched, "\n  %s (snapshot without an ONNX graph)", snap);
-    fmt(searched->reason, sizeof searched->reason,
+    at_model_fmt(searched->reason, sizeof searched->reason,
         ": revision %s (commit %.12s) has no ONNX graph, so it cannot be served", rev, commit);
   }
   return rc;
@@ -597,7 +594,7 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
 /* ---- entry point ---------------------------------------------------------- */
 
 static const char *basename_of(const char *p, char *buf, size_t cap) {
-  fmt(buf, cap, "%s", p);
+  at_model_fmt(buf, cap, "%s", p);
   size_t n = strlen(buf);
   while (n > 1 && buf[n - 1] == '/') buf[--n] = 0;
   char *s = strrchr(buf, '/');
@@ -609,7 +606,7 @@ static at_status resolve_local(desc_impl *d, const char *path) {
   d->pub.source = AT_MODEL_LOCAL;
   if (is_dir(path)) {
     d->pub.family = keep(d, basename_of(path, tmp, sizeof tmp));
-    fmt(tmp, sizeof tmp, "%s", path);
+    at_model_fmt(tmp, sizeof tmp, "%s", path);
     size_t n = strlen(tmp);
     while (n > 1 && tmp[n - 1] == '/') tmp[--n] = 0;
     return fill_from_dir(d, tmp, NULL, NULL);
@@ -620,28 +617,28 @@ static at_status resolve_local(desc_impl *d, const char *path) {
    * the file is in onnx/. The family is that directory's name, or the file's
    * stem for a file lying on its own. */
   char dir[PATH_CAP], rel[PATH_CAP], name[256];
-  fmt(dir, sizeof dir, "%s", path);
+  at_model_fmt(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
   if (slash) {
     *slash = 0;
-    fmt(rel, sizeof rel, "%s", slash + 1);
+    at_model_fmt(rel, sizeof rel, "%s", slash + 1);
   } else {
-    fmt(dir, sizeof dir, ".");
-    fmt(rel, sizeof rel, "%s", path);
+    at_model_fmt(dir, sizeof dir, ".");
+    at_model_fmt(rel, sizeof rel, "%s", path);
   }
   char parent_name[256];
   basename_of(dir, parent_name, sizeof parent_name);
   const char *pn = strrchr(parent_name, '/') ? strrchr(parent_name, '/') + 1 : parent_name;
   if (strcmp(pn, "onnx") == 0 && strchr(dir, '/')) {
     char up[PATH_CAP];
-    fmt(up, sizeof up, "%s", dir);
+    at_model_fmt(up, sizeof up, "%s", dir);
     *strrchr(up, '/') = 0;
     char r2[PATH_CAP];
-    fmt(r2, sizeof r2, "onnx/%s", rel);
+    at_model_fmt(r2, sizeof r2, "onnx/%s", rel);
     d->pub.family = keep(d, basename_of(up, name, sizeof name));
     return fill_from_dir(d, up, r2, NULL);
   }
-  fmt(name, sizeof name, "%.*s", (int)(strlen(rel) - 5), rel);
+  at_model_fmt(name, sizeof name, "%.*s", (int)(strlen(rel) - 5), rel);
   d->pub.family = keep(d, name);
   return fill_from_dir(d, dir, rel, NULL);
 }
@@ -694,7 +691,7 @@ at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
                    at + 1);
       goto done;
     }
-    fmt(rev, sizeof rev, "%s", at + 1);
+    at_model_fmt(rev, sizeof rev, "%s", at + 1);
   }
   const char *slash = strchr(repo, '/');
   int ok = slash ? part_ok(repo, (size_t)(slash - repo)) && !strchr(slash + 1, '/') &&
@@ -711,7 +708,7 @@ at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
   if (!slash && !at) {
     for (size_t i = 0; i < prm.n_model_dirs; i++) {
       char cand[PATH_CAP];
-      fmt(cand, sizeof cand, "%s/%s", prm.model_dirs[i], repo);
+      at_model_fmt(cand, sizeof cand, "%s/%s", prm.model_dirs[i], repo);
       if (is_dir(cand)) {
         rc = resolve_local(d, cand);
         goto done;
