@@ -7,7 +7,10 @@
 #ifndef ANYTIME_ANYTIME_H
 #define ANYTIME_ANYTIME_H
 
+#include "anytime/decode.h"
 #include "anytime/engine.h"
+#include "anytime/generate.h"
+#include "anytime/lm.h"
 #include "anytime/log.h"
 #include "anytime/model.h"
 #include "anytime/onnx_meta.h"

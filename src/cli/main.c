@@ -24,6 +24,7 @@ static const command k_commands[] = {
     {"serve", at_cli_serve, "serve models over HTTP (V2, OpenAI, TEI routes, /metrics)"},
     {"profile", at_cli_profile, "measure a model family through the serving path; write configs/serving.yaml"},
     {"sweep", at_cli_sweep, "load sweep of both planner policies; CSV, summary and plot"},
+    {"generate", at_cli_generate, "generate text from prompts with a decoder (KV arena, continuous batching)"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,216 @@
+/* anytime/decode.h — the decoder lane's building blocks: a fixed arena of
+ * KV-cache blocks, block admission, slack-priced eviction, token sampling and
+ * a decoder session that runs a Hugging Face "with past" ONNX export over the
+ * arena (gather a sequence's blocks into the past tensors, Run, scatter the
+ * new tail back).
+ *
+ * The scheduler that strings these together (continuous batching, chunked
+ * prefill) is in anytime/generate.h.
+ *
+ * Ownership: every create has a matching destroy; arrays passed in are
+ * copied unless a comment says otherwise.
+ * Thread-safety: none of these objects is internally locked. An arena, its
+ * sequences and a decoder are used by one thread at a time (the generator's
+ * scheduler thread); the pure functions (at_kv_blocks_needed,
+ * at_evict_order, at_linfit_*) may be called from any thread.
+ */
+#ifndef ANYTIME_DECODE_H
+#define ANYTIME_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "anytime/session.h"
+#include "anytime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ KV arena */
+
+/* Shape of one model's KV cache. One block holds `block_tokens` positions
+ * of keys and values for every layer and head:
+ * float[layers][2][heads][block_tokens][head_dim]. */
+typedef struct at_kv_layout {
+  int layers, heads, head_dim, block_tokens;
+} at_kv_layout;
+
+typedef struct at_kv_arena at_kv_arena;
+
+/* A sequence's view of the arena: its block table and how many positions
+ * are cached. Owned by the caller; blocks are lent by the arena. */
+typedef struct at_kv_seq {
+  int *blocks;    /* block ids, in position order */
+  int n_blocks;   /* blocks held */
+  int cap;        /* capacity of `blocks` */
+  int len;        /* positions cached (<= n_blocks * block_tokens) */
+} at_kv_seq;
+
+/* Blocks a sequence needing `tokens` positions asks for at admission:
+ * ceil(tokens * safety / block_tokens), and at least 1 for tokens > 0.
+ * safety must be > 0. Returns -1 on invalid arguments. */
+int at_kv_blocks_needed(int64_t tokens, double safety, int block_tokens);
+
+/* An arena of `n_blocks` blocks (all memory allocated here, once).
+ * AT_ERR_INVALID_ARG for non-positive sizes, AT_ERR_LIMIT if the arena
+ * would exceed 16 GiB, AT_ERR_NOMEM. */
+at_status at_kv_arena_create(const at_kv_layout *layout, int n_blocks, at_kv_arena **out);
+void at_kv_arena_destroy(at_kv_arena *a);
+const at_kv_layout *at_kv_arena_layout(const at_kv_arena *a);
+int at_kv_arena_total_blocks(const at_kv_arena *a);
+int at_kv_arena_free_blocks(const at_kv_arena *a);
+/* Bytes of one block. */
+size_t at_kv_block_bytes(const at_kv_layout *l);
+
+/* Give `seq` `n` more blocks, all or nothing: AT_ERR_LIMIT (nothing taken)
+ * when fewer than n are free. */
+at_status at_kv_seq_grow(at_kv_arena *a, at_kv_seq *seq, int n);
+/* Return every block of `seq` to the arena; len becomes 0. The block table
+ * buffer is kept for reuse. */
+void at_kv_seq_release(at_kv_arena *a, at_kv_seq *seq);
+/* Free the block table buffer (call after release). */
+void at_kv_seq_free(at_kv_seq *seq);
+
+/* Copy positions [0, seq->len) of (layer, kv: 0 keys, 1 values) into
+ * dst[heads][P][head_dim] and zero positions [len, P). Requires len <= P. */
+void at_kv_gather(const at_kv_arena *a, const at_kv_seq *seq, int layer, int kv, float *dst,
+                  int P);
+/* Copy n positions from src[heads][T][head_dim] starting at position `from`
+ * into the sequence's positions [seq->len, seq->len + n). The caller grows
+ * the sequence first and advances seq->len afterwards (once for all layers).
+ * AT_ERR_LIMIT when the blocks held cannot take them. */
+at_status at_kv_scatter(at_kv_arena *a, const at_kv_seq *seq, int layer, int kv,
+                        const float *src, int T, int from, int n);
+
+/* ------------------------------------------------------------ eviction */
+
+/* What the eviction policy knows about one running sequence. */
+typedef struct at_evict_cand {
+  int id;                /* caller's handle, returned in the order */
+  double slack_s;        /* deadline - now - expected time to finish if kept */
+  double recompute_s;    /* fitted cost of rebuilding its cache after eviction */
+  int blocks;            /* blocks it would free */
+} at_evict_cand;
+
+typedef enum at_evict_class {
+  AT_EVICT_DOOMED = 0,     /* slack < 0: misses its deadline whatever we do */
+  AT_EVICT_SURVIVES = 1,   /* slack >= recompute: still on time after recompute */
+  AT_EVICT_WITHHELD = 2,   /* evicting it would make it miss: never chosen */
+} at_evict_class;
+
+at_evict_class at_evict_classify(const at_evict_cand *c);
+
+/* Order the candidates for eviction: doomed first (least slack first), then
+ * those that survive their own recompute (most surviving slack, slack -
+ * recompute, first); withheld candidates are left out. Writes the chosen
+ * ids to order[] and returns how many (<= n). Ties keep input order. */
+size_t at_evict_order(const at_evict_cand *c, size_t n, int *order);
+
+/* Pick victims in that order until at least `need_blocks` would be free
+ * (counting `free_blocks` already free). Writes victim ids, returns their
+ * count, or 0 when even every evictable candidate would not free enough
+ * (then nothing should be evicted). */
+size_t at_evict_plan(const at_evict_cand *c, size_t n, int free_blocks, int need_blocks,
+                     int *victims);
+
+/* ------------------------------------------------------------ linear fit */
+
+/* Online least squares of y = a + b x (running sums; no storage). */
+typedef struct at_linfit {
+  double n, sx, sy, sxx, sxy;
+} at_linfit;
+
+void at_linfit_add(at_linfit *f, double x, double y);
+/* Intercept and slope; with fewer than two distinct x the slope is y/x
+ * through the origin (or 0) and the intercept 0. Returns false when empty. */
+bool at_linfit_get(const at_linfit *f, double *a, double *b);
+
+/* ------------------------------------------------------------ sampling */
+
+typedef struct at_sample_params {
+  float temperature;   /* 0 = greedy (argmax); default 0 */
+  int top_k;           /* 0 = off */
+  float top_p;         /* 1 = off; in (0, 1] */
+  uint64_t seed;       /* RNG seed */
+} at_sample_params;
+
+at_sample_params at_sample_default_params(void);
+
+typedef struct at_rng {
+  uint64_t s[4];
+} at_rng;
+
+void at_rng_seed(at_rng *r, uint64_t seed);
+/* Uniform in [0, 1). */
+double at_rng_uniform(at_rng *r);
+
+/* Choose the next token from logits[vocab]. `scratch` needs room for
+ * 2 * vocab floats (its contents are clobbered). Greedy ties go to the
+ * lowest id. */
+int32_t at_sample(const float *logits, int vocab, const at_sample_params *p, at_rng *rng,
+                  float *scratch);
+
+/* ------------------------------------------------------------ decoder */
+
+typedef struct at_decoder at_decoder;
+
+/* What the decoder learned from the graph's signature. */
+typedef struct at_decoder_info {
+  int layers, heads, head_dim, vocab;
+  int max_positions; /* from config.json n_positions, 0 if unknown */
+} at_decoder_info;
+
+/* Open a decoder over `model_path` (an ONNX export with input_ids,
+ * attention_mask, position_ids and past_key_values.{i}.key/value in;
+ * logits and present.{i}.key/value out). `n_positions` (0 = unknown) bounds
+ * positions. AT_ERR_MODEL names what the signature lacks. */
+at_status at_decoder_create(const char *model_path, const at_session_params *sp,
+                            int n_positions, at_decoder **out);
+void at_decoder_destroy(at_decoder *d);
+const at_decoder_info *at_decoder_get_info(const at_decoder *d);
+
+/* One sequence's share of a step: `n_new` tokens at positions
+ * [seq->len, seq->len + n_new). */
+typedef struct at_decode_item {
+  at_kv_seq *seq;
+  const int32_t *tokens;
+  int n_new;
+} at_decode_item;
+
+/* Run one step over `n` sequences. Every item must have the same n_new
+ * (a batched decode step has n_new == 1; a prefill chunk is one item).
+ * Gathers each sequence's cache (right-padded to the longest), runs the
+ * graph, scatters the new keys and values into the arena (the caller must
+ * have grown each sequence to hold seq->len + n_new positions) and advances
+ * seq->len. Writes the last position's logits of item i to
+ * logits[i * vocab]. AT_ERR_LIMIT when positions would exceed the model's. */
+at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n,
+                          float *logits);
+
+/* The reference path (no arena): run `n_new` tokens of one sequence with
+ * `past` as the past tensors (NULL for none), returning the last position's
+ * logits and the graph's own present tensors, which become the next call's
+ * past. *present is allocated here: 2 * layers tensors of
+ * [1][heads][past_len + n_new][head_dim], freed with at_decoder_past_free. */
+typedef struct at_decoder_past {
+  int len;
+  float **kv; /* [2 * layers], keys then values per layer */
+} at_decoder_past;
+
+at_status at_decoder_step_reference(at_decoder *d, const at_decoder_past *past,
+                                    const int32_t *tokens, int n_new, float *logits,
+                                    at_decoder_past *present);
+void at_decoder_past_free(at_decoder_past *p);
+
+/* Score a token window in one run with no past: the summed negative
+ * log-likelihood (natural log) of tokens[1..n-1], each given the tokens
+ * before it. *n_scored = n - 1. For perplexity. */
+at_status at_decoder_nll(at_decoder *d, const int32_t *tokens, int n, double *nll,
+                         int *n_scored);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_DECODE_H */

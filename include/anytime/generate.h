@@ -1,0 +1,130 @@
+/* anytime/generate.h — the generation lane: continuous batching over a
+ * decoder and its KV block arena.
+ *
+ * One scheduler thread owns the decoder, the arena and every running
+ * sequence. Each turn of its loop it
+ *   1. admits waiting sequences in arrival order while the arena has the
+ *      blocks each needs (block admission, decided up front); when the head
+ *      cannot get its blocks and would miss its first-token deadline by
+ *      waiting, it may preempt running sequences chosen by slack
+ *      (anytime/decode.h at_evict_plan) — a preempted sequence loses its
+ *      cache, goes back to the queue and later recomputes it;
+ *   2. runs one prefill chunk (at most chunk_tokens positions) of the
+ *      oldest sequence still prefilling;
+ *   3. runs one batched decode step over up to max_batch decoding sequences:
+ *      round-robin, or with bucketing the sequence that has waited longest
+ *      plus those whose cached length is closest to it (so every sequence is
+ *      stepped within a bounded number of steps either way).
+ *
+ * Ownership: at_gen_submit() copies the prompt. Callbacks run on the
+ * scheduler thread and must not block; the token array passed to on_done is
+ * valid only during the call.
+ * Thread-safety: submit, cancel and stats may be called from any thread;
+ * create/destroy from one thread. destroy finishes every admitted request
+ * (on_done with finish "cancelled") before returning.
+ */
+#ifndef ANYTIME_GENERATE_H
+#define ANYTIME_GENERATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "anytime/decode.h"
+#include "anytime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct at_generator at_generator;
+
+typedef struct at_gen_params {
+  int block_tokens;        /* positions per KV block; default 16 */
+  int n_blocks;            /* arena size in blocks; default 512 */
+  double safety;           /* admission asks for ceil(t*safety/block_tokens); default 1.0 */
+  int chunk_tokens;        /* prefill chunk width; default 64 */
+  int max_batch;           /* sequences per decode step; default 8 */
+  bool bucketing;          /* length bucketing anchored on the longest-waiting; default false */
+  bool preempt;            /* allow slack-priced preemption; default true */
+  int max_waiting;         /* waiting queue bound (429 beyond); default 256 */
+  double ttft_slo_s;       /* first-token deadline after arrival; default 2.0 */
+  double tpot_slo_s;       /* per-output-token budget after the first; default 0.2 */
+} at_gen_params;
+
+at_gen_params at_gen_default_params(void);
+
+typedef enum at_gen_finish {
+  AT_GEN_LENGTH = 0,   /* max_tokens reached */
+  AT_GEN_STOP = 1,     /* end-of-text token or the caller's stop check */
+  AT_GEN_CANCELLED = 2,
+  AT_GEN_ERROR = 3,
+} at_gen_finish;
+
+const char *at_gen_finish_name(at_gen_finish f); /* "length", "stop", ... */
+
+typedef struct at_gen_result {
+  at_gen_finish finish;
+  at_status status;        /* AT_OK unless finish == AT_GEN_ERROR */
+  const char *error;       /* detail when status != AT_OK */
+  int n_prompt, n_generated;
+  const int32_t *tokens;   /* the generated tokens (n_generated) */
+  int preemptions;         /* times this sequence was evicted and recomputed */
+  uint64_t submitted_ns, admitted_ns, first_token_ns, finished_ns;
+} at_gen_result;
+
+typedef struct at_gen_request {
+  const int32_t *prompt;   /* copied at submit */
+  int n_prompt;            /* >= 1 */
+  int max_tokens;          /* >= 1 */
+  at_sample_params sample;
+  int32_t eos_id;          /* stop at this token (not emitted); -1 for none */
+  double deadline_s;       /* 0 = ttft_slo + max_tokens * tpot_slo */
+  /* Called for each generated token (n = tokens so far). Return true to stop
+   * here (finish AT_GEN_STOP), e.g. when a stop sequence appeared. May be
+   * NULL. */
+  bool (*on_token)(void *user, int32_t token, int n);
+  /* Called exactly once for every admitted request. Required. */
+  void (*on_done)(void *user, const at_gen_result *r);
+  void *user;
+} at_gen_request;
+
+/* Start the lane over an opened decoder (ownership of `dec` passes to the
+ * generator, also on failure). */
+at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generator **out);
+void at_gen_destroy(at_generator *g);
+
+/* Queue a request. On AT_OK *id (may be NULL) names it for at_gen_cancel and
+ * on_done will be called exactly once. Refusals call nothing:
+ * AT_ERR_INVALID_ARG (bad fields), AT_ERR_LIMIT (prompt + max_tokens beyond
+ * the model's positions, or more blocks than the whole arena),
+ * AT_ERR_QUEUE_FULL (max_waiting reached), AT_ERR_SHUTDOWN. */
+at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id);
+
+/* Ask the lane to stop request `id` soon (on_done reports AT_GEN_CANCELLED
+ * unless it had already finished). Unknown ids are ignored. */
+void at_gen_cancel(at_generator *g, uint64_t id);
+
+typedef struct at_gen_stats {
+  uint64_t submitted, finished, rejected, preemptions, steps, prefill_chunks, decode_steps;
+  uint64_t tokens_generated;
+  int waiting, running, free_blocks, total_blocks;
+  double step_a_s, step_b_s;       /* decode step ≈ a + b * cached tokens in the batch */
+  double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (recompute price) */
+} at_gen_stats;
+
+void at_gen_stats_get(at_generator *g, at_gen_stats *out);
+const at_decoder_info *at_gen_decoder_info(const at_generator *g);
+
+/* The batch choice of one decode step, exposed for tests. Given n decoding
+ * sequences with cached lengths len[] and the step at which each was last
+ * stepped (last[]; smaller = waited longer), choose up to max_batch indices
+ * into pick[] and return how many. Round-robin (bucketing false) takes the
+ * max_batch longest-waiting; bucketing anchors on the longest-waiting and
+ * fills with the closest cached lengths. Ties go to the lower index. */
+int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
+                      int *pick);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_GENERATE_H */

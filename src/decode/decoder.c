@@ -1,0 +1,340 @@
+/* src/decode/decoder.c — a decoder session over a Hugging Face "with past"
+ * ONNX export: reads layers/heads/head_dim/vocab from the signature, and
+ * runs steps either over the KV arena (gather, Run, scatter) or, as the
+ * reference the tests compare against, by feeding the graph's own present
+ * tensors back as the next past.
+ *
+ * DESIGN: one thread at a time (the generator's scheduler thread, or a
+ * test). The decoder keeps grow-only scratch buffers for the step inputs,
+ * so a step allocates nothing once warm apart from ORT's outputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/decode.h"
+#include "core/internal.h"
+
+#define MAX_LAYERS 64
+
+struct at_decoder {
+  at_session *s;
+  at_decoder_info info;
+  char (*in_names)[48];  /* [2 * layers] past_key_values.{i}.key / .value */
+  char (*out_names)[48]; /* [1 + 2 * layers] logits, present.{i}.key / .value */
+  const char **out_ptrs;
+  /* scratch */
+  int64_t *ids, *mask, *pos;
+  size_t ids_cap, pos_cap, mask_cap;
+  float *past;
+  size_t past_cap;
+  at_tensor *inputs;
+};
+
+static void *grow(void *p, size_t *cap, size_t want, size_t elem) {
+  if (want <= *cap) return p;
+  size_t c = *cap ? *cap : 256;
+  while (c < want) c *= 2;
+  void *n = realloc(p, c * elem);
+  if (!n) return NULL;
+  *cap = c;
+  return n;
+}
+
+void at_decoder_destroy(at_decoder *d) {
+  if (!d) return;
+  at_session_destroy(d->s);
+  free(d->in_names);
+  free(d->out_names);
+  free(d->out_ptrs);
+  free(d->ids);
+  free(d->mask);
+  free(d->pos);
+  free(d->past);
+  free(d->inputs);
+  free(d);
+}
+
+static const at_value_info *find(const at_value_info *v, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(v[i].name, name) == 0) return &v[i];
+  return NULL;
+}
+
+at_status at_decoder_create(const char *model_path, const at_session_params *sp, int n_positions,
+                            at_decoder **out) {
+  if (!model_path || !out) return at_fail(AT_ERR_INVALID_ARG, "decoder: NULL path or out");
+  *out = NULL;
+  at_decoder *d = calloc(1, sizeof *d);
+  if (!d) return at_fail(AT_ERR_NOMEM, "decoder");
+  at_session_params def = at_session_default_params();
+  at_status st = at_session_create(model_path, sp ? sp : &def, &d->s);
+  if (st != AT_OK) {
+    free(d);
+    return st;
+  }
+  const at_model_info *mi = at_session_info(d->s);
+  const char *need[] = {"input_ids", "attention_mask", "position_ids"};
+  for (int i = 0; i < 3; i++) {
+    const at_value_info *v = find(mi->inputs, mi->n_inputs, need[i]);
+    if (!v || v->dtype != AT_DTYPE_INT64 || v->ndim != 2) {
+      at_decoder_destroy(d);
+      return at_fail(AT_ERR_MODEL, "decoder %s: needs an int64 [batch, seq] input '%s'",
+                     model_path, need[i]);
+    }
+  }
+  int layers = 0;
+  char name[64];
+  while (layers < MAX_LAYERS) {
+    snprintf(name, sizeof name, "past_key_values.%d.key", layers);
+    if (!find(mi->inputs, mi->n_inputs, name)) break;
+    layers++;
+  }
+  if (layers == 0) {
+    at_decoder_destroy(d);
+    return at_fail(AT_ERR_MODEL,
+                   "decoder %s: no past_key_values.0.key input (export the model with its KV "
+                   "cache, Hugging Face 'with past' signature)",
+                   model_path);
+  }
+  const at_value_info *k0 = find(mi->inputs, mi->n_inputs, "past_key_values.0.key");
+  const at_value_info *lg = find(mi->outputs, mi->n_outputs, "logits");
+  if (k0->ndim != 4 || k0->dtype != AT_DTYPE_FLOAT32 || k0->dims[1] < 1 || k0->dims[3] < 1) {
+    at_decoder_destroy(d);
+    return at_fail(AT_ERR_MODEL,
+                   "decoder %s: past_key_values.0.key must be float [batch, heads, past, head_dim] "
+                   "with fixed heads and head_dim",
+                   model_path);
+  }
+  if (!lg || lg->ndim != 3 || lg->dtype != AT_DTYPE_FLOAT32 || lg->dims[2] < 1) {
+    at_decoder_destroy(d);
+    return at_fail(AT_ERR_MODEL, "decoder %s: needs a float [batch, seq, vocab] output 'logits'",
+                   model_path);
+  }
+  d->info = (at_decoder_info){.layers = layers,
+                              .heads = (int)k0->dims[1],
+                              .head_dim = (int)k0->dims[3],
+                              .vocab = (int)lg->dims[2],
+                              .max_positions = n_positions};
+  d->in_names = calloc((size_t)2 * layers, sizeof *d->in_names);
+  d->out_names = calloc((size_t)1 + 2 * layers, sizeof *d->out_names);
+  d->out_ptrs = calloc((size_t)1 + 2 * layers, sizeof *d->out_ptrs);
+  d->inputs = calloc((size_t)3 + 2 * layers, sizeof *d->inputs);
+  if (!d->in_names || !d->out_names || !d->out_ptrs || !d->inputs) {
+    at_decoder_destroy(d);
+    return at_fail(AT_ERR_NOMEM, "decoder names");
+  }
+  snprintf(d->out_names[0], sizeof d->out_names[0], "logits");
+  for (int i = 0; i < layers; i++)
+    for (int kv = 0; kv < 2; kv++) {
+      const char *w = kv ? "value" : "key";
+      snprintf(d->in_names[2 * i + kv], sizeof d->in_names[0], "past_key_values.%d.%s", i, w);
+      snprintf(d->out_names[1 + 2 * i + kv], sizeof d->out_names[0], "present.%d.%s", i, w);
+      const at_value_info *pi = find(mi->inputs, mi->n_inputs, d->in_names[2 * i + kv]);
+      if (!pi || pi->ndim != 4 || pi->dims[1] != k0->dims[1] || pi->dims[3] != k0->dims[3] ||
+          !find(mi->outputs, mi->n_outputs, d->out_names[1 + 2 * i + kv])) {
+        at_log(AT_LOG_ERROR, "decode", "decoder %s: layer %d %s input/output missing or odd",
+               model_path, i, w);
+        at_decoder_destroy(d);
+        return at_fail(AT_ERR_MODEL, "decoder %s: %s or %s missing or shaped unlike layer 0",
+                       model_path, d->in_names[2 * i + kv], d->out_names[1 + 2 * i + kv]);
+      }
+    }
+  for (int i = 0; i < 1 + 2 * layers; i++) d->out_ptrs[i] = d->out_names[i];
+  *out = d;
+  return AT_OK;
+}
+
+const at_decoder_info *at_decoder_get_info(const at_decoder *d) { return d ? &d->info : NULL; }
+
+/* Fill the three int64 inputs; per item i: past length len[i], P padded
+ * past, S new tokens. */
+static at_status fill_ids(at_decoder *d, int B, int S, int P, const int *len,
+                          const int32_t *const *tok) {
+  size_t n_ids = (size_t)B * S, n_mask = (size_t)B * (P + S);
+  int64_t *ids = grow(d->ids, &d->ids_cap, n_ids, sizeof *ids);
+  if (!ids) return at_fail(AT_ERR_NOMEM, "decoder ids");
+  d->ids = ids;
+  int64_t *pos = grow(d->pos, &d->pos_cap, n_ids, sizeof *pos);
+  if (!pos) return at_fail(AT_ERR_NOMEM, "decoder positions");
+  d->pos = pos;
+  int64_t *mask = grow(d->mask, &d->mask_cap, n_mask, sizeof *mask);
+  if (!mask) return at_fail(AT_ERR_NOMEM, "decoder mask");
+  d->mask = mask;
+  for (int i = 0; i < B; i++) {
+    for (int j = 0; j < S; j++) {
+      ids[(size_t)i * S + j] = tok[i][j];
+      pos[(size_t)i * S + j] = len[i] + j;
+    }
+    int64_t *m = mask + (size_t)i * (P + S);
+    for (int k = 0; k < P + S; k++) m[k] = (k < len[i] || k >= P) ? 1 : 0;
+  }
+  d->inputs[0] = (at_tensor){"input_ids", AT_DTYPE_INT64, 2, {B, S}, ids};
+  d->inputs[1] = (at_tensor){"attention_mask", AT_DTYPE_INT64, 2, {B, P + S}, mask};
+  d->inputs[2] = (at_tensor){"position_ids", AT_DTYPE_INT64, 2, {B, S}, pos};
+  return AT_OK;
+}
+
+at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n,
+                          float *logits) {
+  if (!d || !a || !items || n < 1 || !logits)
+    return at_fail(AT_ERR_INVALID_ARG, "decoder step: bad arguments");
+  const at_decoder_info *in = &d->info;
+  const at_kv_layout *l = at_kv_arena_layout(a);
+  if (l->layers != in->layers || l->heads != in->heads || l->head_dim != in->head_dim)
+    return at_fail(AT_ERR_INVALID_ARG, "decoder step: arena layout does not match the model");
+  int S = items[0].n_new, P = 0;
+  int lens[256];
+  const int32_t *toks[256];
+  if (n > 256) return at_fail(AT_ERR_LIMIT, "decoder step: at most 256 sequences per step");
+  for (int i = 0; i < n; i++) {
+    if (items[i].n_new != S || S < 1)
+      return at_fail(AT_ERR_INVALID_ARG, "decoder step: every item needs the same n_new >= 1");
+    at_kv_seq *q = items[i].seq;
+    if (in->max_positions > 0 && q->len + S > in->max_positions)
+      return at_fail(AT_ERR_LIMIT, "decoder step: position %d beyond the model's %d",
+                     q->len + S, in->max_positions);
+    if (q->len + S > q->n_blocks * l->block_tokens)
+      return at_fail(AT_ERR_LIMIT, "decoder step: sequence holds %d blocks, needs room for %d",
+                     q->n_blocks, q->len + S);
+    lens[i] = q->len;
+    toks[i] = items[i].tokens;
+    if (q->len > P) P = q->len;
+  }
+  at_status st = fill_ids(d, n, S, P, lens, toks);
+  if (st != AT_OK) return st;
+  int H = in->heads, D = in->head_dim, L = in->layers;
+  size_t per = (size_t)n * H * P * D;
+  float *past = grow(d->past, &d->past_cap, per * 2 * L + 1, sizeof *past);
+  if (!past) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
+  d->past = past;
+  for (int li = 0; li < L; li++)
+    for (int kv = 0; kv < 2; kv++) {
+      float *dst = past + per * (size_t)(2 * li + kv);
+      for (int i = 0; i < n; i++)
+        at_kv_gather(a, items[i].seq, li, kv, dst + (size_t)i * H * P * D, P);
+      d->inputs[3 + 2 * li + kv] =
+          (at_tensor){d->in_names[2 * li + kv], AT_DTYPE_FLOAT32, 4, {n, H, P, D}, dst};
+    }
+  at_outputs *o = NULL;
+  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * L, d->out_ptrs, (size_t)1 + 2 * L, &o);
+  if (st != AT_OK) return st;
+  at_tensor t;
+  at_outputs_get(o, 0, &t);
+  int V = in->vocab;
+  if (t.ndim != 3 || t.shape[0] != n || t.shape[1] != S || t.shape[2] != V) {
+    at_outputs_free(o);
+    return at_fail(AT_ERR_MODEL, "decoder step: logits came back with an unexpected shape");
+  }
+  for (int i = 0; i < n; i++)
+    memcpy(logits + (size_t)i * V, (const float *)t.data + ((size_t)i * S + S - 1) * V,
+           (size_t)V * sizeof(float));
+  for (int li = 0; li < L && st == AT_OK; li++)
+    for (int kv = 0; kv < 2 && st == AT_OK; kv++) {
+      at_outputs_get(o, (size_t)1 + 2 * li + kv, &t);
+      if (t.ndim != 4 || t.shape[2] != P + S) {
+        st = at_fail(AT_ERR_MODEL, "decoder step: present.%d has %lld positions, want %d", li,
+                     (long long)(t.ndim == 4 ? t.shape[2] : -1), P + S);
+        break;
+      }
+      for (int i = 0; i < n && st == AT_OK; i++)
+        st = at_kv_scatter(a, items[i].seq, li, kv,
+                           (const float *)t.data + (size_t)i * H * (P + S) * D, P + S, P, S);
+    }
+  at_outputs_free(o);
+  if (st != AT_OK) return st;
+  for (int i = 0; i < n; i++) items[i].seq->len += S;
+  return AT_OK;
+}
+
+void at_decoder_past_free(at_decoder_past *p) {
+  if (!p || !p->kv) return;
+  /* the number of tensors is not stored; kv is NULL-terminated */
+  for (int i = 0; p->kv[i]; i++) free(p->kv[i]);
+  free(p->kv);
+  p->kv = NULL;
+  p->len = 0;
+}
+
+at_status at_decoder_step_reference(at_decoder *d, const at_decoder_past *past,
+                                    const int32_t *tokens, int n_new, float *logits,
+                                    at_decoder_past *present) {
+  if (!d || !tokens || n_new < 1 || !logits || !present)
+    return at_fail(AT_ERR_INVALID_ARG, "decoder reference step: bad arguments");
+  const at_decoder_info *in = &d->info;
+  int P = past ? past->len : 0, L = in->layers, H = in->heads, D = in->head_dim;
+  if (in->max_positions > 0 && P + n_new > in->max_positions)
+    return at_fail(AT_ERR_LIMIT, "decoder reference step: position beyond the model's %d",
+                   in->max_positions);
+  const int32_t *toks[1] = {tokens};
+  int lens[1] = {P};
+  at_status st = fill_ids(d, 1, n_new, P, lens, toks);
+  if (st != AT_OK) return st;
+  for (int i = 0; i < 2 * L; i++)
+    d->inputs[3 + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {1, H, P, D},
+                                   P ? past->kv[i] : NULL};
+  at_outputs *o = NULL;
+  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * L, d->out_ptrs, (size_t)1 + 2 * L, &o);
+  if (st != AT_OK) return st;
+  at_tensor t;
+  at_outputs_get(o, 0, &t);
+  memcpy(logits, (const float *)t.data + (size_t)(n_new - 1) * in->vocab,
+         (size_t)in->vocab * sizeof(float));
+  present->len = P + n_new;
+  present->kv = calloc((size_t)2 * L + 1, sizeof *present->kv);
+  if (!present->kv) {
+    at_outputs_free(o);
+    return at_fail(AT_ERR_NOMEM, "decoder present");
+  }
+  size_t bytes = (size_t)H * (P + n_new) * D * sizeof(float);
+  for (int i = 0; i < 2 * L; i++) {
+    at_outputs_get(o, (size_t)1 + i, &t);
+    present->kv[i] = malloc(bytes);
+    if (!present->kv[i]) {
+      at_outputs_free(o);
+      at_decoder_past_free(present);
+      return at_fail(AT_ERR_NOMEM, "decoder present");
+    }
+    memcpy(present->kv[i], t.data, bytes);
+  }
+  at_outputs_free(o);
+  return AT_OK;
+}
+
+at_status at_decoder_nll(at_decoder *d, const int32_t *tokens, int n, double *nll,
+                         int *n_scored) {
+  if (!d || !tokens || n < 2 || !nll || !n_scored)
+    return at_fail(AT_ERR_INVALID_ARG, "decoder nll: needs at least two tokens");
+  const at_decoder_info *in = &d->info;
+  if (in->max_positions > 0 && n > in->max_positions)
+    return at_fail(AT_ERR_LIMIT, "decoder nll: %d tokens, the model has %d positions", n,
+                   in->max_positions);
+  const int32_t *toks[1] = {tokens};
+  int lens[1] = {0};
+  at_status st = fill_ids(d, 1, n, 0, lens, toks);
+  if (st != AT_OK) return st;
+  for (int i = 0; i < 2 * in->layers; i++)
+    d->inputs[3 + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4,
+                                   {1, in->heads, 0, in->head_dim}, NULL};
+  at_outputs *o = NULL;
+  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * in->layers, d->out_ptrs, 1, &o);
+  if (st != AT_OK) return st;
+  at_tensor t;
+  at_outputs_get(o, 0, &t);
+  int V = in->vocab;
+  double sum = 0;
+  for (int i = 0; i + 1 < n; i++) {
+    const float *row = (const float *)t.data + (size_t)i * V;
+    float mx = row[0];
+    for (int v = 1; v < V; v++)
+      if (row[v] > mx) mx = row[v];
+    double z = 0;
+    for (int v = 0; v < V; v++) z += exp((double)row[v] - mx);
+    sum += log(z) + mx - row[tokens[i + 1]];
+  }
+  at_outputs_free(o);
+  *nll = sum;
+  *n_scored = n - 1;
+  return AT_OK;
+}

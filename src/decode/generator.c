@@ -1,0 +1,760 @@
+/* src/decode/generator.c — the generation lane's scheduler (see
+ * anytime/generate.h for the loop and the contract): admission into the KV
+ * arena, slack-priced preemption with recompute, one prefill chunk and one
+ * batched decode step per turn, sampling, and the online fits that price a
+ * decode step and a recompute.
+ *
+ * DESIGN
+ *   Threads: one scheduler thread owns the decoder, the arena, the waiting
+ *     list and every running sequence. Other threads only touch `incoming`
+ *     (submit), the `cancel` flags of live sequences (cancel) and the
+ *     published stats, all under `lock`.
+ *   Lock: `lock` guards incoming, live (the list cancel walks), each
+ *     sequence's `cancel` flag, stopping and pub. Callbacks run with it NOT
+ *     held. No other lock is taken while it is held.
+ *   Ownership: a gseq is created by submit and freed by the scheduler right
+ *     after its on_done call.
+ *   Sequence states: cached = kv.len positions are in the arena; n_tok
+ *     tokens are known (prompt + generated). cached < n_tok - 1: prefilling
+ *     (or recomputing after a preemption); cached == n_tok - 1: decoding.
+ *     A prefill chunk that reaches n_tok samples the next token.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/generate.h"
+#include "core/internal.h"
+
+typedef struct gseq {
+  uint64_t id;
+  at_gen_request req; /* prompt pointer not used after submit */
+  int32_t *tok;
+  int n_tok, n_prompt, n_gen;
+  at_kv_seq kv;
+  int need_blocks;
+  at_rng rng;
+  uint64_t submitted_ns, admitted_ns, first_ns, last_tok_ns, deadline_ns, ttft_deadline_ns;
+  uint64_t last_step;
+  int preemptions;
+  bool cancel;     /* guarded by lock */
+  bool evicted;    /* waiting again after a preemption */
+  struct gseq *next_live, *prev_live; /* guarded by lock */
+  struct gseq *next_in;               /* incoming list, guarded by lock */
+} gseq;
+
+struct at_generator {
+  at_gen_params p;
+  at_decoder *dec;
+  at_kv_arena *arena;
+  const at_decoder_info *info;
+
+  pthread_t thread;
+  bool thread_started;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  bool stopping;            /* guarded by lock */
+  gseq *in_head, *in_tail;  /* guarded by lock */
+  int n_incoming;           /* guarded by lock */
+  gseq *live;               /* guarded by lock */
+  uint64_t next_id;         /* guarded by lock */
+  at_gen_stats pub;         /* guarded by lock */
+
+  /* scheduler thread only */
+  gseq **waiting;
+  int n_waiting, cap_waiting;
+  gseq **running;
+  int n_running, cap_running;
+  float *logits, *scratch;
+  at_linfit step_fit, prefill_fit;
+  double tpot_ewma;
+  at_gen_stats st;
+};
+
+at_gen_params at_gen_default_params(void) {
+  return (at_gen_params){.block_tokens = 16,
+                         .n_blocks = 512,
+                         .safety = 1.0,
+                         .chunk_tokens = 64,
+                         .max_batch = 8,
+                         .bucketing = false,
+                         .preempt = true,
+                         .max_waiting = 256,
+                         .ttft_slo_s = 2.0,
+                         .tpot_slo_s = 0.2};
+}
+
+const char *at_gen_finish_name(at_gen_finish f) {
+  switch (f) {
+    case AT_GEN_LENGTH: return "length";
+    case AT_GEN_STOP: return "stop";
+    case AT_GEN_CANCELLED: return "cancelled";
+    case AT_GEN_ERROR: return "error";
+  }
+  return "unknown";
+}
+
+/* ------------------------------------------------------------ batch pick */
+
+int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
+                      int *pick) {
+  if (n <= 0 || max_batch <= 0) return 0;
+  if (n <= max_batch) {
+    for (int i = 0; i < n; i++) pick[i] = i;
+    return n;
+  }
+  int anchor = 0;
+  for (int i = 1; i < n; i++)
+    if (last[i] < last[anchor]) anchor = i;
+  /* selection of max_batch by key; n is small (running sequences) */
+  bool *used = calloc((size_t)n, sizeof *used);
+  if (!used) {
+    pick[0] = anchor;
+    return 1;
+  }
+  int k = 0;
+  pick[k++] = anchor;
+  used[anchor] = true;
+  while (k < max_batch) {
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+      if (used[i]) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      if (bucketing) {
+        long di = labs((long)len[i] - len[anchor]), db = labs((long)len[best] - len[anchor]);
+        if (di < db || (di == db && last[i] < last[best])) best = i;
+      } else if (last[i] < last[best]) {
+        best = i;
+      }
+    }
+    used[best] = true;
+    pick[k++] = best;
+  }
+  free(used);
+  return k;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void publish(at_generator *g) {
+  g->st.waiting = g->n_waiting;
+  g->st.running = g->n_running;
+  g->st.free_blocks = at_kv_arena_free_blocks(g->arena);
+  g->st.total_blocks = at_kv_arena_total_blocks(g->arena);
+  at_linfit_get(&g->step_fit, &g->st.step_a_s, &g->st.step_b_s);
+  at_linfit_get(&g->prefill_fit, &g->st.prefill_a_s, &g->st.prefill_b_s);
+  pthread_mutex_lock(&g->lock);
+  uint64_t sub = g->pub.submitted, rej = g->pub.rejected;
+  g->pub = g->st;
+  g->pub.submitted = sub;
+  g->pub.rejected = rej;
+  pthread_mutex_unlock(&g->lock);
+}
+
+static bool push(gseq ***arr, int *n, int *cap, gseq *s) {
+  if (*n == *cap) {
+    int c = *cap ? *cap * 2 : 16;
+    gseq **na = realloc(*arr, (size_t)c * sizeof *na);
+    if (!na) return false;
+    *arr = na;
+    *cap = c;
+  }
+  (*arr)[(*n)++] = s;
+  return true;
+}
+
+static void remove_at(gseq **arr, int *n, int i) {
+  memmove(arr + i, arr + i + 1, (size_t)(*n - i - 1) * sizeof *arr);
+  (*n)--;
+}
+
+/* Insert into the waiting list in arrival (id) order. */
+static bool wait_insert(at_generator *g, gseq *s) {
+  if (!push(&g->waiting, &g->n_waiting, &g->cap_waiting, s)) return false;
+  int i = g->n_waiting - 1;
+  while (i > 0 && g->waiting[i - 1]->id > s->id) {
+    g->waiting[i] = g->waiting[i - 1];
+    i--;
+  }
+  g->waiting[i] = s;
+  return true;
+}
+
+static void finish(at_generator *g, gseq *s, at_gen_finish why, at_status st, const char *err) {
+  at_kv_seq_release(g->arena, &s->kv);
+  at_gen_result r = {.finish = why,
+                     .status = st,
+                     .error = err,
+                     .n_prompt = s->n_prompt,
+                     .n_generated = s->n_gen,
+                     .tokens = s->tok + s->n_prompt,
+                     .preemptions = s->preemptions,
+                     .submitted_ns = s->submitted_ns,
+                     .admitted_ns = s->admitted_ns,
+                     .first_token_ns = s->first_ns,
+                     .finished_ns = at_now_ns()};
+  s->req.on_done(s->req.user, &r);
+  pthread_mutex_lock(&g->lock);
+  if (s->prev_live) s->prev_live->next_live = s->next_live;
+  else g->live = s->next_live;
+  if (s->next_live) s->next_live->prev_live = s->prev_live;
+  pthread_mutex_unlock(&g->lock);
+  g->st.finished++;
+  at_kv_seq_free(&s->kv);
+  free(s->tok);
+  free(s);
+}
+
+static double fit_eval(const at_linfit *f, double x, double fallback) {
+  double a, b;
+  if (!at_linfit_get(f, &a, &b)) return fallback;
+  double y = a + b * x;
+  return y > 0 ? y : fallback;
+}
+
+/* Seconds to rebuild `tokens` cached positions in chunks. */
+static double recompute_s(const at_generator *g, int tokens) {
+  if (tokens <= 0) return 0;
+  int W = g->p.chunk_tokens, chunks = (tokens + W - 1) / W;
+  double full = fit_eval(&g->prefill_fit, W, 1e-3);
+  double last = fit_eval(&g->prefill_fit, tokens - (chunks - 1) * W, 1e-3);
+  return (chunks - 1) * full + last;
+}
+
+/* Expected seconds for `s` to finish from now if it keeps its cache. */
+static double remaining_s(const at_generator *g, const gseq *s) {
+  int to_prefill = s->n_tok - 1 - s->kv.len;
+  int to_decode = s->req.max_tokens - s->n_gen;
+  return recompute_s(g, to_prefill > 0 ? to_prefill : 0) + to_decode * g->tpot_ewma;
+}
+
+static bool is_decoding(const gseq *s) { return s->kv.len == s->n_tok - 1; }
+
+/* Give `s` room for `want` positions; blocks beyond its admission come from
+ * the free pool only. */
+static at_status ensure_room(at_generator *g, gseq *s, int want) {
+  int bt = g->p.block_tokens;
+  int need = (want + bt - 1) / bt - s->kv.n_blocks;
+  return need > 0 ? at_kv_seq_grow(g->arena, &s->kv, need) : AT_OK;
+}
+
+/* Preempt running sequence at index i: drop its cache, queue it again. */
+static void preempt(at_generator *g, int i) {
+  gseq *s = g->running[i];
+  remove_at(g->running, &g->n_running, i);
+  at_kv_seq_release(g->arena, &s->kv);
+  s->preemptions++;
+  s->evicted = true;
+  g->st.preemptions++;
+  if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory re-queueing");
+}
+
+/* Would the waiting head miss its first-token deadline if it waited for
+ * blocks to free naturally? */
+static bool head_at_risk(at_generator *g, const gseq *h, uint64_t now) {
+  int n = g->n_running, free_b = at_kv_arena_free_blocks(g->arena);
+  double *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+  int *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+  if (!t || !b) {
+    free(t);
+    free(b);
+    return false;
+  }
+  for (int i = 0; i < n; i++) {
+    t[i] = remaining_s(g, g->running[i]);
+    b[i] = g->running[i]->kv.n_blocks;
+  }
+  double when = INFINITY;
+  int have = free_b;
+  while (have < h->need_blocks) { /* take the soonest finisher each round */
+    int k = -1;
+    for (int i = 0; i < n; i++)
+      if (b[i] >= 0 && (k < 0 || t[i] < t[k])) k = i;
+    if (k < 0) break;
+    have += b[k];
+    b[k] = -1;
+    when = t[k];
+  }
+  free(t);
+  free(b);
+  if (have < h->need_blocks) return true;
+  double ttft = when + recompute_s(g, h->n_tok);
+  return (double)now + ttft * 1e9 > (double)h->ttft_deadline_ns;
+}
+
+/* Move waiting[i] into the running set with its blocks (the caller checked
+ * that they are free). */
+static void admit_one(at_generator *g, int i) {
+  gseq *h = g->waiting[i];
+  remove_at(g->waiting, &g->n_waiting, i);
+  if (at_kv_seq_grow(g->arena, &h->kv, h->need_blocks) != AT_OK ||
+      !push(&g->running, &g->n_running, &g->cap_running, h)) {
+    finish(g, h, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory admitting a sequence");
+    return;
+  }
+  if (!h->admitted_ns) h->admitted_ns = at_now_ns();
+  h->last_step = g->st.decode_steps;
+}
+
+/* Preempt running sequences, chosen by slack, so that `h` fits. Returns
+ * false (and evicts nobody) when no admissible plan exists. */
+static bool evict_for(at_generator *g, const gseq *h, uint64_t now) {
+  int n = g->n_running;
+  at_evict_cand *c = malloc((size_t)n * sizeof *c);
+  int *vict = malloc((size_t)n * sizeof *vict);
+  size_t nv = 0;
+  if (c && vict) {
+    for (int i = 0; i < n; i++) {
+      const gseq *r = g->running[i];
+      c[i] = (at_evict_cand){.id = i,
+                             .slack_s = ((double)r->deadline_ns - (double)now) / 1e9 -
+                                        remaining_s(g, r),
+                             .recompute_s = recompute_s(g, r->kv.len),
+                             .blocks = r->kv.n_blocks};
+    }
+    nv = at_evict_plan(c, (size_t)n, at_kv_arena_free_blocks(g->arena), h->need_blocks, vict);
+  }
+  /* preempt from the highest running index down so indices stay valid */
+  for (size_t a = 0; a < nv; a++)
+    for (size_t b = a + 1; b < nv; b++)
+      if (vict[b] > vict[a]) {
+        int t = vict[a];
+        vict[a] = vict[b];
+        vict[b] = t;
+      }
+  for (size_t k = 0; k < nv; k++) preempt(g, vict[k]);
+  free(c);
+  free(vict);
+  return nv > 0;
+}
+
+static void admit(at_generator *g) {
+  while (g->n_waiting > 0) {
+    gseq *h = g->waiting[0];
+    if (at_kv_arena_free_blocks(g->arena) >= h->need_blocks) {
+      admit_one(g, 0);
+      continue;
+    }
+    /* Preemption is never made on behalf of a sequence that was itself
+     * preempted (it waits for blocks), and the head it was made for is
+     * admitted at once, ahead of its re-queued victims: no ping-pong. */
+    uint64_t now = at_now_ns();
+    if (!g->p.preempt || h->evicted || g->n_running == 0 || !head_at_risk(g, h, now)) break;
+    if (!evict_for(g, h, now)) break;
+    for (int i = 0; i < g->n_waiting; i++)
+      if (g->waiting[i] == h) {
+        admit_one(g, i);
+        break;
+      }
+  }
+}
+
+/* Append a sampled token to `s`; returns true when `s` is finished (and
+ * finishes it). */
+static bool emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
+  if (!s->first_ns) s->first_ns = now;
+  s->last_tok_ns = now;
+  g->st.tokens_generated++;
+  if (tok == s->req.eos_id) {
+    finish(g, s, AT_GEN_STOP, AT_OK, NULL);
+    return true;
+  }
+  s->tok[s->n_tok++] = tok;
+  s->n_gen++;
+  bool stop = s->req.on_token && s->req.on_token(s->req.user, tok, s->n_gen);
+  if (stop || s->n_gen >= s->req.max_tokens) {
+    finish(g, s, stop ? AT_GEN_STOP : AT_GEN_LENGTH, AT_OK, NULL);
+    return true;
+  }
+  return false;
+}
+
+static void fail_running(at_generator *g, int i, at_status st) {
+  gseq *s = g->running[i];
+  remove_at(g->running, &g->n_running, i);
+  finish(g, s, AT_GEN_ERROR, st, at_last_error());
+}
+
+/* One prefill chunk of the oldest prefilling sequence. */
+static bool prefill_one(at_generator *g) {
+  int k = -1;
+  for (int i = 0; i < g->n_running; i++)
+    if (!is_decoding(g->running[i]) && (k < 0 || g->running[i]->id < g->running[k]->id)) k = i;
+  if (k < 0) return false;
+  gseq *s = g->running[k];
+  int S = s->n_tok - s->kv.len;
+  if (S > g->p.chunk_tokens) S = g->p.chunk_tokens;
+  at_status st = ensure_room(g, s, s->kv.len + S);
+  if (st != AT_OK) { /* beyond its admission and the pool is dry: wait */
+    preempt(g, k);
+    return true;
+  }
+  at_decode_item it = {.seq = &s->kv, .tokens = s->tok + s->kv.len, .n_new = S};
+  uint64_t t0 = at_now_ns();
+  st = at_decoder_step(g->dec, g->arena, &it, 1, g->logits);
+  uint64_t t1 = at_now_ns();
+  g->st.prefill_chunks++;
+  g->st.steps++;
+  if (st != AT_OK) {
+    fail_running(g, k, st);
+    return true;
+  }
+  at_linfit_add(&g->prefill_fit, S, (double)(t1 - t0) / 1e9);
+  if (s->kv.len == s->n_tok) {
+    s->last_step = g->st.decode_steps;
+    int32_t tok = at_sample(g->logits, g->info->vocab, &s->req.sample, &s->rng, g->scratch);
+    remove_at(g->running, &g->n_running, k);
+    if (!emit(g, s, tok, t1)) push(&g->running, &g->n_running, &g->cap_running, s);
+  }
+  return true;
+}
+
+/* One batched decode step. */
+static bool decode_one(at_generator *g) {
+  int n = 0;
+  int *idx = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *idx);
+  int *len = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *len);
+  uint64_t *last = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *last);
+  int *pick = malloc((size_t)(g->p.max_batch) * sizeof *pick);
+  at_decode_item *items = malloc((size_t)g->p.max_batch * sizeof *items);
+  gseq **sel = malloc((size_t)g->p.max_batch * sizeof *sel);
+  bool did = false;
+  if (!idx || !len || !last || !pick || !items || !sel) goto out;
+  for (int i = 0; i < g->n_running; i++) {
+    gseq *s = g->running[i];
+    if (!is_decoding(s)) continue;
+    idx[n] = i;
+    len[n] = s->kv.len;
+    last[n] = s->last_step;
+    n++;
+  }
+  if (n == 0) goto out;
+  int m = at_gen_pick_batch(len, last, n, g->p.max_batch, g->p.bucketing, pick);
+  int b = 0, P = 0;
+  for (int j = 0; j < m; j++) {
+    gseq *s = g->running[idx[pick[j]]];
+    if (ensure_room(g, s, s->kv.len + 1) != AT_OK) continue; /* handled below */
+    sel[b] = s;
+    items[b] = (at_decode_item){.seq = &s->kv, .tokens = s->tok + s->n_tok - 1, .n_new = 1};
+    if (s->kv.len > P) P = s->kv.len;
+    b++;
+  }
+  if (b == 0) { /* every pick is out of room: preempt the youngest */
+    int y = idx[pick[0]];
+    for (int j = 1; j < m; j++)
+      if (g->running[idx[pick[j]]]->id > g->running[y]->id) y = idx[pick[j]];
+    preempt(g, y);
+    did = true;
+    goto out;
+  }
+  did = true;
+  uint64_t t0 = at_now_ns();
+  at_status st = at_decoder_step(g->dec, g->arena, items, b, g->logits);
+  uint64_t t1 = at_now_ns();
+  g->st.decode_steps++;
+  g->st.steps++;
+  if (st != AT_OK) {
+    for (int j = 0; j < b; j++)
+      for (int i = 0; i < g->n_running; i++)
+        if (g->running[i] == sel[j]) {
+          fail_running(g, i, st);
+          break;
+        }
+    goto out;
+  }
+  at_linfit_add(&g->step_fit, (double)b * (P + 1), (double)(t1 - t0) / 1e9);
+  for (int j = 0; j < b; j++) {
+    gseq *s = sel[j];
+    s->last_step = g->st.decode_steps;
+    int32_t tok = at_sample(g->logits + (size_t)j * g->info->vocab, g->info->vocab,
+                            &s->req.sample, &s->rng, g->scratch);
+    if (s->last_tok_ns && t1 > s->last_tok_ns) { /* inter-token gap feeds the TPOT estimate */
+      double gap = (double)(t1 - s->last_tok_ns) / 1e9;
+      g->tpot_ewma = 0.95 * g->tpot_ewma + 0.05 * gap;
+    }
+    for (int i = 0; i < g->n_running; i++)
+      if (g->running[i] == s) {
+        remove_at(g->running, &g->n_running, i);
+        if (!emit(g, s, tok, t1)) {
+          /* keep arrival order stable: reinsert at the same place */
+          push(&g->running, &g->n_running, &g->cap_running, s);
+          for (int q = g->n_running - 1; q > i; q--) g->running[q] = g->running[q - 1];
+          g->running[i] = s;
+        }
+        break;
+      }
+  }
+out:
+  free(idx);
+  free(len);
+  free(last);
+  free(pick);
+  free(items);
+  free(sel);
+  return did;
+}
+
+static void handle_cancels(at_generator *g) {
+  pthread_mutex_lock(&g->lock);
+  bool any = false;
+  for (gseq *s = g->live; s; s = s->next_live) any |= s->cancel;
+  pthread_mutex_unlock(&g->lock);
+  if (!any) return;
+  for (int pass = 0; pass < 2; pass++) {
+    gseq **arr = pass ? g->running : g->waiting;
+    int *n = pass ? &g->n_running : &g->n_waiting;
+    for (int i = *n - 1; i >= 0; i--) {
+      pthread_mutex_lock(&g->lock);
+      bool c = arr[i]->cancel;
+      pthread_mutex_unlock(&g->lock);
+      if (!c) continue;
+      gseq *s = arr[i];
+      remove_at(arr, n, i);
+      finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+    }
+  }
+}
+
+static void *loop(void *arg) {
+  at_generator *g = arg;
+  for (;;) {
+    pthread_mutex_lock(&g->lock);
+    while (!g->stopping && !g->in_head && g->n_waiting == 0 && g->n_running == 0)
+      pthread_cond_wait(&g->wake, &g->lock);
+    bool stop = g->stopping;
+    gseq *in = g->in_head;
+    g->in_head = g->in_tail = NULL;
+    g->n_incoming = 0;
+    pthread_mutex_unlock(&g->lock);
+    for (gseq *s = in, *nx; s; s = nx) {
+      nx = s->next_in;
+      if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory queueing");
+    }
+    if (stop) {
+      while (g->n_running) {
+        gseq *s = g->running[g->n_running - 1];
+        g->n_running--;
+        finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+      }
+      while (g->n_waiting) {
+        gseq *s = g->waiting[g->n_waiting - 1];
+        g->n_waiting--;
+        finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+      }
+      publish(g);
+      return NULL;
+    }
+    handle_cancels(g);
+    admit(g);
+    prefill_one(g);
+    decode_one(g);
+    publish(g);
+  }
+}
+
+/* Seed the two fits (and warm the session) with a few real steps. */
+static void calibrate(at_generator *g) {
+  int W = g->p.chunk_tokens, maxp = g->info->max_positions > 0 ? g->info->max_positions : 512;
+  if (W > maxp / 2) W = maxp / 2;
+  if (W < 1) W = 1;
+  int32_t *tok = calloc((size_t)W + 1, sizeof *tok);
+  at_kv_seq kv = {0};
+  int bt = g->p.block_tokens;
+  if (!tok || at_kv_seq_grow(g->arena, &kv, (W + 1 + bt - 1) / bt) != AT_OK) {
+    free(tok);
+    at_kv_seq_free(&kv);
+    g->tpot_ewma = 0.01;
+    return;
+  }
+  for (int rep = 0; rep < 2; rep++) {
+    int sizes[2] = {1, W};
+    for (int k = 0; k < 2; k++) {
+      kv.len = 0;
+      at_decode_item it = {.seq = &kv, .tokens = tok, .n_new = sizes[k]};
+      uint64_t t0 = at_now_ns();
+      if (at_decoder_step(g->dec, g->arena, &it, 1, g->logits) != AT_OK) break;
+      double dt = (double)(at_now_ns() - t0) / 1e9;
+      if (rep) at_linfit_add(&g->prefill_fit, sizes[k], dt);
+      if (rep && k == 1) { /* one decode step with W cached */
+        it = (at_decode_item){.seq = &kv, .tokens = tok, .n_new = 1};
+        t0 = at_now_ns();
+        if (at_decoder_step(g->dec, g->arena, &it, 1, g->logits) == AT_OK)
+          g->tpot_ewma = (double)(at_now_ns() - t0) / 1e9;
+      }
+    }
+  }
+  if (!(g->tpot_ewma > 0)) g->tpot_ewma = 0.01;
+  at_kv_seq_release(g->arena, &kv);
+  at_kv_seq_free(&kv);
+  free(tok);
+}
+
+at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generator **out) {
+  if (!dec || !out) {
+    at_decoder_destroy(dec);
+    return at_fail(AT_ERR_INVALID_ARG, "generator: NULL decoder or out");
+  }
+  *out = NULL;
+  at_gen_params p = params ? *params : at_gen_default_params();
+  if (p.block_tokens < 1 || p.n_blocks < 1 || !(p.safety > 0) || p.chunk_tokens < 1 ||
+      p.max_batch < 1 || p.max_batch > 256 || p.max_waiting < 1 || !(p.ttft_slo_s > 0) ||
+      !(p.tpot_slo_s > 0)) {
+    at_decoder_destroy(dec);
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "generator: block_tokens, n_blocks, chunk_tokens, max_waiting >= 1, "
+                   "max_batch 1..256, safety and SLOs > 0");
+  }
+  at_generator *g = calloc(1, sizeof *g);
+  if (!g) {
+    at_decoder_destroy(dec);
+    return at_fail(AT_ERR_NOMEM, "generator");
+  }
+  g->p = p;
+  g->dec = dec;
+  g->info = at_decoder_get_info(dec);
+  pthread_mutex_init(&g->lock, NULL);
+  pthread_cond_init(&g->wake, NULL);
+  at_kv_layout l = {g->info->layers, g->info->heads, g->info->head_dim, p.block_tokens};
+  at_status st = at_kv_arena_create(&l, p.n_blocks, &g->arena);
+  if (st != AT_OK) {
+    at_gen_destroy(g);
+    return st;
+  }
+  g->logits = malloc((size_t)p.max_batch * g->info->vocab * sizeof *g->logits);
+  g->scratch = malloc((size_t)2 * g->info->vocab * sizeof *g->scratch);
+  if (!g->logits || !g->scratch) {
+    at_gen_destroy(g);
+    return at_fail(AT_ERR_NOMEM, "generator buffers");
+  }
+  calibrate(g);
+  g->st.total_blocks = g->st.free_blocks = p.n_blocks;
+  g->pub = g->st;
+  if (pthread_create(&g->thread, NULL, loop, g) != 0) {
+    at_gen_destroy(g);
+    return at_fail(AT_ERR_THREAD, "generator: could not start the scheduler thread");
+  }
+  g->thread_started = true;
+  *out = g;
+  return AT_OK;
+}
+
+void at_gen_destroy(at_generator *g) {
+  if (!g) return;
+  if (g->thread_started) {
+    pthread_mutex_lock(&g->lock);
+    g->stopping = true;
+    pthread_cond_broadcast(&g->wake);
+    pthread_mutex_unlock(&g->lock);
+    pthread_join(g->thread, NULL);
+  }
+  free(g->waiting);
+  free(g->running);
+  free(g->logits);
+  free(g->scratch);
+  at_kv_arena_destroy(g->arena);
+  at_decoder_destroy(g->dec);
+  pthread_cond_destroy(&g->wake);
+  pthread_mutex_destroy(&g->lock);
+  free(g);
+}
+
+const at_decoder_info *at_gen_decoder_info(const at_generator *g) { return g ? g->info : NULL; }
+
+at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) {
+  if (!g || !r || !r->prompt || !r->on_done)
+    return at_fail(AT_ERR_INVALID_ARG, "generate: NULL generator, request, prompt or on_done");
+  if (r->n_prompt < 1) return at_fail(AT_ERR_INVALID_ARG, "generate: the prompt has no tokens");
+  if (r->max_tokens < 1) return at_fail(AT_ERR_INVALID_ARG, "generate: max_tokens must be >= 1");
+  int V = g->info->vocab;
+  for (int i = 0; i < r->n_prompt; i++)
+    if (r->prompt[i] < 0 || r->prompt[i] >= V)
+      return at_fail(AT_ERR_INVALID_ARG, "generate: prompt token %d is outside the vocabulary",
+                     (int)r->prompt[i]);
+  if (!(r->sample.temperature >= 0) || !isfinite(r->sample.temperature) || r->sample.top_k < 0 ||
+      !(r->sample.top_p > 0 && r->sample.top_p <= 1))
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "generate: temperature must be >= 0, top_k >= 0 and top_p in (0, 1]");
+  int64_t total = (int64_t)r->n_prompt + r->max_tokens;
+  int maxp = g->info->max_positions;
+  if (maxp > 0 && total - 1 > maxp)
+    return at_fail(AT_ERR_LIMIT,
+                   "generate: prompt (%d tokens) + max_tokens (%d) exceeds the model's %d "
+                   "positions",
+                   r->n_prompt, r->max_tokens, maxp);
+  int need = at_kv_blocks_needed(total - 1, g->p.safety, g->p.block_tokens);
+  if (need < 0 || need > g->p.n_blocks)
+    return at_fail(AT_ERR_LIMIT,
+                   "generate: %lld positions need %d KV blocks, the arena has %d in all",
+                   (long long)total - 1, need, g->p.n_blocks);
+  gseq *s = calloc(1, sizeof *s);
+  if (!s) return at_fail(AT_ERR_NOMEM, "generate");
+  s->tok = malloc((size_t)total * sizeof *s->tok);
+  if (!s->tok) {
+    free(s);
+    return at_fail(AT_ERR_NOMEM, "generate: %lld tokens", (long long)total);
+  }
+  memcpy(s->tok, r->prompt, (size_t)r->n_prompt * sizeof *s->tok);
+  s->req = *r;
+  s->req.prompt = NULL;
+  s->n_tok = s->n_prompt = r->n_prompt;
+  s->need_blocks = need;
+  at_rng_seed(&s->rng, r->sample.seed);
+  s->submitted_ns = at_now_ns();
+  double dl = r->deadline_s > 0 ? r->deadline_s
+                                : g->p.ttft_slo_s + (double)r->max_tokens * g->p.tpot_slo_s;
+  double ttft = g->p.ttft_slo_s < dl ? g->p.ttft_slo_s : dl;
+  s->deadline_ns = s->submitted_ns + (uint64_t)(dl * 1e9);
+  s->ttft_deadline_ns = s->submitted_ns + (uint64_t)(ttft * 1e9);
+
+  pthread_mutex_lock(&g->lock);
+  if (g->stopping) {
+    pthread_mutex_unlock(&g->lock);
+    free(s->tok);
+    free(s);
+    return at_fail(AT_ERR_SHUTDOWN, "generate: the lane is shutting down");
+  }
+  if (g->n_incoming + g->pub.waiting >= g->p.max_waiting) {
+    g->pub.rejected++;
+    pthread_mutex_unlock(&g->lock);
+    free(s->tok);
+    free(s);
+    return at_fail(AT_ERR_QUEUE_FULL, "generate: %d sequences already waiting",
+                   g->p.max_waiting);
+  }
+  s->id = ++g->next_id;
+  if (g->in_tail) g->in_tail->next_in = s;
+  else g->in_head = s;
+  g->in_tail = s;
+  g->n_incoming++;
+  s->next_live = g->live;
+  if (g->live) g->live->prev_live = s;
+  g->live = s;
+  g->pub.submitted++;
+  if (id) *id = s->id;
+  pthread_cond_signal(&g->wake);
+  pthread_mutex_unlock(&g->lock);
+  return AT_OK;
+}
+
+void at_gen_cancel(at_generator *g, uint64_t id) {
+  if (!g) return;
+  pthread_mutex_lock(&g->lock);
+  for (gseq *s = g->live; s; s = s->next_live)
+    if (s->id == id) {
+      s->cancel = true;
+      pthread_cond_signal(&g->wake);
+      break;
+    }
+  pthread_mutex_unlock(&g->lock);
+}
+
+void at_gen_stats_get(at_generator *g, at_gen_stats *out) {
+  if (!g || !out) return;
+  pthread_mutex_lock(&g->lock);
+  *out = g->pub;
+  pthread_mutex_unlock(&g->lock);
+}

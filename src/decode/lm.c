@@ -1,0 +1,129 @@
+/* src/decode/lm.c — open a text-generation model (see anytime/lm.h):
+ * resolution, variant choice, tokenizer, decoder, and the few fields of
+ * config.json / tokenizer_config.json generation needs. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/lm.h"
+#include "core/internal.h"
+
+static int64_t int_field(json_t *o, const char *key, int64_t dflt) {
+  json_t *v = o ? json_object_get(o, key) : NULL;
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+static json_t *load_json(const char *dir, const char *name) {
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (n < 0 || (size_t)n >= sizeof path) return NULL;
+  json_error_t err;
+  return json_load_file(path, 0, &err);
+}
+
+void at_lm_close(at_lm *lm) {
+  if (!lm) return;
+  at_decoder_destroy(lm->dec);
+  at_tokenizer_destroy(lm->tok);
+  at_model_desc_free(lm->desc);
+  free(lm);
+}
+
+at_decoder *at_lm_take_decoder(at_lm *lm) {
+  at_decoder *d = lm ? lm->dec : NULL;
+  if (lm) lm->dec = NULL;
+  return d;
+}
+
+at_status at_lm_open(const char *spec, const char *variant, const at_session_params *sp,
+                     const at_model_resolve_params *rp, at_lm **out) {
+  if (!spec || !out) return at_fail(AT_ERR_INVALID_ARG, "lm: NULL spec or out");
+  *out = NULL;
+  at_model_resolve_params def = at_model_resolve_default_params();
+  static const char *const k_dirs[] = {"models"};
+  if (!rp) {
+    def.model_dirs = k_dirs;
+    def.n_model_dirs = 1;
+    rp = &def;
+  }
+  at_lm *lm = calloc(1, sizeof *lm);
+  if (!lm) return at_fail(AT_ERR_NOMEM, "lm");
+  at_status st = at_model_resolve(spec, rp, &lm->desc);
+  if (st != AT_OK) {
+    free(lm);
+    return st;
+  }
+  const at_model_desc *d = lm->desc;
+  int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
+  if (vi < 0) {
+    char names[512] = "";
+    for (size_t i = 0; i < d->n_variants; i++) {
+      size_t used = strlen(names);
+      snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", d->variants[i].name);
+    }
+    at_lm_close(lm);
+    return at_fail(AT_ERR_NOT_FOUND, "model %s has no variant '%s' (it has: %s)", spec, variant,
+                   names);
+  }
+  lm->variant = d->variants[vi].name;
+  lm->model_path = d->variants[vi].path;
+  if (!d->tokenizer_path || d->tokenizer_kind != AT_TOKENIZER_JSON) {
+    at_lm_close(lm);
+    return at_fail(AT_ERR_MODEL, "model %s: a generation model needs a tokenizer.json in %s", spec,
+                   d->dir);
+  }
+  if ((st = at_tokenizer_load(d->tokenizer_path, &lm->tok)) != AT_OK) {
+    at_lm_close(lm);
+    return st;
+  }
+  json_t *cfg = load_json(d->dir, "config.json");
+  json_t *tcfg = load_json(d->dir, "tokenizer_config.json");
+  int64_t npos = int_field(cfg, "n_positions", int_field(cfg, "max_position_embeddings", 0));
+  lm->n_positions = npos > 0 && npos < (1 << 24) ? (int)npos : 0;
+  lm->bos_id = (int32_t)int_field(cfg, "bos_token_id", -1);
+  lm->eos_id = (int32_t)int_field(cfg, "eos_token_id", -1);
+  json_t *ab = tcfg ? json_object_get(tcfg, "add_bos_token") : NULL;
+  lm->add_bos = json_is_true(ab) && lm->bos_id >= 0;
+  json_decref(cfg);
+  json_decref(tcfg);
+  if ((st = at_decoder_create(lm->model_path, sp, lm->n_positions, &lm->dec)) != AT_OK) {
+    at_lm_close(lm);
+    return st;
+  }
+  int V = at_decoder_get_info(lm->dec)->vocab;
+  size_t tv = at_tokenizer_vocab_size(lm->tok);
+  if ((size_t)V < tv) {
+    at_lm_close(lm);
+    return at_fail(AT_ERR_MODEL, "model %s: tokenizer has %zu tokens, the graph's logits only %d",
+                   spec, tv, V);
+  }
+  if (lm->eos_id >= V) lm->eos_id = -1;
+  if (lm->bos_id >= V) lm->bos_id = -1, lm->add_bos = false;
+  *out = lm;
+  return AT_OK;
+}
+
+at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
+                       int32_t **ids, int *n) {
+  if (!lm || !ws || !text || !ids || !n) return at_fail(AT_ERR_INVALID_ARG, "lm encode: NULL");
+  *ids = NULL;
+  *n = 0;
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = 0;
+  ep.pad_to = 0;
+  at_encoding e;
+  at_status st = at_tokenizer_encode(lm->tok, ws, text, len, NULL, 0, &ep, &e);
+  if (st != AT_OK) return st;
+  size_t total = e.n + (lm->add_bos ? 1 : 0);
+  if (total == 0) return at_fail(AT_ERR_INVALID_ARG, "the prompt is empty");
+  if (total > (1u << 24)) return at_fail(AT_ERR_LIMIT, "the prompt has %zu tokens", total);
+  int32_t *out = malloc(total * sizeof *out);
+  if (!out) return at_fail(AT_ERR_NOMEM, "prompt ids");
+  size_t k = 0;
+  if (lm->add_bos) out[k++] = lm->bos_id;
+  memcpy(out + k, e.ids, e.n * sizeof *out);
+  *ids = out;
+  *n = (int)total;
+  return AT_OK;
+}

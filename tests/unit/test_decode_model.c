@@ -1,0 +1,337 @@
+/* tests/unit/test_decode_model.c — the generation lane on the committed
+ * default decoder (models/decoder, fp32):
+ *   - token identity: greedy tokens from the generator (KV arena, chunked
+ *     prefill, continuous batching with right-padded pasts) equal those of
+ *     the reference path that feeds the graph's own present tensors back,
+ *     for many prompts and lengths submitted at once;
+ *   - the same with an arena so small that sequences are preempted and
+ *     recompute their cache (and the preemptions really happened);
+ *   - sampling with a seed is reproducible across batch compositions;
+ *   - the perplexity scorer agrees with step-by-step reference logits;
+ *   - submit refuses what can never fit, up front.
+ * The model directory can be overridden with ANYTIME_DECODER_MODEL. */
+#include <math.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "anytime/anytime.h"
+#include "testutil.h"
+
+static const char *k_texts[] = {
+    "the film is a masterpiece of quiet observation , and the performances are superb .",
+    "i wanted to like this movie , but the script is a mess and the jokes fall flat .",
+    "a",
+    "what happens when a director with nothing to say has two hours to say it ?",
+    "the best thing about the movie is its soundtrack , which is to say not much .",
+    "as the credits rolled i realised i had been smiling for ninety minutes .",
+    "plot : a young lawyer moves to new york and discovers that her firm is hiding a secret . "
+    "the premise is familiar , the execution less so , and the supporting cast keeps things "
+    "moving even when the story stalls in the second act .",
+    "it 's not a bad film .",
+};
+#define N_TEXTS (sizeof k_texts / sizeof k_texts[0])
+
+static const char *model_dir(void) {
+  static char buf[4096];
+  const char *e = getenv("ANYTIME_DECODER_MODEL");
+  if (e && *e) return e;
+  const char *src = getenv("ANYTIME_SOURCE_DIR");
+  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
+  snprintf(buf, sizeof buf, "%s/models/decoder", src);
+  return buf;
+}
+
+typedef struct prompt {
+  int32_t *ids;
+  int n;
+} prompt;
+
+/* Prompts of many lengths: each text, and prefixes of the long one. */
+static int make_prompts(at_lm *lm, prompt *out, int cap) {
+  at_tok_workspace *ws = NULL;
+  assert_int_equal(at_tok_workspace_create(&ws), AT_OK);
+  int n = 0;
+  for (size_t i = 0; i < N_TEXTS && n < cap; i++) {
+    assert_int_equal(at_lm_encode(lm, ws, k_texts[i], strlen(k_texts[i]), &out[n].ids, &out[n].n),
+                     AT_OK);
+    n++;
+  }
+  int cuts[] = {2, 5, 16, 17, 33};
+  for (size_t c = 0; c < sizeof cuts / sizeof cuts[0] && n < cap; c++) {
+    const prompt *lp = &out[6];
+    int k = cuts[c] < lp->n ? cuts[c] : lp->n;
+    out[n].ids = malloc((size_t)k * sizeof(int32_t));
+    memcpy(out[n].ids, lp->ids, (size_t)k * sizeof(int32_t));
+    out[n].n = k;
+    n++;
+  }
+  at_tok_workspace_destroy(ws);
+  return n;
+}
+
+static int reference_greedy(at_decoder *d, const prompt *p, int max_tokens, int32_t eos,
+                            int32_t *out) {
+  const at_decoder_info *in = at_decoder_get_info(d);
+  float *logits = malloc((size_t)in->vocab * sizeof(float));
+  at_decoder_past past = {0}, present = {0};
+  assert_int_equal(at_decoder_step_reference(d, NULL, p->ids, p->n, logits, &past), AT_OK);
+  int n = 0;
+  at_sample_params sp = at_sample_default_params();
+  while (n < max_tokens) {
+    int32_t t = at_sample(logits, in->vocab, &sp, NULL, NULL);
+    if (t == eos) break;
+    out[n++] = t;
+    if (n == max_tokens) break;
+    assert_int_equal(at_decoder_step_reference(d, &past, &t, 1, logits, &present), AT_OK);
+    at_decoder_past_free(&past);
+    past = present;
+    present = (at_decoder_past){0};
+  }
+  at_decoder_past_free(&past);
+  free(logits);
+  return n;
+}
+
+typedef struct got {
+  int32_t tok[256];
+  int n;
+  at_gen_finish finish;
+  int preemptions;
+  bool done;
+} got;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_remaining;
+
+static void on_done(void *user, const at_gen_result *r) {
+  got *g = user;
+  memcpy(g->tok, r->tokens, (size_t)r->n_generated * sizeof(int32_t));
+  g->n = r->n_generated;
+  g->finish = r->finish;
+  g->preemptions = r->preemptions;
+  pthread_mutex_lock(&g_lock);
+  g->done = true;
+  g_remaining--;
+  pthread_cond_signal(&g_cv);
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void wait_all(void) {
+  pthread_mutex_lock(&g_lock);
+  while (g_remaining > 0) pthread_cond_wait(&g_cv, &g_lock);
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* Generate every prompt through a generator with `gp` and compare with the
+ * reference. Returns the generator's preemption count. */
+static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "fp32", NULL, NULL, &lm), AT_OK);
+  prompt p[32];
+  int np = make_prompts(lm, p, 32);
+  int32_t (*want)[256] = calloc((size_t)np, sizeof *want);
+  int *n_want = calloc((size_t)np, sizeof *n_want);
+  for (int i = 0; i < np; i++) n_want[i] = reference_greedy(lm->dec, &p[i], max_tokens, lm->eos_id, want[i]);
+
+  at_generator *g = NULL;
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), gp, &g), AT_OK);
+  got *res = calloc((size_t)np, sizeof *res);
+  g_remaining = np;
+  for (int i = 0; i < np; i++) {
+    at_gen_request r = {.prompt = p[i].ids,
+                        .n_prompt = p[i].n,
+                        .max_tokens = max_tokens,
+                        .sample = at_sample_default_params(),
+                        .eos_id = lm->eos_id,
+                        .on_done = on_done,
+                        .user = &res[i]};
+    assert_int_equal(at_gen_submit(g, &r, NULL), AT_OK);
+  }
+  wait_all();
+  at_gen_stats st;
+  for (int tries = 0; tries < 1000; tries++) { /* stats are published after the callbacks */
+    at_gen_stats_get(g, &st);
+    if (st.finished == (uint64_t)np && st.free_blocks == st.total_blocks) break;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  int mismatches = 0;
+  for (int i = 0; i < np; i++) {
+    assert_true(res[i].done);
+    if (res[i].n != n_want[i] || memcmp(res[i].tok, want[i], (size_t)n_want[i] * 4) != 0) {
+      int k = 0;
+      while (k < res[i].n && k < n_want[i] && res[i].tok[k] == want[i][k]) k++;
+      print_message("prompt %d (%d tokens): arena path differs from reference at token %d "
+                    "(%d vs %d generated)\n", i, p[i].n, k, res[i].n, n_want[i]);
+      mismatches++;
+    }
+  }
+  assert_int_equal(mismatches, 0);
+  assert_int_equal(st.finished, (uint64_t)np);
+  assert_int_equal(st.free_blocks, st.total_blocks); /* every block came back */
+  at_gen_destroy(g);
+  for (int i = 0; i < np; i++) free(p[i].ids);
+  free(want);
+  free(n_want);
+  free(res);
+  at_lm_close(lm);
+  return st.preemptions;
+}
+
+static void test_identity_batched(void **state) {
+  (void)state;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 4;
+  gp.chunk_tokens = 16;
+  gp.block_tokens = 16;
+  uint64_t pre = identity_run(&gp, 40);
+  assert_int_equal(pre, 0);
+  /* other block and chunk widths, bucketing on */
+  gp.block_tokens = 7;
+  gp.chunk_tokens = 5;
+  gp.max_batch = 3;
+  gp.bucketing = true;
+  identity_run(&gp, 24);
+}
+
+static void test_identity_preempted(void **state) {
+  (void)state;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 4;
+  gp.chunk_tokens = 8;
+  gp.block_tokens = 8;
+  gp.n_blocks = 12;       /* room for about two sequences at a time */
+  gp.ttft_slo_s = 1e-4;   /* every waiting head is at risk, every runner doomed */
+  gp.tpot_slo_s = 1e-4;
+  uint64_t pre = identity_run(&gp, 32);
+  print_message("preemptions: %llu\n", (unsigned long long)pre);
+  assert_true(pre > 0);
+}
+
+/* Sampled tokens with a seed do not depend on what else runs. */
+static void test_seeded_sampling(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "fp32", NULL, NULL, &lm), AT_OK);
+  prompt p[32];
+  int np = make_prompts(lm, p, 32);
+  at_generator *g = NULL;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 4;
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  got alone, crowd[32];
+  memset(&alone, 0, sizeof alone);
+  memset(crowd, 0, sizeof crowd);
+  at_gen_request r = {.prompt = p[0].ids,
+                      .n_prompt = p[0].n,
+                      .max_tokens = 24,
+                      .sample = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 7},
+                      .eos_id = -1,
+                      .on_done = on_done,
+                      .user = &alone};
+  g_remaining = 1;
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_OK);
+  wait_all();
+  g_remaining = np;
+  for (int i = 0; i < np; i++) {
+    at_gen_request q = r;
+    q.prompt = p[i].ids;
+    q.n_prompt = p[i].n;
+    q.sample.seed = i == 0 ? 7 : 100 + (uint64_t)i;
+    q.user = &crowd[i];
+    assert_int_equal(at_gen_submit(g, &q, NULL), AT_OK);
+  }
+  wait_all();
+  assert_int_equal(alone.n, 24);
+  assert_int_equal(crowd[0].n, 24);
+  assert_memory_equal(alone.tok, crowd[0].tok, 24 * sizeof(int32_t));
+  at_gen_destroy(g);
+  for (int i = 0; i < np; i++) free(p[i].ids);
+  at_lm_close(lm);
+}
+
+static void test_nll_matches_steps(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "fp32", NULL, NULL, &lm), AT_OK);
+  prompt p[32];
+  int np = make_prompts(lm, p, 32);
+  const prompt *lp = &p[6];
+  double nll = 0;
+  int scored = 0;
+  assert_int_equal(at_decoder_nll(lm->dec, lp->ids, lp->n, &nll, &scored), AT_OK);
+  assert_int_equal(scored, lp->n - 1);
+  int V = at_decoder_get_info(lm->dec)->vocab;
+  float *logits = malloc((size_t)V * sizeof(float));
+  at_decoder_past past = {0}, present = {0};
+  double sum = 0;
+  for (int i = 0; i + 1 < lp->n; i++) {
+    assert_int_equal(at_decoder_step_reference(lm->dec, i ? &past : NULL, &lp->ids[i], 1, logits,
+                                               &present),
+                     AT_OK);
+    at_decoder_past_free(&past);
+    past = present;
+    present = (at_decoder_past){0};
+    double mx = logits[0], z = 0;
+    for (int v = 1; v < V; v++) mx = logits[v] > mx ? logits[v] : mx;
+    for (int v = 0; v < V; v++) z += exp(logits[v] - mx);
+    sum += log(z) + mx - logits[lp->ids[i + 1]];
+  }
+  at_decoder_past_free(&past);
+  print_message("nll one run %.6f, step by step %.6f over %d tokens\n", nll, sum, scored);
+  assert_true(fabs(nll - sum) < 1e-3 * scored);
+  assert_true(isfinite(nll) && nll > 0);
+  free(logits);
+  for (int i = 0; i < np; i++) free(p[i].ids);
+  at_lm_close(lm);
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
+  int maxp = lm->n_positions;
+  assert_true(maxp > 0);
+  at_generator *g = NULL;
+  at_gen_params gp = at_gen_default_params();
+  gp.n_blocks = 4;
+  gp.block_tokens = 16;
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  got x;
+  at_gen_request r = {.prompt = ids, .n_prompt = 8, .max_tokens = maxp, .eos_id = -1,
+                      .sample = at_sample_default_params(), .on_done = on_done, .user = &x};
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_ERR_LIMIT); /* beyond positions */
+  r.max_tokens = 100; /* 107 positions: 7 blocks > 4 in the arena */
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_ERR_LIMIT);
+  r.max_tokens = 0;
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_ERR_INVALID_ARG);
+  r.max_tokens = 4;
+  ids[3] = 1 << 20;
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_ERR_INVALID_ARG); /* not in vocab */
+  ids[3] = 4;
+  r.sample.top_p = 0;
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_ERR_INVALID_ARG);
+  r.sample.top_p = 1;
+  memset(&x, 0, sizeof x);
+  g_remaining = 1;
+  assert_int_equal(at_gen_submit(g, &r, NULL), AT_OK); /* int8 generates */
+  wait_all();
+  assert_int_equal(x.n, 4);
+  assert_int_equal(x.finish, AT_GEN_LENGTH);
+  at_gen_destroy(g);
+  at_lm_close(lm);
+  /* wrong variant names the ones there are */
+  assert_int_equal(at_lm_open(model_dir(), "fp64", NULL, NULL, &lm), AT_ERR_NOT_FOUND);
+  assert_non_null(strstr(at_last_error(), "int8"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
+      cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
+      cmocka_unit_test(test_refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

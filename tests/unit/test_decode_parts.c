@@ -1,0 +1,299 @@
+/* tests/unit/test_decode_parts.c — the decoder lane's model-free parts:
+ * block admission arithmetic, the KV arena (all-or-nothing growth, gather /
+ * scatter round trips across block edges), the eviction order at its
+ * boundaries, the online linear fit, the sampler, and the decode-step batch
+ * choice (every sequence is stepped within a bounded number of steps). */
+#include <math.h>
+
+#include "anytime/anytime.h"
+#include "testutil.h"
+
+static void test_blocks_needed(void **state) {
+  (void)state;
+  assert_int_equal(at_kv_blocks_needed(0, 1.0, 16), 0);
+  assert_int_equal(at_kv_blocks_needed(1, 1.0, 16), 1);
+  assert_int_equal(at_kv_blocks_needed(16, 1.0, 16), 1);
+  assert_int_equal(at_kv_blocks_needed(17, 1.0, 16), 2);
+  assert_int_equal(at_kv_blocks_needed(32, 1.0, 16), 2);
+  assert_int_equal(at_kv_blocks_needed(32, 1.25, 16), 3); /* 40 positions */
+  assert_int_equal(at_kv_blocks_needed(100, 0.5, 16), 4); /* 50 -> 4 blocks */
+  assert_int_equal(at_kv_blocks_needed(1, 0.01, 16), 1);  /* never 0 for t > 0 */
+  assert_int_equal(at_kv_blocks_needed(-1, 1.0, 16), -1);
+  assert_int_equal(at_kv_blocks_needed(10, 0.0, 16), -1);
+  assert_int_equal(at_kv_blocks_needed(10, NAN, 16), -1);
+  assert_int_equal(at_kv_blocks_needed(10, 1.0, 0), -1);
+  /* against the formula for many (t, block) pairs */
+  for (int bt = 1; bt <= 33; bt += 4)
+    for (int t = 1; t <= 300; t += 7) {
+      int want = (t + bt - 1) / bt;
+      assert_int_equal(at_kv_blocks_needed(t, 1.0, bt), want);
+    }
+}
+
+static void test_arena_grow_release(void **state) {
+  (void)state;
+  at_kv_layout l = {.layers = 2, .heads = 3, .head_dim = 4, .block_tokens = 5};
+  at_kv_arena *a = NULL;
+  assert_int_equal(at_kv_arena_create(&l, 10, &a), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 10);
+  at_kv_seq s1 = {0}, s2 = {0};
+  assert_int_equal(at_kv_seq_grow(a, &s1, 6), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 4);
+  /* all or nothing: 5 > 4 free takes nothing */
+  assert_int_equal(at_kv_seq_grow(a, &s2, 5), AT_ERR_LIMIT);
+  assert_int_equal(s2.n_blocks, 0);
+  assert_int_equal(at_kv_arena_free_blocks(a), 4);
+  assert_int_equal(at_kv_seq_grow(a, &s2, 4), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 0);
+  /* blocks are distinct */
+  int seen[10] = {0};
+  for (int i = 0; i < s1.n_blocks; i++) seen[s1.blocks[i]]++;
+  for (int i = 0; i < s2.n_blocks; i++) seen[s2.blocks[i]]++;
+  for (int i = 0; i < 10; i++) assert_int_equal(seen[i], 1);
+  at_kv_seq_release(a, &s1);
+  assert_int_equal(at_kv_arena_free_blocks(a), 6);
+  assert_int_equal(s1.n_blocks, 0);
+  at_kv_seq_release(a, &s2);
+  assert_int_equal(at_kv_arena_free_blocks(a), 10);
+  at_kv_seq_free(&s1);
+  at_kv_seq_free(&s2);
+  at_kv_arena_destroy(a);
+  /* bad layouts */
+  at_kv_layout bad = l;
+  bad.heads = 0;
+  assert_int_equal(at_kv_arena_create(&bad, 4, &a), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_kv_arena_create(&l, 0, &a), AT_ERR_INVALID_ARG);
+  at_kv_layout huge = {.layers = 64, .heads = 64, .head_dim = 256, .block_tokens = 1024};
+  assert_int_equal(at_kv_arena_create(&huge, 1000, &a), AT_ERR_LIMIT);
+}
+
+/* Scatter positions in uneven pieces across block edges, gather into a
+ * larger padded buffer, and compare with the dense source. */
+static void test_gather_scatter(void **state) {
+  (void)state;
+  at_kv_layout l = {.layers = 2, .heads = 3, .head_dim = 4, .block_tokens = 5};
+  int H = 3, D = 4, T = 23, P = 27;
+  at_kv_arena *a = NULL;
+  assert_int_equal(at_kv_arena_create(&l, 12, &a), AT_OK);
+  at_kv_seq other = {0}, s = {0};
+  assert_int_equal(at_kv_seq_grow(a, &other, 1), AT_OK); /* so s's blocks are not 0.. */
+  assert_int_equal(at_kv_seq_grow(a, &s, at_kv_blocks_needed(T, 1.0, 5)), AT_OK);
+  float *src[2][2];
+  for (int li = 0; li < 2; li++)
+    for (int kv = 0; kv < 2; kv++) {
+      src[li][kv] = malloc(sizeof(float) * H * T * D);
+      for (int i = 0; i < H * T * D; i++) src[li][kv][i] = (float)(li * 100000 + kv * 10000 + i);
+    }
+  int pieces[] = {3, 1, 7, 5, 2, 5};
+  int from = 0;
+  for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+    for (int li = 0; li < 2; li++)
+      for (int kv = 0; kv < 2; kv++)
+        assert_int_equal(at_kv_scatter(a, &s, li, kv, src[li][kv], T, from, pieces[p]), AT_OK);
+    s.len += pieces[p];
+    from += pieces[p];
+  }
+  assert_int_equal(s.len, T);
+  /* one more position does not fit the 5 blocks (25 positions) ... */
+  assert_int_equal(at_kv_scatter(a, &s, 0, 0, src[0][0], T, 0, 3), AT_ERR_LIMIT);
+  float *dst = malloc(sizeof(float) * H * P * D);
+  for (int li = 0; li < 2; li++)
+    for (int kv = 0; kv < 2; kv++) {
+      for (int i = 0; i < H * P * D; i++) dst[i] = -1;
+      at_kv_gather(a, &s, li, kv, dst, P);
+      for (int h = 0; h < H; h++)
+        for (int t = 0; t < P; t++)
+          for (int d = 0; d < D; d++) {
+            float got = dst[((size_t)h * P + t) * D + d];
+            float want = t < T ? src[li][kv][((size_t)h * T + t) * D + d] : 0.0f;
+            assert_true(got == want);
+          }
+    }
+  free(dst);
+  for (int li = 0; li < 2; li++)
+    for (int kv = 0; kv < 2; kv++) free(src[li][kv]);
+  at_kv_seq_release(a, &s);
+  at_kv_seq_release(a, &other);
+  at_kv_seq_free(&s);
+  at_kv_seq_free(&other);
+  at_kv_arena_destroy(a);
+}
+
+static void test_evict_classes(void **state) {
+  (void)state;
+  at_evict_cand c = {.id = 1, .slack_s = -0.001, .recompute_s = 0.5, .blocks = 1};
+  assert_int_equal(at_evict_classify(&c), AT_EVICT_DOOMED);
+  c.slack_s = 0.0; /* not doomed: exactly on time */
+  c.recompute_s = 0.0;
+  assert_int_equal(at_evict_classify(&c), AT_EVICT_SURVIVES);
+  c.slack_s = 0.5;
+  c.recompute_s = 0.5; /* survives with zero to spare */
+  assert_int_equal(at_evict_classify(&c), AT_EVICT_SURVIVES);
+  c.recompute_s = 0.5000001;
+  assert_int_equal(at_evict_classify(&c), AT_EVICT_WITHHELD);
+}
+
+static void test_evict_order(void **state) {
+  (void)state;
+  at_evict_cand c[] = {
+      {.id = 10, .slack_s = 1.0, .recompute_s = 0.2, .blocks = 2},   /* survives, 0.8 left */
+      {.id = 11, .slack_s = -0.5, .recompute_s = 0.1, .blocks = 1},  /* doomed */
+      {.id = 12, .slack_s = 0.3, .recompute_s = 0.4, .blocks = 5},   /* withheld */
+      {.id = 13, .slack_s = 2.0, .recompute_s = 0.1, .blocks = 1},   /* survives, 1.9 left */
+      {.id = 14, .slack_s = -2.0, .recompute_s = 9.0, .blocks = 3},  /* doomed, worse */
+      {.id = 15, .slack_s = 1.0, .recompute_s = 0.2, .blocks = 2},   /* tie with 10 */
+  };
+  int order[6];
+  size_t n = at_evict_order(c, 6, order);
+  assert_int_equal(n, 5);
+  int want[] = {14, 11, 13, 10, 15};
+  for (size_t i = 0; i < n; i++) assert_int_equal(order[i], want[i]);
+
+  int v[6];
+  /* 1 free, need 4: 14 (3 blocks) suffices */
+  assert_int_equal(at_evict_plan(c, 6, 1, 4, v), 1);
+  assert_int_equal(v[0], 14);
+  /* need 6: 14 + 11 + 13 = 5 more */
+  assert_int_equal(at_evict_plan(c, 6, 1, 6, v), 3);
+  assert_int_equal(v[2], 13);
+  /* already enough free: nothing */
+  assert_int_equal(at_evict_plan(c, 6, 4, 4, v), 0);
+  /* evictable total is 3+1+1+2+2 = 9 (the withheld 5 blocks never count):
+   * 1 + 9 = 10 is reachable, 11 is not -> evict nobody */
+  assert_int_equal(at_evict_plan(c, 6, 1, 10, v), 5);
+  assert_int_equal(at_evict_plan(c, 6, 1, 11, v), 0);
+  /* all withheld -> nothing */
+  at_evict_cand w[] = {{.id = 1, .slack_s = 0.1, .recompute_s = 0.2, .blocks = 9}};
+  assert_int_equal(at_evict_order(w, 1, order), 0);
+  assert_int_equal(at_evict_plan(w, 1, 0, 1, v), 0);
+}
+
+static void test_linfit(void **state) {
+  (void)state;
+  at_linfit f = {0};
+  double a, b;
+  assert_false(at_linfit_get(&f, &a, &b));
+  at_linfit_add(&f, 4, 8);
+  assert_true(at_linfit_get(&f, &a, &b)); /* one point: through the origin */
+  assert_true(fabs(a) < 1e-12 && fabs(b - 2) < 1e-12);
+  for (int x = 0; x < 50; x++) at_linfit_add(&f, x, 3.0 + 0.25 * x);
+  f = (at_linfit){0};
+  for (int x = 0; x < 50; x++) at_linfit_add(&f, x, 3.0 + 0.25 * x);
+  assert_true(at_linfit_get(&f, &a, &b));
+  assert_true(fabs(a - 3.0) < 1e-9);
+  assert_true(fabs(b - 0.25) < 1e-9);
+}
+
+static void test_sampler(void **state) {
+  (void)state;
+  enum { V = 50 };
+  float logits[V], scratch[2 * V];
+  for (int i = 0; i < V; i++) logits[i] = (float)((i * 37) % V) / 10.0f;
+  int best = 0;
+  for (int i = 1; i < V; i++)
+    if (logits[i] > logits[best]) best = i;
+  at_rng r;
+  at_rng_seed(&r, 1);
+  at_sample_params p = at_sample_default_params();
+  assert_int_equal(at_sample(logits, V, &p, &r, scratch), best); /* greedy */
+  p.temperature = 1.0f;
+  p.top_k = 1;
+  assert_int_equal(at_sample(logits, V, &p, &r, scratch), best); /* top-1 == greedy */
+  /* ties go to the lowest id when greedy */
+  float tie[4] = {0, 5, 5, 1};
+  p = at_sample_default_params();
+  assert_int_equal(at_sample(tie, 4, &p, &r, scratch), 1);
+  /* same seed, same sequence; top-k keeps to the k likeliest */
+  p.temperature = 0.8f;
+  p.top_k = 5;
+  at_rng r1, r2;
+  at_rng_seed(&r1, 42);
+  at_rng_seed(&r2, 42);
+  int counts[V] = {0};
+  for (int i = 0; i < 2000; i++) {
+    int a = at_sample(logits, V, &p, &r1, scratch);
+    int b = at_sample(logits, V, &p, &r2, scratch);
+    assert_int_equal(a, b);
+    counts[a]++;
+  }
+  int kept = 0;
+  for (int i = 0; i < V; i++) kept += counts[i] > 0;
+  assert_true(kept <= 5 && kept >= 2);
+  /* top-p tiny -> only the top token */
+  p.top_k = 0;
+  p.top_p = 1e-6f;
+  for (int i = 0; i < 100; i++) assert_int_equal(at_sample(logits, V, &p, &r1, scratch), best);
+  /* with a dominant logit and a high temperature the others appear */
+  p.top_p = 1.0f;
+  p.temperature = 50.0f;
+  memset(counts, 0, sizeof counts);
+  for (int i = 0; i < 2000; i++) counts[at_sample(logits, V, &p, &r1, scratch)]++;
+  kept = 0;
+  for (int i = 0; i < V; i++) kept += counts[i] > 0;
+  assert_true(kept > 40);
+  /* uniform stays in [0, 1) */
+  for (int i = 0; i < 10000; i++) {
+    double u = at_rng_uniform(&r1);
+    assert_true(u >= 0 && u < 1);
+  }
+}
+
+/* Simulate decode steps with the batch choice: every sequence must be
+ * stepped within ceil(n / max_batch) steps (round-robin) or n steps
+ * (bucketing), whatever the lengths. */
+static void simulate(bool bucketing) {
+  enum { N = 23 };
+  for (int maxb = 1; maxb <= 9; maxb += 2) {
+    int len[N], pick[N];
+    uint64_t last[N];
+    for (int i = 0; i < N; i++) {
+      len[i] = (i * 53) % 200; /* scattered lengths */
+      last[i] = 0;
+    }
+    int bound = bucketing ? N : (N + maxb - 1) / maxb;
+    for (uint64_t step = 1; step <= 400; step++) {
+      int m = at_gen_pick_batch(len, last, N, maxb, bucketing, pick);
+      assert_int_equal(m, maxb);
+      for (int j = 0; j < m; j++) {
+        for (int k = 0; k < j; k++) assert_int_not_equal(pick[j], pick[k]);
+        last[pick[j]] = step;
+        len[pick[j]]++;
+      }
+      for (int i = 0; i < N; i++) assert_true(step - last[i] < (uint64_t)bound);
+    }
+  }
+}
+
+static void test_pick_round_robin(void **state) {
+  (void)state;
+  simulate(false);
+  int len[3] = {5, 6, 7}, pick[3];
+  uint64_t last[3] = {9, 9, 9};
+  assert_int_equal(at_gen_pick_batch(len, last, 3, 8, false, pick), 3);
+  assert_int_equal(at_gen_pick_batch(len, last, 0, 8, false, pick), 0);
+}
+
+static void test_pick_bucketing(void **state) {
+  (void)state;
+  simulate(true);
+  /* the anchor is the longest-waiting; the rest are closest in length */
+  int len[5] = {100, 10, 95, 12, 200}, pick[5];
+  uint64_t last[5] = {5, 1, 5, 6, 4};
+  assert_int_equal(at_gen_pick_batch(len, last, 5, 2, true, pick), 2);
+  assert_int_equal(pick[0], 1);
+  assert_int_equal(pick[1], 3);
+  assert_int_equal(at_gen_pick_batch(len, last, 5, 2, false, pick), 2);
+  assert_int_equal(pick[0], 1);
+  assert_int_equal(pick[1], 4);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_blocks_needed),   cmocka_unit_test(test_arena_grow_release),
+      cmocka_unit_test(test_gather_scatter),  cmocka_unit_test(test_evict_classes),
+      cmocka_unit_test(test_evict_order),     cmocka_unit_test(test_linfit),
+      cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
+      cmocka_unit_test(test_pick_bucketing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
