@@ -47,6 +47,28 @@ typedef struct at_server_model_config {
   at_server_variant_config variants[AT_SERVER_MAX_VARIANTS];
 } at_server_model_config;
 
+/* The generation lane (POST /v1/completions); off unless configured. */
+typedef struct at_server_generator_config {
+  bool enabled;
+  char name[64];          /* the "model" clients name; default "decoder" */
+  char model[1024];       /* model directory, name under ./models or ORG/NAME[@rev] */
+  char model_raw[1024];   /* `model` as written in the file */
+  char variant[32];       /* "" = the family's first (most accurate) */
+  int threads;            /* ORT intra-op threads of the decoder: the lane's CPU budget; 1 */
+  int block_tokens;       /* 16 */
+  int blocks;             /* KV arena size; 512 */
+  double safety;          /* admission safety factor; 1.0 */
+  int chunk_tokens;       /* prefill chunk width; 64 */
+  int max_batch;          /* sequences per decode step; 8 */
+  bool bucketing;         /* false */
+  bool preempt;           /* true */
+  int max_waiting;        /* 256 */
+  double ttft_slo_ms;     /* 2000 */
+  double tpot_slo_ms;     /* 200 */
+  int default_max_tokens; /* when a request omits max_tokens; 16 (as OpenAI) */
+  int max_tokens;         /* cap per request; 256 */
+} at_server_generator_config;
+
 typedef struct at_server_config {
   char host[64];          /* default 127.0.0.1 */
   int port;               /* default 8000 */
@@ -67,12 +89,18 @@ typedef struct at_server_config {
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
+  at_server_generator_config generator;
 } at_server_config;
 
 typedef struct at_server at_server;
 
 /* Defaults as documented on each field, with no models. */
 at_server_config at_server_config_default(void);
+
+/* The `generator:` section of `cfg` as YAML (nothing when it is not enabled),
+ * for tools that rewrite a configuration. Returns bytes written, or -1 if
+ * `cap` is too small. */
+int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size_t cap);
 
 /* Read a YAML config (format: docs/configuration.md) over `cfg`'s current
  * values. Relative model paths are resolved against the YAML file's

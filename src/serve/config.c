@@ -33,7 +33,42 @@ at_server_config at_server_config_default(void) {
   snprintf(c.rate_basis, sizeof c.rate_basis, "admitted");
   c.deadline_ms = 50;
   c.max_deadline_ms = 10000;
+  at_server_generator_config *g = &c.generator;
+  snprintf(g->name, sizeof g->name, "decoder");
+  g->threads = 1;
+  g->block_tokens = 16;
+  g->blocks = 512;
+  g->safety = 1.0;
+  g->chunk_tokens = 64;
+  g->max_batch = 8;
+  g->preempt = true;
+  g->max_waiting = 256;
+  g->ttft_slo_ms = 2000;
+  g->tpot_slo_ms = 200;
+  g->default_max_tokens = 16;
+  g->max_tokens = 256;
   return c;
+}
+
+int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size_t cap) {
+  const at_server_generator_config *g = &cfg->generator;
+  if (!g->enabled) {
+    if (cap) buf[0] = '\0';
+    return 0;
+  }
+  int n = snprintf(buf, cap,
+                   "generator:\n  name: %s\n  model: %s\n%s%s%s  threads: %d\n"
+                   "  block_tokens: %d\n  blocks: %d\n  safety: %g\n  chunk_tokens: %d\n"
+                   "  max_batch: %d\n  bucketing: %s\n  preempt: %s\n  max_waiting: %d\n"
+                   "  ttft_slo_ms: %g\n  tpot_slo_ms: %g\n  default_max_tokens: %d\n"
+                   "  max_tokens: %d\n",
+                   g->name, g->model_raw[0] ? g->model_raw : g->model,
+                   g->variant[0] ? "  variant: " : "", g->variant, g->variant[0] ? "\n" : "",
+                   g->threads, g->block_tokens, g->blocks, g->safety, g->chunk_tokens,
+                   g->max_batch, g->bucketing ? "true" : "false", g->preempt ? "true" : "false",
+                   g->max_waiting, g->ttft_slo_ms, g->tpot_slo_ms, g->default_max_tokens,
+                   g->max_tokens);
+  return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
 typedef struct ctx {
@@ -189,6 +224,84 @@ static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) 
   return AT_OK;
 }
 
+static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out) {
+  const char *s = scalar(n);
+  if (s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))) *out = true;
+  else if (s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))) *out = false;
+  else {
+    char m[160];
+    snprintf(m, sizeof m, "'%s' must be true or false", key);
+    return bad(c, n, m);
+  }
+  return AT_OK;
+}
+
+/* generator: the decoder lane. `model` is a path (relative to this file)
+ * when it names an existing directory that way, otherwise a model spec. */
+static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_generator_config *g) {
+  at_status s = need_map(c, n, "generator");
+  if (s) return s;
+  const char *k;
+  yaml_node_t *v;
+  FOR_PAIRS(c, n, pg, k, v) {
+    double d = 0;
+    if (!k) return unknown(c, v, "generator", k);
+#define GNUM(key, lo, hi, field)                          \
+  if (!strcmp(k, key)) {                                  \
+    if ((s = get_num(c, v, key, lo, hi, &d))) return s;   \
+    field = d;                                            \
+    continue;                                             \
+  }
+    if (!strcmp(k, "name")) {
+      if ((s = get_str(c, v, k, g->name, sizeof g->name))) return s;
+      continue;
+    }
+    if (!strcmp(k, "model")) {
+      if ((s = get_str(c, v, k, g->model_raw, sizeof g->model_raw))) return s;
+      char rel[2048];
+      struct stat st;
+      int w = g->model_raw[0] == '/' ? snprintf(rel, sizeof rel, "%s", g->model_raw)
+                                     : snprintf(rel, sizeof rel, "%s/%s", c->dir, g->model_raw);
+      bool is_dir = w > 0 && (size_t)w < sizeof g->model && stat(rel, &st) == 0 && S_ISDIR(st.st_mode);
+      const char *pick = is_dir ? rel : g->model_raw;
+      size_t pl = strlen(pick);
+      if (pl >= sizeof g->model) return bad(c, v, "'model' path too long");
+      memcpy(g->model, pick, pl + 1);
+      continue;
+    }
+    if (!strcmp(k, "variant")) {
+      if ((s = get_str(c, v, k, g->variant, sizeof g->variant))) return s;
+      continue;
+    }
+    if (!strcmp(k, "bucketing")) {
+      if ((s = get_bool(c, v, k, &g->bucketing))) return s;
+      continue;
+    }
+    if (!strcmp(k, "preempt")) {
+      if ((s = get_bool(c, v, k, &g->preempt))) return s;
+      continue;
+    }
+    GNUM("threads", 1, 256, g->threads)
+    GNUM("block_tokens", 1, 4096, g->block_tokens)
+    GNUM("blocks", 1, 1 << 20, g->blocks)
+    GNUM("safety", 0.01, 100, g->safety)
+    GNUM("chunk_tokens", 1, 65536, g->chunk_tokens)
+    GNUM("max_batch", 1, 256, g->max_batch)
+    GNUM("max_waiting", 1, 1 << 20, g->max_waiting)
+    GNUM("ttft_slo_ms", 0.001, 3600000, g->ttft_slo_ms)
+    GNUM("tpot_slo_ms", 0.001, 3600000, g->tpot_slo_ms)
+    GNUM("default_max_tokens", 1, 1 << 20, g->default_max_tokens)
+    GNUM("max_tokens", 1, 1 << 20, g->max_tokens)
+#undef GNUM
+    return unknown(c, v, "generator", k);
+  }
+  if (!g->model[0]) return bad(c, n, "'generator' needs 'model'");
+  if (g->default_max_tokens > g->max_tokens)
+    return bad(c, n, "'default_max_tokens' is above 'max_tokens'");
+  g->enabled = true;
+  return AT_OK;
+}
+
 static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
   at_status s = need_map(c, root, "the document");
   if (s) return s;
@@ -208,6 +321,10 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
         if ((s = parse_model(c, node(c, *it), m))) return s;
         cfg->n_models++;
       }
+      continue;
+    }
+    if (!strcmp(k, "generator")) {
+      if ((s = parse_generator(c, sec, &cfg->generator))) return s;
       continue;
     }
     if ((s = need_map(c, sec, k))) return s;

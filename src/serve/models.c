@@ -200,6 +200,7 @@ at_status serve_load_models(at_server *s) {
     }
     s->n_models = i + 1;
   }
+  if (cfg->n_models == 0) return AT_OK; /* a generation-only server: no encoder lane */
   if ((st = at_engine_start(s->engine)) != AT_OK) return st;
   at_batcher_params bp = at_batcher_default_params();
   bp.max_batch_size = cfg->max_batch_size;
@@ -252,5 +253,48 @@ at_status serve_load_models(at_server *s) {
       return at_fail(st, "model '%s': planner: %s", m->name, detail);
     }
   }
+  return AT_OK;
+}
+
+/* The generation lane: open the decoder model with its own thread budget
+ * (generator.threads intra-op threads, separate from the engine's workers)
+ * and start its scheduler. */
+at_status serve_load_generator(at_server *s) {
+  const at_server_generator_config *gc = &s->cfg.generator;
+  for (int i = 0; i < s->n_models; i++)
+    if (!strcmp(s->models[i].name, gc->name))
+      return at_fail(AT_ERR_INVALID_ARG, "generator.name '%s' is also an encoder model's name",
+                     gc->name);
+  at_session_params sp = at_session_default_params();
+  sp.intra_op_threads = gc->threads;
+  if (s->cfg.artifact_cache_dir[0]) {
+    sp.artifact_cache_dir = s->cfg.artifact_cache_dir;
+    sp.artifact_model = gc->name;
+    sp.artifact_variant = gc->variant[0] ? gc->variant : "default";
+  }
+  at_status st = at_lm_open(gc->model, gc->variant[0] ? gc->variant : NULL, &sp, NULL, &s->lm);
+  if (st != AT_OK) {
+    char detail[1200];
+    snprintf(detail, sizeof detail, "%s", at_last_error());
+    return at_fail(st, "generator '%s' (%s): %s", gc->name, gc->model, detail);
+  }
+  at_gen_params gp = at_gen_default_params();
+  gp.block_tokens = gc->block_tokens;
+  gp.n_blocks = gc->blocks;
+  gp.safety = gc->safety;
+  gp.chunk_tokens = gc->chunk_tokens;
+  gp.max_batch = gc->max_batch;
+  gp.bucketing = gc->bucketing;
+  gp.preempt = gc->preempt;
+  gp.max_waiting = gc->max_waiting;
+  gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
+  gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;
+  if ((st = at_gen_create(at_lm_take_decoder(s->lm), &gp, &s->gen)) != AT_OK) return st;
+  const at_decoder_info *di = at_gen_decoder_info(s->gen);
+  at_log(AT_LOG_INFO, "serve",
+         "generator '%s': %s (%s), %d layers, %d positions, %d KV blocks of %d tokens, %d "
+         "thread(s)",
+         gc->name, s->lm->model_path, s->lm->variant, di->layers, di->max_positions, gc->blocks,
+         gc->block_tokens, gc->threads);
   return AT_OK;
 }

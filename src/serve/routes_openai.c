@@ -120,6 +120,10 @@ static enum MHD_Result list_models(req_ctx *r) {
     json_array_append_new(data, json_pack("{s:s, s:s, s:I, s:s}", "id", s->models[i].name,
                                           "object", "model", "created", created, "owned_by",
                                           "anytime"));
+  if (s->gen)
+    json_array_append_new(data, json_pack("{s:s, s:s, s:I, s:s}", "id", s->cfg.generator.name,
+                                          "object", "model", "created", created, "owned_by",
+                                          "anytime"));
   return serve_reply_json(r, 200, json_pack("{s:s, s:o}", "object", "list", "data", data));
 }
 
@@ -128,6 +132,7 @@ enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method) {
   if (!strcmp(url, "/v1/embeddings"))
     return !strcmp(method, "POST") ? embeddings(r)
                                    : serve_error(r, 405, "use POST for /v1/embeddings");
+  if (!strcmp(url, "/v1/completions")) return route_completions(r, method);
   if (!strcmp(url, "/v1/models"))
     return !strcmp(method, "GET") ? list_models(r) : serve_error(r, 405, "use GET for /v1/models");
   snprintf(r->route, sizeof r->route, "other");

@@ -55,6 +55,8 @@ struct at_server {
   int variant_model[256];    /* engine variant index -> model index */
   int variant_slot[256];     /* engine variant index -> position in model->variants */
   pthread_key_t ws_key;      /* per-HTTP-thread tokenizer workspace */
+  at_lm *lm;                 /* the generation lane's model (NULL: none) */
+  at_generator *gen;         /* its scheduler; owns the decoder */
   uint64_t started_ns;
 
   pthread_mutex_t lock;
@@ -82,6 +84,8 @@ typedef struct req_ctx {
   size_t resp_len;
   const char *content_type;
   char retry_after[16];
+  char ttft[24], tpot[24];   /* completions: x-time-to-first-token / -per-output-token */
+  const char *model_hdr;     /* x-model for answers without a job (static or server-owned) */
   struct job *job;
   /* Set by the async work before resuming: builds resp from job. */
   void (*finish)(struct req_ctx *r);
@@ -153,6 +157,10 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
 enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method);
+enum MHD_Result route_completions(req_ctx *r, const char *method);
+
+/* ---- the generation lane (models.c) ---- */
+at_status serve_load_generator(at_server *s);
 
 /* Timing headers and x-variant are added to every answer built from a job. */
 #endif

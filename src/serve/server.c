@@ -109,6 +109,12 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   add_ms_header(resp, "x-inference-time", infer);
   add_ms_header(resp, "x-tokenization-time", tok);
   if (r->retry_after[0]) MHD_add_response_header(resp, "Retry-After", r->retry_after);
+  if (r->ttft[0]) MHD_add_response_header(resp, "x-time-to-first-token", r->ttft);
+  if (r->tpot[0]) MHD_add_response_header(resp, "x-time-per-output-token", r->tpot);
+  if (!j && r->model_hdr) {
+    model = r->model_hdr;
+    MHD_add_response_header(resp, "x-model", model);
+  }
   enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
   MHD_destroy_response(resp);
   at_metrics_request(s->metrics, r->route, model, variant, status, (double)total / 1e9,
@@ -195,6 +201,49 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                             m->name, m->variants[v].name, st.variants[v].on_frontier ? "yes" : "no",
                             (unsigned long long)st.variants[v].admitted, m->name,
                             m->variants[v].name, st.variants[v].service_scale);
+  }
+  if (s->gen && o < cap) {
+    at_gen_stats g;
+    at_gen_stats_get(s->gen, &g);
+    const char *n = s->cfg.generator.name;
+    o += (size_t)snprintf(
+        buf + o, cap - o,
+        "# HELP anytime_gen_requests_total Generation requests by outcome.\n"
+        "# TYPE anytime_gen_requests_total counter\n"
+        "anytime_gen_requests_total{model=\"%s\",outcome=\"submitted\"} %llu\n"
+        "anytime_gen_requests_total{model=\"%s\",outcome=\"finished\"} %llu\n"
+        "anytime_gen_requests_total{model=\"%s\",outcome=\"rejected\"} %llu\n"
+        "# HELP anytime_gen_preemptions_total Sequences evicted from the KV arena (recomputed later).\n"
+        "# TYPE anytime_gen_preemptions_total counter\n"
+        "anytime_gen_preemptions_total{model=\"%s\"} %llu\n"
+        "# HELP anytime_gen_tokens_total Tokens generated.\n"
+        "# TYPE anytime_gen_tokens_total counter\n"
+        "anytime_gen_tokens_total{model=\"%s\"} %llu\n"
+        "# HELP anytime_gen_steps_total Scheduler steps by kind.\n"
+        "# TYPE anytime_gen_steps_total counter\n"
+        "anytime_gen_steps_total{model=\"%s\",kind=\"prefill_chunk\"} %llu\n"
+        "anytime_gen_steps_total{model=\"%s\",kind=\"decode\"} %llu\n"
+        "# HELP anytime_gen_sequences Sequences waiting for KV blocks or running.\n"
+        "# TYPE anytime_gen_sequences gauge\n"
+        "anytime_gen_sequences{model=\"%s\",state=\"waiting\"} %d\n"
+        "anytime_gen_sequences{model=\"%s\",state=\"running\"} %d\n"
+        "# HELP anytime_gen_kv_blocks KV arena blocks.\n"
+        "# TYPE anytime_gen_kv_blocks gauge\n"
+        "anytime_gen_kv_blocks{model=\"%s\",state=\"free\"} %d\n"
+        "anytime_gen_kv_blocks{model=\"%s\",state=\"total\"} %d\n"
+        "# HELP anytime_gen_step_fit_seconds Fitted decode step cost: a + b * cached tokens.\n"
+        "# TYPE anytime_gen_step_fit_seconds gauge\n"
+        "anytime_gen_step_fit_seconds{model=\"%s\",term=\"fixed\"} %.9f\n"
+        "anytime_gen_step_fit_seconds{model=\"%s\",term=\"per_cached_token\"} %.12f\n"
+        "# HELP anytime_gen_prefill_fit_seconds Fitted prefill chunk cost (the recompute price): a + b * tokens.\n"
+        "# TYPE anytime_gen_prefill_fit_seconds gauge\n"
+        "anytime_gen_prefill_fit_seconds{model=\"%s\",term=\"fixed\"} %.9f\n"
+        "anytime_gen_prefill_fit_seconds{model=\"%s\",term=\"per_token\"} %.12f\n",
+        n, (unsigned long long)g.submitted, n, (unsigned long long)g.finished, n,
+        (unsigned long long)g.rejected, n, (unsigned long long)g.preemptions, n,
+        (unsigned long long)g.tokens_generated, n, (unsigned long long)g.prefill_chunks, n,
+        (unsigned long long)g.decode_steps, n, g.waiting, n, g.running, n, g.free_blocks, n,
+        g.total_blocks, n, g.step_a_s, n, g.step_b_s, n, g.prefill_a_s, n, g.prefill_b_s);
   }
   return o < cap ? o : 0;
 }
@@ -327,7 +376,8 @@ at_status serve_load_models(at_server *s); /* models.c */
 at_status at_server_start(const at_server_config *cfg, at_server **out) {
   if (!cfg || !out) return at_fail(AT_ERR_INVALID_ARG, "cfg and out are required");
   *out = NULL;
-  if (cfg->n_models < 1) return at_fail(AT_ERR_INVALID_ARG, "no models configured");
+  if (cfg->n_models < 1 && !cfg->generator.enabled)
+    return at_fail(AT_ERR_INVALID_ARG, "no models configured");
   at_server *s = calloc(1, sizeof *s);
   if (!s) return at_fail(AT_ERR_NOMEM, "out of memory");
   s->cfg = *cfg;
@@ -337,6 +387,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   pthread_key_create(&s->ws_key, destroy_ws);
   s->metrics = at_metrics_create();
   at_status st = s->metrics ? serve_load_models(s) : at_fail(AT_ERR_NOMEM, "out of memory");
+  if (st == AT_OK && cfg->generator.enabled) st = serve_load_generator(s);
   if (st != AT_OK) {
     at_server_stop(s);
     return st;
@@ -384,6 +435,8 @@ void at_server_stop(at_server *s) {
     pthread_mutex_unlock(&s->lock);
     MHD_stop_daemon(s->daemon);
   }
+  at_gen_destroy(s->gen);
+  at_lm_close(s->lm);
   at_batcher_destroy(s->batcher);
   at_engine_destroy(s->engine);
   for (int i = 0; i < s->n_models; i++) {
