@@ -181,6 +181,12 @@ int at_cli_serve(int argc, char **argv) {
   if (st != AT_OK) return cli_report("serve", st);
   fprintf(stderr, "anytime: serving %d model(s) from %s on http://%s:%d (policy %s, %d workers)\n",
           cfg.n_models, config, cfg.host, at_server_port(srv), cfg.policy, cfg.workers);
+  if (cfg.generator.enabled)
+    fprintf(stderr,
+            "anytime: generation lane '%s' on POST /v1/completions (%d thread(s), %d KV blocks "
+            "of %d tokens)\n",
+            cfg.generator.name, cfg.generator.threads, cfg.generator.blocks,
+            cfg.generator.block_tokens);
   if (port_file) {
     FILE *f = fopen(port_file, "w");
     if (f) {

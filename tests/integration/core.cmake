@@ -11,3 +11,4 @@ set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
 at_script_test(clients tests/integration/clients.sh)
 at_script_test(profile tests/integration/profile.sh)
 at_script_test(serve_model tests/integration/serve_model.sh)
+at_script_test(serve_completions tests/integration/serve_completions.sh)

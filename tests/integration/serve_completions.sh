@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# tests/integration/serve_completions.sh — POST /v1/completions with curl on a
+# server that runs both lanes (tests/data/serve/tiny.yaml: tiny encoders plus
+# the committed default decoder):
+#   - greedy text through the server equals `anytime generate --reference`
+#     (the present-feedback path, no arena, no HTTP) token for token;
+#   - streaming: SSE events, text deltas that add up to the plain answer,
+#     the final finish_reason and [DONE];
+#   - every documented error answers 4xx with a message naming the problem;
+#   - a client that hangs up mid-stream cancels its generation (the lane
+#     drains to zero running sequences); parallel streams next to encoder
+#     traffic all complete; the server still drains cleanly on SIGTERM.
+set -euo pipefail
+. "$(dirname "$0")/serve_lib.sh"
+start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml"
+
+json_text() { sed -E 's/.*"text":"(([^"\\]|\\.)*)".*/\1/'; }
+P="the film is a masterpiece of quiet observation , and the performances"
+
+# 1. plain answer vs the reference path
+req POST /v1/completions "{\"model\":\"decoder\",\"prompt\":\"$P\",\"max_tokens\":24,\"temperature\":0}"
+expect 200 '"object":"text_completion"'
+echo "$HEADERS" | grep -qi '^x-time-to-first-token: [0-9]' || fail "no x-time-to-first-token header"
+echo "$HEADERS" | grep -qi '^x-model: decoder' || fail "no x-model header"
+echo "$BODY" | grep -q '"completion_tokens":24' || echo "$BODY" | grep -q '"finish_reason":"stop"' || fail "token count: $BODY"
+served=$(echo "$BODY" | json_text)
+ref=$("$ANYTIME_BIN" generate --model "$ANYTIME_SOURCE_DIR/models/decoder" --variant fp32 --reference \
+      --max-tokens 24 --json "$P" | json_text)
+[ -n "$served" ] || fail "empty completion"
+[ "$served" = "$ref" ] || fail "server text differs from the reference path:
+  served:    $served
+  reference: $ref"
+
+# 2. streaming: deltas add up to the plain text, then finish_reason, then [DONE]
+curl -sN "$BASE/v1/completions" -d "{\"prompt\":\"$P\",\"max_tokens\":24,\"temperature\":0,\"stream\":true}" \
+    > "$SERVE_TMP/sse"
+[ "$(tail -n 2 "$SERVE_TMP/sse" | head -n 1)" = "data: [DONE]" ] || fail "stream does not end with [DONE]: $(tail -c 300 "$SERVE_TMP/sse")"
+n_events=$(grep -c '^data: {' "$SERVE_TMP/sse")
+[ "$n_events" -ge 3 ] || fail "only $n_events events streamed"
+grep -q '"finish_reason":"length"\|"finish_reason":"stop"' "$SERVE_TMP/sse" || fail "no final finish_reason"
+joined=$(grep '^data: {' "$SERVE_TMP/sse" | json_text | tr -d '\n')
+[ "$joined" = "$served" ] || fail "streamed deltas ($joined) differ from the plain answer ($served)"
+
+# 3. errors
+req POST /v1/completions '{"prompt": "x",'
+expect 400
+req POST /v1/completions '{"max_tokens": 3}'
+expect 400 'prompt'
+req POST /v1/completions '{"prompt": ["a", "b"]}'
+expect 400 'one prompt'
+req POST /v1/completions '{"prompt": "a", "max_tokens": 0}'
+expect 400 'max_tokens'
+req POST /v1/completions '{"prompt": "a", "max_tokens": 201}'
+expect 400 'max_tokens'
+req POST /v1/completions '{"prompt": "a", "n": 2}'
+expect 400 'in \[1, 1\]'
+req POST /v1/completions '{"prompt": "a", "logprobs": 3}'
+expect 400 'logprobs'
+req POST /v1/completions '{"prompt": "a", "temperature": 3}'
+expect 400 'temperature'
+req POST /v1/completions '{"prompt": "a", "top_p": 0}'
+expect 400 'top_p'
+req POST /v1/completions '{"prompt": "a", "stop": ["a","b","c","d","e"]}'
+expect 400 'stop'
+req POST /v1/completions '{"prompt": "a", "stop": [""]}'
+expect 400 'stop'
+req POST /v1/completions '{"prompt": "a", "stream": "yes"}'
+expect 400 'stream'
+req POST /v1/completions '{"model": "tiny-classifier", "prompt": "a"}'
+expect 404 'decoder'
+req POST /v1/completions "$(printf '{"prompt": "bad \xff\xfe utf8"}')"
+expect 400
+long=$(printf 'word %.0s' $(seq 1 400))
+req POST /v1/completions "{\"prompt\": \"$long\", \"max_tokens\": 8}"
+expect 400 'positions'
+req GET /v1/completions
+expect 405
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-deadline-ms: -5' -d '{"prompt":"a"}')
+[ "$STATUS" = 400 ] || fail "bad x-deadline-ms gave $STATUS"
+req GET /v1/models
+expect 200 '"id":"decoder"'
+
+# 4. a client that hangs up mid-stream: its generation is cancelled
+curl -sN --max-time 0.3 "$BASE/v1/completions" \
+    -d '{"prompt":"the","max_tokens":200,"temperature":1,"seed":3,"stream":true}' > /dev/null 2>&1 || true
+ok=0
+for _ in $(seq 1 100); do
+  req GET /metrics
+  if echo "$BODY" | grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' &&
+     echo "$BODY" | grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0'; then ok=1; break; fi
+  sleep 0.1
+done
+[ $ok = 1 ] || fail "generation lane did not drain after a client hung up: $(echo "$BODY" | grep anytime_gen_sequences)"
+
+# 5. parallel streams next to encoder traffic
+pids=()
+for i in 1 2 3 4 5 6; do
+  curl -sN "$BASE/v1/completions" -d "{\"prompt\":\"$P\",\"max_tokens\":40,\"temperature\":0.8,\"seed\":$i,\"stream\":true}" \
+      > "$SERVE_TMP/par$i" &
+  pids+=($!)
+done
+for i in $(seq 1 30); do
+  s=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -d '{"inputs":"a fine film"}')
+  [ "$s" = 200 ] || fail "encoder request $i during generation answered $s"
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a parallel stream failed"; done
+for i in 1 2 3 4 5 6; do
+  [ "$(tail -n 2 "$SERVE_TMP/par$i" | head -n 1)" = "data: [DONE]" ] || fail "parallel stream $i did not finish"
+done
+req GET /metrics
+echo "$BODY" | grep -q 'anytime_gen_kv_blocks{model="decoder",state="free"} 256' || fail "KV blocks not all free after the streams"
+
+stop_server
+echo "ok"
