@@ -145,6 +145,12 @@ typedef struct at_planner_params {
    * correction factor that scales the table (EWMA of observed/table);
    * 0 disables correction. Default 0.05. The factor stays in [0.25, 8]. */
   double service_alpha;
+  /* Evidence ages: without new observations a variant's correction factor
+   * decays back toward 1 (the profiled table) with this half-life, so a
+   * variant that stopped getting traffic (everything went elsewhere or was
+   * refused) is not judged forever by its last, possibly congested, runs.
+   * 0 keeps the factor until the next observation. Default 2 s. */
+  double scale_half_life_s;
 } at_planner_params;
 
 /* Why a decision came out as it did. */
@@ -262,6 +268,10 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns);
  * flight for that variant: a caller bug; nothing changes). */
 at_status at_planner_finished(at_planner *p, int variant, int batch_size,
                               double observed_service_s);
+/* The same with the observation's time given (monotonic ns, the clock
+ * passed to at_planner_decide); at_planner_finished() uses now. */
+at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
+                                 double observed_service_s, uint64_t now_ns);
 
 /* Snapshot of counters and rate estimates at `now_ns` (for /metrics).
  * Returns AT_OK, AT_ERR_INVALID_ARG. */

@@ -86,6 +86,7 @@ typedef struct at_server_config {
   char rate_basis[16];    /* "admitted" (default) | "offered": the rate Erlang C sees */
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
+  double scale_half_life_s; /* planner: correction-factor half-life; < 0 = the planner's default */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];

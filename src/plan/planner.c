@@ -41,6 +41,7 @@ typedef struct pvariant {
   /* guarded by lock: */
   uint64_t in_flight, admitted, finished, declined;
   double scale; /* correction factor on the table */
+  uint64_t last_obs_ns; /* when scale last took an observation (0: never) */
 } pvariant;
 
 struct at_planner {
@@ -69,6 +70,7 @@ at_planner_params at_planner_default_params(void) {
       .window_buckets = 50,
       .max_batch = 1,
       .service_alpha = 0.05,
+      .scale_half_life_s = 2.0,
   };
 }
 
@@ -117,6 +119,8 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: max batch must be 1..%d", AT_PLAN_MAX_BATCH);
   if (!(p->service_alpha >= 0 && p->service_alpha <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: service alpha must be 0..1");
+  if (!(p->scale_half_life_s >= 0) || !isfinite(p->scale_half_life_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: scale half-life must be >= 0 seconds");
   return AT_OK;
 }
 
@@ -242,9 +246,18 @@ double at_planner_deadline_s(const at_planner *p, double requested_s) {
   return at_plan_cap_deadline(requested_s, p->p.default_deadline_s, p->p.max_deadline_s);
 }
 
+/* A variant's correction factor as of `now`: the last value, decayed
+ * toward 1 by the time since its last observation. Caller holds p->lock. */
+static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
+  double h = p->p.scale_half_life_s;
+  if (h <= 0 || v->last_obs_ns == 0 || now <= v->last_obs_ns) return v->scale;
+  double f = exp2(-(double)(now - v->last_obs_ns) / 1e9 / h);
+  return 1.0 + (v->scale - 1.0) * f;
+}
+
 /* Backlog term over every variant's in-flight requests (see plan.h).
  * Caller holds p->lock. */
-static double backlog_locked(const at_planner *p) {
+static double backlog_locked(const at_planner *p, uint64_t now) {
   int B = p->p.max_batch;
   double batches = 0, total = 0;
   for (int u = 0; u < p->n; u++) {
@@ -252,7 +265,7 @@ static double backlog_locked(const at_planner *p) {
     if (v->in_flight == 0) continue;
     uint64_t full = v->in_flight / (uint64_t)B, rem = v->in_flight % (uint64_t)B;
     batches += (double)full + (rem ? 1.0 : 0.0);
-    total += v->scale * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
+    total += scale_at(p, v, now) * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
   }
   if (batches == 0) return 0.0;
   double rounds = ceil(batches / p->p.workers);
@@ -266,18 +279,20 @@ typedef struct estimate {
 
 /* The estimate for a new request on variant `vi` (see plan.h). Caller holds
  * p->lock. */
-static estimate estimate_locked(const at_planner *p, int vi, double lambda, double backlog) {
+static estimate estimate_locked(const at_planner *p, int vi, double lambda, double backlog,
+                                uint64_t now) {
   const pvariant *v = &p->v[vi];
   int B = p->p.max_batch, c = p->p.workers;
+  double scale = scale_at(p, v, now);
   estimate e = {0};
   uint64_t q = v->in_flight;
   e.b_join = q + 1 < (uint64_t)B ? (int)q + 1 : B;
-  e.s_join = v->scale * v->s_at[e.b_join];
+  e.s_join = scale * v->s_at[e.b_join];
   int b_need = 1;
   if (lambda > 0) {
     /* smallest b with λ·scale·s(b)/b < c, i.e. pr_min[b] < c/(λ·scale);
      * pr_min is non-increasing, so bisect. */
-    double thr = (double)c / (lambda * v->scale);
+    double thr = (double)c / (lambda * scale);
     if (!(v->pr_min[B] < thr)) {
       b_need = B;
     } else {
@@ -291,7 +306,7 @@ static estimate estimate_locked(const at_planner *p, int vi, double lambda, doub
     }
   }
   int b_rate = e.b_join > b_need ? e.b_join : b_need;
-  double mu = (double)b_rate / (v->scale * v->s_at[b_rate]);
+  double mu = (double)b_rate / (scale * v->s_at[b_rate]);
   e.rho = lambda / ((double)c * mu);
   e.erlang = at_plan_mmc_wait_s(c, lambda, mu) + e.s_join;
   double bound = backlog + e.s_join;
@@ -311,7 +326,7 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
   double lambda = p->p.rate_basis == AT_PLAN_RATE_OFFERED
                       ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
                       : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, 1);
-  double backlog = backlog_locked(p);
+  double backlog = backlog_locked(p, now_ns);
   int n_cand = p->p.policy == AT_PLAN_ACCURATE_ONLY ? (p->n_cand > 0 ? 1 : 0) : p->n_cand;
   out->rate_rps = lambda;
 
@@ -320,7 +335,7 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
   double retry = INFINITY;
   for (int k = 0; k < n_cand; k++) {
     int vi = p->cand[k];
-    estimate e = estimate_locked(p, vi, lambda, backlog);
+    estimate e = estimate_locked(p, vi, lambda, backlog, now_ns);
     if (e.est <= deadline) {
       pvariant *v = &p->v[vi];
       v->in_flight++;
@@ -341,7 +356,7 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
     }
     p->v[vi].declined++;
     if (best < 0 || e.est < best_e.est) best = vi, best_e = e;
-    if (p->v[vi].scale * p->v[vi].s_at[1] > deadline) continue; /* can never fit */
+    if (scale_at(p, &p->v[vi], now_ns) * p->v[vi].s_at[1] > deadline) continue; /* can never fit */
     feasible++;
     double wait = isfinite(e.est) ? e.est - deadline : p->p.window_s + backlog;
     finite += isfinite(e.est);
@@ -381,6 +396,11 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns) {
 
 at_status at_planner_finished(at_planner *p, int variant, int batch_size,
                               double observed_service_s) {
+  return at_planner_finished_at(p, variant, batch_size, observed_service_s, at_now_ns());
+}
+
+at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
+                                 double observed_service_s, uint64_t now_ns) {
   if (!p || variant < 0 || variant >= p->n)
     return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
   pvariant *v = &p->v[variant];
@@ -396,8 +416,9 @@ at_status at_planner_finished(at_planner *p, int variant, int batch_size,
   p->in_flight_total--;
   double a = p->p.service_alpha;
   if (a > 0 && observed_service_s > 0 && isfinite(observed_service_s) && predicted > 0) {
-    double s = (1 - a) * v->scale + a * (observed_service_s / predicted);
+    double s = (1 - a) * scale_at(p, v, now_ns) + a * (observed_service_s / predicted);
     v->scale = s < SCALE_MIN ? SCALE_MIN : s > SCALE_MAX ? SCALE_MAX : s;
+    v->last_obs_ns = now_ns;
   }
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
@@ -424,7 +445,7 @@ at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats 
         .finished = v->finished,
         .declined = v->declined,
         .in_flight = v->in_flight,
-        .service_scale = v->scale,
+        .service_scale = scale_at(p, v, now_ns),
         .on_frontier = v->on_frontier,
     };
   }

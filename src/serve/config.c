@@ -33,6 +33,7 @@ at_server_config at_server_config_default(void) {
   snprintf(c.rate_basis, sizeof c.rate_basis, "admitted");
   c.deadline_ms = 50;
   c.max_deadline_ms = 10000;
+  c.scale_half_life_s = -1;
   at_server_generator_config *g = &c.generator;
   snprintf(g->name, sizeof g->name, "decoder");
   g->threads = 1;
@@ -368,6 +369,7 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       NUM("batching", "max_queue_delay_us", 0, 10000000, cfg->max_queue_delay_us)
       NUM("planner", "deadline_ms", 0.01, 3600000, cfg->deadline_ms)
       NUM("planner", "max_deadline_ms", 0.01, 3600000, cfg->max_deadline_ms)
+      NUM("planner", "scale_half_life_s", 0, 3600, cfg->scale_half_life_s)
 #undef NUM
       return unknown(c, v, k, k2);
     }

@@ -244,6 +244,7 @@ at_status serve_load_models(at_server *s) {
     pp.max_deadline_s = cfg->max_deadline_ms / 1000.0;
     pp.max_batch = cfg->max_batch_size;
     pp.rate_basis = strcmp(cfg->rate_basis, "offered") == 0 ? AT_PLAN_RATE_OFFERED : AT_PLAN_RATE_ADMITTED;
+    if (cfg->scale_half_life_s >= 0) pp.scale_half_life_s = cfg->scale_half_life_s;
     if (strcmp(cfg->policy, "none") == 0) pp.policy = AT_PLAN_ACCURATE_ONLY; /* see serve_decide */
     else if ((st = at_plan_policy_parse(cfg->policy, &pp.policy)) != AT_OK)
       return at_fail(AT_ERR_INVALID_ARG, "unknown planner policy '%s'", cfg->policy);

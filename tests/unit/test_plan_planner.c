@@ -325,29 +325,74 @@ static void test_service_correction(void **state) {
   at_plan_variant v = var1("v", 0.9, 0.01);
   at_planner *p = mk(&pp, &v, 1);
   for (int i = 0; i < 3; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished(p, 0, 1, 0.02), AT_OK); /* 2x the table */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 1), AT_OK); /* 2x the table */
   at_planner_stats st;
-  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   assert_true(near(st.variants[0].service_scale, 1.5, 1e-12));
-  assert_int_equal(at_planner_finished(p, 0, 1, 0.02), AT_OK);
-  assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_OK); /* never ran: no sample */
-  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 1), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, -1, 1), AT_OK); /* never ran: no sample */
+  assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   assert_true(near(st.variants[0].service_scale, 1.75, 1e-12));
   assert_int_equal(st.variants[0].finished, 3);
   assert_int_equal(st.variants[0].in_flight, 0);
   at_plan_decision d;
-  assert_int_equal(at_planner_decide(p, 1000 * MS, 1.0, &d), AT_OK);
+  assert_int_equal(at_planner_decide(p, 2, 1.0, &d), AT_OK); /* right after: no ageing */
   assert_true(d.est_sojourn_s >= 0.0175);
-  assert_int_equal(at_planner_finished(p, 0, 1, 10.0), AT_OK); /* clamped at 8 */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 10.0, 1), AT_OK); /* clamped at 8 */
   assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished(p, 0, 1, 100.0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 1), AT_OK);
   assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished(p, 0, 1, 100.0), AT_OK);
-  assert_int_equal(at_planner_stats_get(p, 0, &st), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 1), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   assert_true(st.variants[0].service_scale == 8.0);
   assert_int_equal(at_planner_finished(p, 5, 1, 1), AT_ERR_INVALID_ARG);
   at_planner_destroy(p);
 }
+
+/* Without new observations the factor decays toward 1 with the half-life:
+ * a variant judged slow while congested is tried again once the evidence
+ * is old, instead of being refused forever. */
+static void test_service_scale_ages(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.service_alpha = 1.0; /* the factor is the last observation */
+  pp.scale_half_life_s = 2.0;
+  pp.default_deadline_s = 0.010;
+  at_plan_variant v = var1("v", 0.9, 0.004);
+  at_planner *p = mk(&pp, &v, 1);
+  uint64_t t0 = 10 * 1000 * MS;
+  assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, t0), AT_OK); /* 3x the table */
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 3.0, 1e-12));
+  /* one half-life later: 1 + 2/2 */
+  assert_int_equal(at_planner_stats_get(p, t0 + 2000 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 2.0, 1e-9));
+  /* with the 3x factor a 4 ms variant (12 ms) cannot meet 10 ms ... */
+  at_plan_decision d;
+  assert_int_equal(at_planner_decide(p, t0 + 1, 0, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  /* ... but long after, the evidence has aged and it is tried again */
+  assert_int_equal(at_planner_decide(p, t0 + 20000 * MS, 0, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.004, t0 + 20000 * MS), AT_OK);
+  at_planner_destroy(p);
+  /* half-life 0 keeps the factor */
+  pp.scale_half_life_s = 0;
+  p = mk(&pp, &v, 1);
+  assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, t0), AT_OK);
+  assert_int_equal(at_planner_decide(p, t0 + 20000 * MS, 0, &d), AT_OK);
+  assert_false(d.admit);
+  at_planner_destroy(p);
+  pp.scale_half_life_s = -1;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+}
+
+
 
 static void test_deadline_defaults_and_cap(void **state) {
   (void)state;
@@ -482,6 +527,7 @@ int main(void) {
       cmocka_unit_test(test_unstable_and_rate_basis),
       cmocka_unit_test(test_batching_aware_estimate),
       cmocka_unit_test(test_service_correction),
+      cmocka_unit_test(test_service_scale_ages),
       cmocka_unit_test(test_deadline_defaults_and_cap),
       cmocka_unit_test(test_validation_and_names),
       cmocka_unit_test(test_many_threads),
