@@ -15,6 +15,12 @@ void cli_default_test_csv(char *buf, size_t cap) {
   else snprintf(buf, cap, "%s/.cache/anytime/data/pang-lee/test.csv", getenv("HOME") ? getenv("HOME") : ".");
 }
 
+void cli_default_reviews_csv(char *buf, size_t cap) {
+  const char *d = getenv("ANYTIME_DATA_DIR");
+  if (d && *d) snprintf(buf, cap, "%s/pang-lee-reviews/heldout.csv", d);
+  else snprintf(buf, cap, "%s/.cache/anytime/data/pang-lee-reviews/heldout.csv", getenv("HOME") ? getenv("HOME") : ".");
+}
+
 int cli_dataset_load(const char *path, cli_dataset *out, char *err, size_t errcap) {
   memset(out, 0, sizeof *out);
   at_csv *c = NULL;

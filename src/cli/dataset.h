@@ -18,5 +18,8 @@ int cli_dataset_load(const char *path, cli_dataset *out, char *err, size_t errca
 void cli_dataset_free(cli_dataset *d);
 /* $ANYTIME_DATA_DIR/pang-lee/test.csv, default ~/.cache/anytime/data/... */
 void cli_default_test_csv(char *buf, size_t cap);
+/* $ANYTIME_DATA_DIR/pang-lee-reviews/heldout.csv: the 150 full reviews the
+ * decoder never trained on (tools/train/train_decoder.sh writes them). */
+void cli_default_reviews_csv(char *buf, size_t cap);
 
 #endif

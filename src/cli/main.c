@@ -25,6 +25,7 @@ static const command k_commands[] = {
     {"profile", at_cli_profile, "measure a model family through the serving path; write configs/serving.yaml"},
     {"sweep", at_cli_sweep, "load sweep of both planner policies; CSV, summary and plot"},
     {"generate", at_cli_generate, "generate text from prompts with a decoder (KV arena, continuous batching)"},
+    {"perplexity", at_cli_perplexity, "held-out per-token perplexity of a decoder, measured from C"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,459 @@
+/* bench/decode/bench_decode.c — the generation lane's benchmarks, all
+ * through the code that serves traffic (decoder session over the KV arena,
+ * and the generator's scheduler):
+ *
+ *   step      decode step cost vs cached tokens at batch 1, with a fitted
+ *             linear model (fixed part + per-cached-token part);
+ *   batch     batched decode throughput (tokens/s) at short and long cached
+ *             lengths;
+ *   latency   TTFT and TPOT of one request alone and of 8 at once, reported
+ *             separately;
+ *   arrivals  an open-loop Poisson arrival sweep with held-out review
+ *             prompts through the generator, TTFT and TPOT attainment with
+ *             and without preemption, on an arena that holds only a few
+ *             sequences (so memory admission and eviction matter).
+ *
+ * Every figure is the median of --passes passes with the range across
+ * passes. Usage:
+ *   bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]
+ *                [--only step|batch|latency|arrivals] [--data heldout.csv]
+ *                [--json OUT.json]
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "anytime/anytime.h"
+#include "cli/dataset.h"
+#include "core/internal.h"
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static void mmm(double *v, int n, double *med, double *lo, double *hi) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  *lo = v[0];
+  *hi = v[n - 1];
+  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct ctx {
+  const char *model, *variant, *data;
+  int passes, threads;
+  at_lm *lm;
+  FILE *json;
+  int json_items;
+} ctx;
+
+static void jsonf(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jsonf(ctx *c, const char *fmt, ...) {
+  if (!c->json) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(c->json, "%s", c->json_items++ ? ",\n  " : "  ");
+  vfprintf(c->json, fmt, ap);
+  va_end(ap);
+}
+
+static at_decoder *open_decoder(ctx *c) {
+  at_session_params sp = at_session_default_params();
+  sp.intra_op_threads = c->threads;
+  at_decoder *d = NULL;
+  if (at_decoder_create(c->lm->model_path, &sp, c->lm->n_positions, &d) != AT_OK) {
+    fprintf(stderr, "bench_decode: %s\n", at_last_error());
+    exit(1);
+  }
+  return d;
+}
+
+/* Fill a sequence with `len` cached positions by prefilling tokens. */
+static void prefill_to(at_decoder *d, at_kv_arena *a, at_kv_seq *s, const int32_t *tok, int len,
+                       float *logits) {
+  s->len = 0;
+  for (int off = 0; off < len; off += 64) {
+    int n = len - off < 64 ? len - off : 64;
+    at_decode_item it = {.seq = s, .tokens = tok + off, .n_new = n};
+    if (at_decoder_step(d, a, &it, 1, logits) != AT_OK) {
+      fprintf(stderr, "bench_decode: prefill: %s\n", at_last_error());
+      exit(1);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ step / batch */
+
+static void bench_steps(ctx *c, bool batch_mode) {
+  at_decoder *d = open_decoder(c);
+  const at_decoder_info *in = at_decoder_get_info(d);
+  int maxp = in->max_positions > 0 ? in->max_positions : 256;
+  at_kv_layout l = {in->layers, in->heads, in->head_dim, 16};
+  int maxb = 16;
+  at_kv_arena *a = NULL;
+  at_kv_arena_create(&l, maxb * (maxp / 16 + 1), &a);
+  at_kv_seq seqs[16];
+  memset(seqs, 0, sizeof seqs);
+  for (int i = 0; i < maxb; i++) at_kv_seq_grow(a, &seqs[i], maxp / 16 + 1);
+  int32_t *tok = malloc((size_t)maxp * sizeof *tok);
+  for (int i = 0; i < maxp; i++) tok[i] = 1 + (i * 7919) % (in->vocab - 1);
+  float *logits = malloc((size_t)maxb * in->vocab * sizeof *logits);
+  int iters = 40;
+  if (!batch_mode) {
+    int lens[] = {1, 16, 32, 64, 96, 128, 160, 192, 224, maxp - 2};
+    int nl = (int)(sizeof lens / sizeof lens[0]);
+    at_linfit fit = {0};
+    printf("\n== decode step cost vs cached tokens (batch 1, %s, %d thread(s)) ==\n", c->variant,
+           c->threads);
+    printf("%8s %14s %22s\n", "cached", "step ms", "range over passes");
+    for (int li = 0; li < nl; li++) {
+      int L = lens[li];
+      prefill_to(d, a, &seqs[0], tok, L, logits);
+      double pm[64];
+      for (int p = 0; p < c->passes; p++) {
+        double t[64];
+        for (int k = 0; k < iters; k++) {
+          seqs[0].len = L;
+          at_decode_item it = {.seq = &seqs[0], .tokens = &tok[L], .n_new = 1};
+          uint64_t t0 = at_now_ns();
+          at_decoder_step(d, a, &it, 1, logits);
+          t[k] = (double)(at_now_ns() - t0) / 1e6;
+        }
+        pm[p] = median(t, iters);
+      }
+      double med, lo, hi;
+      mmm(pm, c->passes, &med, &lo, &hi);
+      at_linfit_add(&fit, L, med);
+      printf("%8d %14.4f %10.4f – %.4f\n", L, med, lo, hi);
+      jsonf(c, "{\"bench\":\"step\",\"variant\":\"%s\",\"cached\":%d,\"ms\":%.5f,\"lo\":%.5f,\"hi\":%.5f}",
+            c->variant, L, med, lo, hi);
+    }
+    double fa, fb;
+    at_linfit_get(&fit, &fa, &fb);
+    printf("fit: step ≈ %.4f ms + %.3f µs × cached tokens\n", fa, fb * 1e3);
+    jsonf(c, "{\"bench\":\"step_fit\",\"variant\":\"%s\",\"fixed_ms\":%.5f,\"per_token_us\":%.5f}",
+          c->variant, fa, fb * 1e3);
+  } else {
+    int Ls[2] = {16, maxp * 3 / 4};
+    int bs[] = {1, 2, 4, 8, 16};
+    printf("\n== batched decode throughput (%s, %d thread(s)) ==\n", c->variant, c->threads);
+    printf("%8s %6s %12s %16s %22s\n", "cached", "batch", "step ms", "tokens/s", "range (tokens/s)");
+    for (int li = 0; li < 2; li++) {
+      int L = Ls[li];
+      for (int i = 0; i < maxb; i++) prefill_to(d, a, &seqs[i], tok, L, logits);
+      for (size_t bi = 0; bi < sizeof bs / sizeof bs[0]; bi++) {
+        int B = bs[bi];
+        double pm[64], ps[64];
+        for (int p = 0; p < c->passes; p++) {
+          double t[64];
+          for (int k = 0; k < iters / 2; k++) {
+            at_decode_item it[16];
+            for (int i = 0; i < B; i++) {
+              seqs[i].len = L;
+              it[i] = (at_decode_item){.seq = &seqs[i], .tokens = &tok[L], .n_new = 1};
+            }
+            uint64_t t0 = at_now_ns();
+            at_decoder_step(d, a, it, B, logits);
+            t[k] = (double)(at_now_ns() - t0) / 1e6;
+          }
+          ps[p] = median(t, iters / 2);
+          pm[p] = B / ps[p] * 1e3;
+        }
+        double med, lo, hi, sm, sl, sh;
+        mmm(pm, c->passes, &med, &lo, &hi);
+        mmm(ps, c->passes, &sm, &sl, &sh);
+        printf("%8d %6d %12.4f %16.0f %12.0f – %.0f\n", L, B, sm, med, lo, hi);
+        jsonf(c,
+              "{\"bench\":\"batch\",\"variant\":\"%s\",\"cached\":%d,\"batch\":%d,\"step_ms\":%.5f,"
+              "\"tokens_per_s\":%.1f,\"lo\":%.1f,\"hi\":%.1f}",
+              c->variant, L, B, sm, med, lo, hi);
+      }
+    }
+  }
+  for (int i = 0; i < maxb; i++) {
+    at_kv_seq_release(a, &seqs[i]);
+    at_kv_seq_free(&seqs[i]);
+  }
+  free(tok);
+  free(logits);
+  at_kv_arena_destroy(a);
+  at_decoder_destroy(d);
+}
+
+/* ------------------------------------------------------------ generator runs */
+
+typedef struct rec {
+  uint64_t submit, first, done;
+  int n;
+  int preempted;
+  bool finished;
+} rec;
+
+typedef struct waiter {
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  int remaining;
+} waiter;
+
+static waiter g_w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void on_done(void *user, const at_gen_result *r) {
+  rec *x = user;
+  x->submit = r->submitted_ns;
+  x->first = r->first_token_ns;
+  x->done = r->finished_ns;
+  x->n = r->n_generated;
+  x->preempted = r->preemptions;
+  pthread_mutex_lock(&g_w.lock);
+  x->finished = true;
+  g_w.remaining--;
+  pthread_cond_signal(&g_w.cv);
+  pthread_mutex_unlock(&g_w.lock);
+}
+
+static void wait_all(void) {
+  pthread_mutex_lock(&g_w.lock);
+  while (g_w.remaining > 0) pthread_cond_wait(&g_w.cv, &g_w.lock);
+  pthread_mutex_unlock(&g_w.lock);
+}
+
+static at_generator *open_gen(ctx *c, const at_gen_params *gp) {
+  at_generator *g = NULL;
+  if (at_gen_create(open_decoder(c), gp, &g) != AT_OK) {
+    fprintf(stderr, "bench_decode: %s\n", at_last_error());
+    exit(1);
+  }
+  return g;
+}
+
+static void submit(at_generator *g, const int32_t *p, int n, int max_tokens, rec *x) {
+  at_gen_request r = {.prompt = p,
+                      .n_prompt = n,
+                      .max_tokens = max_tokens,
+                      .sample = at_sample_default_params(),
+                      .eos_id = -1,
+                      .on_done = on_done,
+                      .user = x};
+  pthread_mutex_lock(&g_w.lock);
+  g_w.remaining++;
+  pthread_mutex_unlock(&g_w.lock);
+  if (at_gen_submit(g, &r, NULL) != AT_OK) {
+    fprintf(stderr, "bench_decode: submit: %s\n", at_last_error());
+    exit(1);
+  }
+}
+
+static void bench_latency(ctx *c) {
+  at_gen_params gp = at_gen_default_params();
+  at_generator *g = open_gen(c, &gp);
+  int32_t prompt[32];
+  for (int i = 0; i < 32; i++) prompt[i] = 1 + (i * 131) % 3000;
+  int conc[2] = {1, 8};
+  printf("\n== TTFT and TPOT through the generator (%s; 32-token prompt, 64 new tokens) ==\n",
+         c->variant);
+  printf("%12s %22s %22s\n", "concurrent", "TTFT ms (range)", "TPOT ms (range)");
+  for (int ci = 0; ci < 2; ci++) {
+    int n = conc[ci];
+    double ttft[64], tpot[64];
+    for (int p = 0; p < c->passes; p++) {
+      rec x[8];
+      memset(x, 0, sizeof x);
+      for (int i = 0; i < n; i++) submit(g, prompt, 32, 64, &x[i]);
+      wait_all();
+      double a[8], b[8];
+      for (int i = 0; i < n; i++) {
+        a[i] = (double)(x[i].first - x[i].submit) / 1e6;
+        b[i] = (double)(x[i].done - x[i].first) / 1e6 / (x[i].n - 1);
+      }
+      ttft[p] = median(a, n);
+      tpot[p] = median(b, n);
+    }
+    double tm, tl, th, pm, pl, ph;
+    mmm(ttft, c->passes, &tm, &tl, &th);
+    mmm(tpot, c->passes, &pm, &pl, &ph);
+    printf("%12d %8.2f (%.2f–%.2f) %8.3f (%.3f–%.3f)\n", n, tm, tl, th, pm, pl, ph);
+    jsonf(c,
+          "{\"bench\":\"latency\",\"variant\":\"%s\",\"concurrent\":%d,\"ttft_ms\":%.4f,"
+          "\"ttft_lo\":%.4f,\"ttft_hi\":%.4f,\"tpot_ms\":%.4f,\"tpot_lo\":%.4f,\"tpot_hi\":%.4f}",
+          c->variant, n, tm, tl, th, pm, pl, ph);
+  }
+  at_gen_destroy(g);
+}
+
+/* Open-loop Poisson arrivals of held-out review prompts. */
+static void bench_arrivals(ctx *c) {
+  cli_dataset ds;
+  char err[512];
+  if (cli_dataset_load(c->data, &ds, err, sizeof err) != 0) {
+    fprintf(stderr, "bench_decode: %s: %s\n", c->data, err);
+    exit(1);
+  }
+  at_tok_workspace *ws = NULL;
+  at_tok_workspace_create(&ws);
+  int np = (int)ds.n;
+  int32_t **prompts = calloc((size_t)np, sizeof *prompts);
+  int *plen = calloc((size_t)np, sizeof *plen);
+  for (int i = 0; i < np; i++) {
+    int32_t *ids;
+    int k;
+    at_lm_encode(c->lm, ws, ds.texts[i], ds.lens[i], &ids, &k);
+    /* prompts of 16..96 tokens: the review's opening */
+    int want = 16 + (int)((i * 37) % 81);
+    plen[i] = k < want ? k : want;
+    prompts[i] = ids;
+  }
+  const int max_new = 48;
+  const double ttft_slo = 0.5, tpot_slo = 0.060;
+  /* capacity: sequences completed per second with everything submitted at
+   * once on a roomy arena */
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 8;
+  at_generator *g = open_gen(c, &gp);
+  int ncap = 24;
+  rec *xc = calloc((size_t)ncap, sizeof *xc);
+  uint64_t t0 = at_now_ns();
+  for (int i = 0; i < ncap; i++) submit(g, prompts[i % np], plen[i % np], max_new, &xc[i]);
+  wait_all();
+  double cap = ncap / ((double)(at_now_ns() - t0) / 1e9);
+  at_gen_destroy(g);
+  free(xc);
+  printf("\n== open-loop arrivals (%s): held-out review openings of 16..96 tokens, %d new tokens;"
+         "\n   capacity %.1f sequences/s; SLOs TTFT %.0f ms, TPOT %.0f ms; arena 40 blocks x 16 ==\n",
+         c->variant, max_new, cap, ttft_slo * 1e3, tpot_slo * 1e3);
+  printf("%6s %9s %8s %14s %14s %12s %12s %10s\n", "load", "preempt", "reqs", "TTFT attain",
+         "TPOT attain", "TTFT p50 ms", "TPOT p50 ms", "evictions");
+  double loads[3] = {0.6, 0.9, 1.2};
+  for (int li = 0; li < 3; li++)
+    for (int pre = 1; pre >= 0; pre--) {
+      double at1[64], at2[64], p50a[64], p50b[64], ev[64];
+      int nreq = 0;
+      for (int p = 0; p < c->passes; p++) {
+        at_gen_params q = at_gen_default_params();
+        q.max_batch = 8;
+        q.n_blocks = 40;
+        q.block_tokens = 16;
+        q.preempt = pre;
+        q.ttft_slo_s = ttft_slo;
+        q.tpot_slo_s = tpot_slo;
+        at_generator *gg = open_gen(c, &q);
+        double rate = loads[li] * cap, dur = 6.0;
+        int n = (int)(rate * dur);
+        if (n < 8) n = 8;
+        rec *x = calloc((size_t)n, sizeof *x);
+        unsigned seed = 1000u + (unsigned)p;
+        uint64_t start = at_now_ns();
+        double t = 0;
+        for (int i = 0; i < n; i++) {
+          double u = (rand_r(&seed) + 1.0) / ((double)RAND_MAX + 2.0);
+          t += -log(u) / rate;
+          uint64_t due = start + (uint64_t)(t * 1e9), now = at_now_ns();
+          if (due > now) {
+            struct timespec ts = {(time_t)((due - now) / 1000000000ull),
+                                  (long)((due - now) % 1000000000ull)};
+            nanosleep(&ts, NULL);
+          }
+          int k = (i * 7 + p) % np;
+          submit(gg, prompts[k], plen[k], max_new, &x[i]);
+        }
+        wait_all();
+        int ok1 = 0, ok2 = 0;
+        double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+        for (int i = 0; i < n; i++) {
+          a[i] = (double)(x[i].first - x[i].submit) / 1e9;
+          b[i] = (double)(x[i].done - x[i].first) / 1e9 / (x[i].n > 1 ? x[i].n - 1 : 1);
+          ok1 += a[i] <= ttft_slo;
+          ok2 += b[i] <= tpot_slo;
+        }
+        at_gen_stats st;
+        at_gen_stats_get(gg, &st);
+        at1[p] = (double)ok1 / n;
+        at2[p] = (double)ok2 / n;
+        p50a[p] = median(a, n) * 1e3;
+        p50b[p] = median(b, n) * 1e3;
+        ev[p] = (double)st.preemptions;
+        nreq = n;
+        free(a);
+        free(b);
+        free(x);
+        at_gen_destroy(gg);
+      }
+      double m1, l1, h1, m2, l2, h2, ma, la, ha, mb, lb, hb, me, le, he;
+      mmm(at1, c->passes, &m1, &l1, &h1);
+      mmm(at2, c->passes, &m2, &l2, &h2);
+      mmm(p50a, c->passes, &ma, &la, &ha);
+      mmm(p50b, c->passes, &mb, &lb, &hb);
+      mmm(ev, c->passes, &me, &le, &he);
+      printf("%6.2f %9s %8d %6.3f (%.3f–%.3f) %6.3f (%.3f–%.3f) %12.1f %12.2f %10.0f\n",
+             loads[li], pre ? "on" : "off", nreq, m1, l1, h1, m2, l2, h2, ma, mb, me);
+      jsonf(c,
+            "{\"bench\":\"arrivals\",\"variant\":\"%s\",\"load\":%.2f,\"capacity_seq_s\":%.3f,"
+            "\"preempt\":%s,\"requests\":%d,\"ttft_attain\":%.4f,\"ttft_attain_lo\":%.4f,"
+            "\"ttft_attain_hi\":%.4f,\"tpot_attain\":%.4f,\"tpot_attain_lo\":%.4f,"
+            "\"tpot_attain_hi\":%.4f,\"ttft_p50_ms\":%.3f,\"tpot_p50_ms\":%.3f,\"evictions\":%.0f}",
+            c->variant, loads[li], cap, pre ? "true" : "false", nreq, m1, l1, h1, m2, l2, h2, ma,
+            mb, me);
+    }
+  for (int i = 0; i < np; i++) free(prompts[i]);
+  free(prompts);
+  free(plen);
+  at_tok_workspace_destroy(ws);
+  cli_dataset_free(&ds);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help")) {
+    fprintf(stderr,
+            "usage: bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]\n"
+            "                    [--only step|batch|latency|arrivals] [--data heldout.csv]\n"
+            "                    [--json OUT.json]\n");
+    return 2;
+  }
+  static char data[4096];
+  cli_default_reviews_csv(data, sizeof data);
+  ctx c = {.model = argv[1], .variant = "fp32", .data = data, .passes = 5, .threads = 1};
+  const char *only = NULL, *json = NULL;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--variant")) c.variant = argv[i + 1];
+    else if (!strcmp(argv[i], "--passes")) c.passes = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads")) c.threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (!strcmp(argv[i], "--data")) c.data = argv[i + 1];
+    else if (!strcmp(argv[i], "--json")) json = argv[i + 1];
+    else {
+      fprintf(stderr, "bench_decode: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (c.passes < 1 || c.passes > 64) c.passes = 5;
+  if (at_lm_open(c.model, c.variant, NULL, NULL, &c.lm) != AT_OK) {
+    fprintf(stderr, "bench_decode: %s\n", at_last_error());
+    return 1;
+  }
+  if (json) {
+    c.json = fopen(json, "w");
+    if (!c.json) {
+      perror(json);
+      return 1;
+    }
+    fprintf(c.json, "[\n");
+  }
+  printf("bench_decode: %s (%s), %d passes, %d ORT thread(s)\n", c.model, c.variant, c.passes,
+         c.threads);
+  if (!only || !strcmp(only, "step")) bench_steps(&c, false);
+  if (!only || !strcmp(only, "batch")) bench_steps(&c, true);
+  if (!only || !strcmp(only, "latency")) bench_latency(&c);
+  if (!only || !strcmp(only, "arrivals")) bench_arrivals(&c);
+  if (c.json) {
+    fprintf(c.json, "\n]\n");
+    fclose(c.json);
+  }
+  at_lm_close(c.lm);
+  return 0;
+}
