@@ -654,8 +654,14 @@ int at_cli_profile(int argc, char **argv) {
       cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline);
   size_t hl = strlen(head);
   if (hl + yo + 1 > sizeof yaml) return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
+  /* the generation lane is not profiled here: carry its section over */
+  char gen_yaml[2048];
+  int gl = at_server_config_generator_yaml(&cfg, gen_yaml, sizeof gen_yaml);
+  if (gl < 0 || hl + yo + (size_t)gl + 1 > sizeof yaml)
+    return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
   memmove(yaml + hl, yaml, yo + 1);
   memcpy(yaml, head, hl);
+  memcpy(yaml + hl + yo, gen_yaml, (size_t)gl + 1);
   char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
   json_decref(root);
   int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, yaml);

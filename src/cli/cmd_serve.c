@@ -53,10 +53,25 @@ static at_status config_from_model(const char *spec, const char *variant, at_ser
     at_model_desc_free(d);
     return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no variant '%s'", spec, variant);
   }
+  bool causal = d->architecture && (strstr(d->architecture, "CausalLM") ||
+                                     strstr(d->architecture, "LMHead"));
+  if (d->task != AT_TASK_CLASSIFIER && d->task != AT_TASK_EMBEDDER && causal) {
+    /* a text-generation model: serve it on the generation lane alone */
+    at_server_generator_config *g = &cfg->generator;
+    const char *base = strrchr(d->family, '/');
+    snprintf(g->name, sizeof g->name, "%s", base ? base + 1 : d->family);
+    snprintf(g->model, sizeof g->model, "%s", spec);
+    snprintf(g->model_raw, sizeof g->model_raw, "%s", spec);
+    snprintf(g->variant, sizeof g->variant, "%s", d->variants[vi].name);
+    g->enabled = true;
+    cfg->n_models = 0;
+    at_model_desc_free(d);
+    return AT_OK;
+  }
   if (d->task != AT_TASK_CLASSIFIER && d->task != AT_TASK_EMBEDDER) {
     at_model_desc_free(d);
-    return at_fail(AT_ERR_UNSUPPORTED, "model '%s' is neither a classifier nor an embedder",
-                       spec);
+    return at_fail(AT_ERR_UNSUPPORTED,
+                   "model '%s' is neither a classifier, an embedder nor a causal LM", spec);
   }
   if (!d->tokenizer_path) {
     at_model_desc_free(d);
