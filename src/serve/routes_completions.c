@@ -28,9 +28,10 @@
 
 #include "core/internal.h"
 #include "serve/request_json.h"
+#include "serve/textstream.h"
 
-#define MAX_STOPS 4
-#define MAX_STOP_LEN 256
+#define MAX_STOPS TS_MAX_STOPS
+#define MAX_STOP_LEN TS_MAX_STOP_LEN
 
 typedef struct cmpl {
   pthread_mutex_t lock;
@@ -86,31 +87,8 @@ static void cmpl_unref(cmpl *c) {
 
 /* ------------------------------------------------------------ text */
 
-/* Length of the longest suffix of text[0..n) that is a proper prefix of
- * some stop sequence (those bytes must be held back while streaming). */
-static size_t stop_prefix_hold(const cmpl *c, const char *text, size_t n) {
-  size_t hold = 0;
-  for (int s = 0; s < c->n_stops; s++) {
-    size_t L = c->stop_len[s];
-    for (size_t k = L - 1; k > hold && k > 0; k--)
-      if (k <= n && memcmp(text + n - k, c->stops[s], k) == 0) {
-        hold = k;
-        break;
-      }
-  }
-  return hold;
-}
-
-/* Bytes at the end that are U+FFFD produced by an incomplete UTF-8
- * sequence at the current last token (held back until it completes). */
-static size_t replacement_hold(const char *text, size_t n) {
-  size_t hold = 0;
-  while (n - hold >= 3 && memcmp(text + n - hold - 3, "\xEF\xBF\xBD", 3) == 0) hold += 3;
-  return hold;
-}
-
-/* Decode the generated tokens; find a stop sequence (earliest); decide how
- * much text can be released now. Scheduler thread. */
+/* Decode the generated tokens and decide how much text can be released
+ * (textstream.h). Scheduler thread. */
 static void assemble(cmpl *c, bool final, const char **text, size_t *safe, size_t *stop_at) {
   const char *t = "";
   size_t n = 0;
@@ -121,26 +99,12 @@ static void assemble(cmpl *c, bool final, const char **text, size_t *safe, size_
     n = 0;
   }
   *text = t;
-  *stop_at = (size_t)-1;
-  size_t from = c->emitted > MAX_STOP_LEN ? c->emitted - MAX_STOP_LEN : 0;
-  for (int s = 0; s < c->n_stops; s++) {
-    const char *hit = NULL;
-    for (size_t i = from; i + c->stop_len[s] <= n; i++)
-      if (memcmp(t + i, c->stops[s], c->stop_len[s]) == 0) {
-        hit = t + i;
-        break;
-      }
-    if (hit && (size_t)(hit - t) < *stop_at) *stop_at = (size_t)(hit - t);
+  ts_stops st = {.n = c->n_stops};
+  for (int i = 0; i < c->n_stops; i++) {
+    st.s[i] = c->stops[i];
+    st.len[i] = c->stop_len[i];
   }
-  if (*stop_at != (size_t)-1) {
-    *safe = *stop_at;
-  } else if (final) {
-    *safe = n;
-  } else {
-    size_t h1 = replacement_hold(t, n), h2 = stop_prefix_hold(c, t, n);
-    *safe = n - (h1 > h2 ? h1 : h2);
-  }
-  if (*safe < c->emitted) *safe = c->emitted;
+  *safe = ts_release(t, n, c->emitted, &st, final, stop_at);
 }
 
 /* ------------------------------------------------------------ SSE */
@@ -237,7 +201,7 @@ static bool on_token(void *user, int32_t tok, int n) {
     pthread_mutex_unlock(&c->lock);
   }
   c->emitted = safe;
-  if (stop_at != (size_t)-1) {
+  if (stop_at != TS_NO_STOP) {
     c->stopped_by_seq = true;
     return true;
   }
@@ -247,7 +211,7 @@ static bool on_token(void *user, int32_t tok, int n) {
 static void on_done(void *user, const at_gen_result *r) {
   cmpl *c = user;
   const char *text = "";
-  size_t safe = 0, stop_at = (size_t)-1;
+  size_t safe = 0, stop_at = TS_NO_STOP;
   if (r->status == AT_OK) assemble(c, true, &text, &safe, &stop_at);
   c->final_text = malloc(safe + 1);
   if (c->final_text) {

@@ -3,3 +3,4 @@
 at_fuzz_driver(fuzz_server_config tests/fuzz/fuzz_server_config.c)
 at_fuzz_driver(fuzz_loadgen_http tests/fuzz/fuzz_loadgen_http.c)
 target_sources(fuzz_loadgen_http PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_proto.c")
+at_fuzz_driver(fuzz_textstream tests/fuzz/fuzz_textstream.c)
