@@ -1,8 +1,9 @@
 /* src/cli/cmd_perplexity.c — `anytime perplexity`: a decoder's per-token
  * perplexity on held-out text, measured here from C through the decoder
- * session (the number the model card quotes). Protocol: each text becomes
- * [BOS] + its tokens (BOS when the model's config says prompts start with
- * it), cut into consecutive non-overlapping windows of --window tokens;
+ * session (the number the model card quotes). Protocol (the training
+ * pipeline's, tools/train): each text becomes [BOS] + its tokens + [EOS]
+ * (the document boundaries the model was trained with, when its config names
+ * them), cut into consecutive non-overlapping windows of --window tokens;
  * every token after the first of a window is scored given the window's
  * earlier tokens; perplexity = exp(total NLL / tokens scored). */
 #include <math.h>
@@ -20,7 +21,7 @@ static void usage(FILE *f) {
           "usage: anytime perplexity [--model SPEC] [--variant NAME] [--data FILE.csv]\n"
           "                          [--window N] [--limit N] [--threads N] [--json]\n\n"
           "Per-token perplexity of a decoder on held-out text (CSV with a `text` column,\n"
-          "header `label,text`). Each text is [BOS] + tokens, cut into non-overlapping\n"
+          "header `label,text`). Each text is [BOS] + tokens + [EOS], cut into non-overlapping\n"
           "windows; each token after a window's first is scored given what precedes it in\n"
           "the window.\n\n"
           "options:\n"
@@ -94,9 +95,24 @@ int at_cli_perplexity(int argc, char **argv) {
   uint64_t t0 = at_now_ns();
   size_t n = limit >= 0 && (size_t)limit < ds.n ? (size_t)limit : ds.n;
   for (size_t i = 0; i < n && st == AT_OK; i++) {
-    int32_t *ids = NULL;
+    at_encode_params ep = at_encode_default_params();
+    ep.add_special_tokens = false;
+    ep.max_length = 0;
+    ep.pad_to = 0;
+    at_encoding e;
+    if ((st = at_tokenizer_encode(lm->tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) !=
+        AT_OK)
+      break;
+    int32_t *ids = malloc((e.n + 2) * sizeof *ids);
+    if (!ids) {
+      st = AT_ERR_NOMEM;
+      break;
+    }
     int k = 0;
-    if ((st = at_lm_encode(lm, ws, ds.texts[i], ds.lens[i], &ids, &k)) != AT_OK) break;
+    if (lm->bos_id >= 0) ids[k++] = lm->bos_id;
+    memcpy(ids + k, e.ids, e.n * sizeof *ids);
+    k += (int)e.n;
+    if (lm->eos_id >= 0) ids[k++] = lm->eos_id;
     for (int off = 0; off + 1 < k && st == AT_OK; off += window) {
       int len = k - off < window ? k - off : window;
       if (len < 2) break;
