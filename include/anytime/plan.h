@@ -128,7 +128,9 @@ typedef enum at_plan_rate_basis {
    * Under overload the queue sees only admitted traffic, so the planner
    * settles at the rate the workers can serve instead of rejecting all. */
   AT_PLAN_RATE_ADMITTED = 0,
-  /* Rate of every decide() call, admitted or not (more conservative). */
+  /* Rate of every decide() call, admitted or not: the arrival rate of the
+   * design the planner follows (the default). More conservative: a variant
+   * whose capacity the offered load exceeds is refused outright. */
   AT_PLAN_RATE_OFFERED = 1,
 } at_plan_rate_basis;
 
@@ -137,13 +139,14 @@ typedef struct at_planner_params {
   double default_deadline_s; /* when the request gives none; default 0.050 */
   double max_deadline_s;     /* cap on client deadlines; default 10 */
   at_plan_policy policy;     /* default AT_PLAN_ADAPTIVE */
-  at_plan_rate_basis rate_basis; /* default AT_PLAN_RATE_ADMITTED */
+  at_plan_rate_basis rate_basis; /* default AT_PLAN_RATE_OFFERED */
   double window_s;           /* arrival-rate window, 0.01..60; default 1.0 */
   int window_buckets;        /* resolution of the window, 2..4096; default 50 */
   int max_batch;             /* largest batch the batcher forms; default 1 */
   /* Weight of each observed batch service time in the per-variant
    * correction factor that scales the table (EWMA of observed/table);
-   * 0 disables correction. Default 0.05. The factor stays in [0.25, 8]. */
+   * 0 disables correction. Default 0.05. Each observation counts as 0.5..4
+   * times the table (one stalled Run cannot swing the estimate). */
   double service_alpha;
   /* Evidence ages: without new observations a variant's correction factor
    * decays back toward 1 (the profiled table) with this half-life, so a

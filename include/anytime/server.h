@@ -83,7 +83,7 @@ typedef struct at_server_config {
   int max_batch_size;     /* default 16 */
   int max_queue_delay_us; /* default 0 */
   char policy[32];        /* "adaptive" (default) | "accurate-only" */
-  char rate_basis[16];    /* "admitted" (default) | "offered": the rate Erlang C sees */
+  char rate_basis[16];    /* "offered" (default) | "admitted": the rate Erlang C sees */
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
   double scale_half_life_s; /* planner: correction-factor half-life; < 0 = the planner's default */

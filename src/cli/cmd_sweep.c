@@ -28,7 +28,7 @@
 #define MAX_REP 10
 
 static char g_self[PATH_MAX];
-static const char *g_basis = "admitted";
+static const char *g_basis = "offered";
 
 static pid_t start_server(const char *cfg, const char *policy, const char *portfile,
                           const char *log, const char *deadline, int *port) {

@@ -30,6 +30,12 @@
 enum { CH_OFFERED = 0, CH_ADMITTED = 1 };
 #define SCALE_MIN 0.25
 #define SCALE_MAX 8.0
+/* One observation moves the factor as if it were at most OBS_MAX (at least
+ * OBS_MIN) times the table: a single Run stalled by the host (page fault,
+ * a descheduled vCPU) cannot swing the estimate; a sustained slowdown moves
+ * it up to OBS_MAX. */
+#define OBS_MIN 0.5
+#define OBS_MAX 4.0
 
 typedef struct pvariant {
   char name[64];
@@ -65,7 +71,7 @@ at_planner_params at_planner_default_params(void) {
       .default_deadline_s = 0.050,
       .max_deadline_s = 10.0,
       .policy = AT_PLAN_ADAPTIVE,
-      .rate_basis = AT_PLAN_RATE_ADMITTED,
+      .rate_basis = AT_PLAN_RATE_OFFERED,
       .window_s = 1.0,
       .window_buckets = 50,
       .max_batch = 1,
@@ -416,7 +422,9 @@ at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
   p->in_flight_total--;
   double a = p->p.service_alpha;
   if (a > 0 && observed_service_s > 0 && isfinite(observed_service_s) && predicted > 0) {
-    double s = (1 - a) * scale_at(p, v, now_ns) + a * (observed_service_s / predicted);
+    double r = observed_service_s / predicted;
+    r = r < OBS_MIN ? OBS_MIN : r > OBS_MAX ? OBS_MAX : r;
+    double s = (1 - a) * scale_at(p, v, now_ns) + a * r;
     v->scale = s < SCALE_MIN ? SCALE_MIN : s > SCALE_MAX ? SCALE_MAX : s;
     v->last_obs_ns = now_ns;
   }

@@ -30,7 +30,7 @@ at_server_config at_server_config_default(void) {
   c.max_batch_size = 16;
   c.max_queue_delay_us = 0;
   snprintf(c.policy, sizeof c.policy, "adaptive");
-  snprintf(c.rate_basis, sizeof c.rate_basis, "admitted");
+  snprintf(c.rate_basis, sizeof c.rate_basis, "offered");
   c.deadline_ms = 50;
   c.max_deadline_ms = 10000;
   c.scale_half_life_s = -1;
