@@ -46,6 +46,11 @@ typedef struct at_gen_params {
   int max_batch;           /* sequences per decode step; default 8 */
   bool bucketing;          /* length bucketing anchored on the longest-waiting; default false */
   bool preempt;            /* allow slack-priced preemption; default true */
+  /* Testing and diagnostics: preempt on behalf of every waiting head that
+   * does not fit (never for one that was itself preempted), ignoring slack,
+   * oldest runners first. Makes the evict-and-recompute path run
+   * deterministically, whatever the timing. Default false. */
+  bool preempt_always;
   int max_waiting;         /* waiting queue bound (429 beyond); default 256 */
   double ttft_slo_s;       /* first-token deadline after arrival; default 2.0 */
   double tpot_slo_s;       /* per-output-token budget after the first; default 0.2 */

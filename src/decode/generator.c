@@ -253,6 +253,13 @@ static void preempt(at_generator *g, int i) {
   if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory re-queueing");
 }
 
+/* Can the waiting head still make its first-token deadline if admitted
+ * now? Preempting others for a head that misses anyway only burns their
+ * recompute (measured: under overload it made attainment worse). */
+static bool head_can_make_it(const at_generator *g, const gseq *h, uint64_t now) {
+  return (double)now + recompute_s(g, h->n_tok) * 1e9 <= (double)h->ttft_deadline_ns;
+}
+
 /* Would the waiting head miss its first-token deadline if it waited for
  * blocks to free naturally? */
 static bool head_at_risk(at_generator *g, const gseq *h, uint64_t now) {
@@ -310,6 +317,10 @@ static bool evict_for(at_generator *g, const gseq *h, uint64_t now) {
   if (c && vict) {
     for (int i = 0; i < n; i++) {
       const gseq *r = g->running[i];
+      if (g->p.preempt_always) { /* everyone evictable, oldest first */
+        c[i] = (at_evict_cand){.id = i, .slack_s = -1.0 - (double)(n - i), .blocks = r->kv.n_blocks};
+        continue;
+      }
       c[i] = (at_evict_cand){.id = i,
                              .slack_s = ((double)r->deadline_ns - (double)now) / 1e9 -
                                         remaining_s(g, r),
@@ -343,7 +354,8 @@ static void admit(at_generator *g) {
      * preempted (it waits for blocks), and the head it was made for is
      * admitted at once, ahead of its re-queued victims: no ping-pong. */
     uint64_t now = at_now_ns();
-    if (!g->p.preempt || h->evicted || g->n_running == 0 || !head_at_risk(g, h, now)) break;
+    if (!g->p.preempt || h->evicted || g->n_running == 0) break;
+    if (!g->p.preempt_always && (!head_can_make_it(g, h, now) || !head_at_risk(g, h, now))) break;
     if (!evict_for(g, h, now)) break;
     for (int i = 0; i < g->n_waiting; i++)
       if (g->waiting[i] == h) {
