@@ -54,6 +54,8 @@ typedef enum at_model_task {
   AT_TASK_UNKNOWN = 0,
   AT_TASK_CLASSIFIER,  /* config has labels and the graph has a "logits" output */
   AT_TASK_EMBEDDER,    /* the graph has "last_hidden_state" / "sentence_embedding" */
+  AT_TASK_GENERATOR,   /* a causal LM: "logits" plus present.* (KV cache) outputs, or a
+                          *ForCausalLM / *LMHeadModel architecture */
 } at_model_task;
 
 typedef enum at_tokenizer_kind {

@@ -160,6 +160,13 @@ int at_cli_run(int argc, char **argv) {
     fprintf(stderr, "\n");
     goto out;
   }
+  if (d->task == AT_TASK_GENERATOR) {
+    fprintf(stderr,
+            "anytime run: %s is a text-generation model: use `anytime generate --model %s "
+            "\"prompt\"` (or serve it: POST /v1/completions)\n",
+            d->family, d->spec);
+    goto out;
+  }
   if (d->task == AT_TASK_UNKNOWN) {
     fprintf(stderr,
             "anytime run: cannot tell what %s computes: a classifier needs a \"logits\" output "

@@ -53,9 +53,7 @@ static at_status config_from_model(const char *spec, const char *variant, at_ser
     at_model_desc_free(d);
     return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no variant '%s'", spec, variant);
   }
-  bool causal = d->architecture && (strstr(d->architecture, "CausalLM") ||
-                                     strstr(d->architecture, "LMHead"));
-  if (d->task != AT_TASK_CLASSIFIER && d->task != AT_TASK_EMBEDDER && causal) {
+  if (d->task == AT_TASK_GENERATOR) {
     /* a text-generation model: serve it on the generation lane alone */
     at_server_generator_config *g = &cfg->generator;
     const char *base = strrchr(d->family, '/');

@@ -81,6 +81,7 @@ const char *at_model_task_name(at_model_task t) {
   switch (t) {
     case AT_TASK_CLASSIFIER: return "classifier";
     case AT_TASK_EMBEDDER: return "embedder";
+    case AT_TASK_GENERATOR: return "generator";
     default: return "unknown";
   }
 }
@@ -469,7 +470,15 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
     for (int i = 0; i < n; i++)
       if (strcmp(outs[i], emb_names[k]) == 0) emb = i;
   int cls_arch = d->pub.architecture && ends_with(d->pub.architecture, "ForSequenceClassification");
-  if (logits >= 0 && (d->pub.n_labels > 0 || cls_arch)) {
+  int lm_arch = d->pub.architecture && (ends_with(d->pub.architecture, "ForCausalLM") ||
+                                        ends_with(d->pub.architecture, "LMHeadModel"));
+  int present = 0; /* a KV-cache export: outputs present.* / present_key_values.* */
+  for (int i = 0; i < n; i++)
+    if (strncmp(outs[i], "present", 7) == 0) present = 1;
+  if (logits >= 0 && (lm_arch || present)) {
+    d->pub.task = AT_TASK_GENERATOR;
+    d->pub.task_output = keep(d, "logits");
+  } else if (logits >= 0 && (d->pub.n_labels > 0 || cls_arch)) {
     d->pub.task = AT_TASK_CLASSIFIER;
     d->pub.task_output = keep(d, "logits");
   } else if (emb >= 0) {
