@@ -147,6 +147,13 @@ static void test_int8(void **state) {
 
 static void test_card_hashes(void **state) {
   (void)state;
+  /* resolution recognises a causal LM */
+  at_model_desc *d = NULL;
+  assert_int_equal(at_model_resolve(dir(), NULL, &d), AT_OK);
+  assert_int_equal(d->task, AT_TASK_GENERATOR);
+  assert_string_equal(at_model_task_name(d->task), "generator");
+  assert_int_equal(d->n_variants, 2);
+  at_model_desc_free(d);
   char p[4200];
   snprintf(p, sizeof p, "%s/README.md", dir());
   FILE *f = fopen(p, "rb");
