@@ -63,18 +63,21 @@ static void cache_dir(const char *name, char *buf, size_t cap) {
 /* ---- running a model on made-up inputs ----------------------------------- */
 
 /* Run `s` on deterministic inputs shaped from its signature (dynamic dims:
- * batch 2, otherwise 7) and return every output's bytes concatenated. */
+ * batch 2, otherwise 7; a decoder's past_key_values get an empty past, so
+ * its attention_mask of 7 matches 0 past + 7 new positions) and return every
+ * output's bytes concatenated. */
 static unsigned char *run_all(at_session *s, size_t *len) {
   const at_model_info *mi = at_session_info(s);
-  at_tensor in[8];
-  void *bufs[8] = {0};
-  assert_true(mi->n_inputs <= 8);
+  at_tensor in[32];
+  void *bufs[32] = {0};
+  assert_true(mi->n_inputs <= 32);
   for (size_t i = 0; i < mi->n_inputs; i++) {
     const at_value_info *v = &mi->inputs[i];
     in[i] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = v->ndim};
     size_t n = 1;
     for (size_t d = 0; d < v->ndim; d++) {
-      in[i].shape[d] = v->dims[d] >= 0 ? v->dims[d] : (d == 0 ? 2 : 7);
+      bool past = strncmp(v->name, "past_key_values", 15) == 0 && d == 2;
+      in[i].shape[d] = v->dims[d] >= 0 ? v->dims[d] : (d == 0 ? 2 : past ? 0 : 7);
       n *= (size_t)in[i].shape[d];
     }
     bufs[i] = calloc(n ? n : 1, 8);
