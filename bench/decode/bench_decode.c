@@ -17,7 +17,7 @@
  * passes. Usage:
  *   bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]
  *                [--only step|batch|latency|arrivals] [--data heldout.csv]
- *                [--json OUT.json]
+ *                [--duration S] [--json OUT.json]
  */
 #include <math.h>
 #include <stdarg.h>
@@ -49,6 +49,7 @@ static void mmm(double *v, int n, double *med, double *lo, double *hi) {
 typedef struct ctx {
   const char *model, *variant, *data;
   int passes, threads;
+  double duration; /* seconds of arrivals per pass */
   at_lm *lm;
   FILE *json;
   int json_items;
@@ -324,9 +325,9 @@ static void bench_arrivals(ctx *c) {
   double cap = ncap / ((double)(at_now_ns() - t0) / 1e9);
   at_gen_destroy(g);
   free(xc);
-  printf("\n== open-loop arrivals (%s): held-out review openings of 16..96 tokens, %d new tokens;"
+  printf("\n== open-loop arrivals (%s, %.0f s per pass): review openings of 16..96 tokens, %d new tokens;"
          "\n   capacity %.1f sequences/s; SLOs TTFT %.0f ms, TPOT %.0f ms; arena 40 blocks x 16 ==\n",
-         c->variant, max_new, cap, ttft_slo * 1e3, tpot_slo * 1e3);
+         c->variant, c->duration, max_new, cap, ttft_slo * 1e3, tpot_slo * 1e3);
   printf("%6s %9s %8s %22s %22s %12s %12s %14s\n", "load", "preempt", "reqs", "TTFT attain (range)",
          "TPOT attain (range)", "TTFT p50 ms", "TPOT p50 ms", "evictions");
   double loads[3] = {0.8, 1.0, 1.2};
@@ -343,7 +344,7 @@ static void bench_arrivals(ctx *c) {
         q.ttft_slo_s = ttft_slo;
         q.tpot_slo_s = tpot_slo;
         at_generator *gg = open_gen(c, &q);
-        double rate = loads[li] * cap, dur = 6.0;
+        double rate = loads[li] * cap, dur = c->duration;
         int n = (int)(rate * dur);
         if (n < 8) n = 8;
         rec *x = calloc((size_t)n, sizeof *x);
@@ -412,12 +413,13 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]\n"
             "                    [--only step|batch|latency|arrivals] [--data heldout.csv]\n"
-            "                    [--json OUT.json]\n");
+            "                    [--duration S (arrivals, default 6)] [--json OUT.json]\n");
     return 2;
   }
   static char data[4096];
   cli_default_reviews_csv(data, sizeof data);
-  ctx c = {.model = argv[1], .variant = "fp32", .data = data, .passes = 5, .threads = 1};
+  ctx c = {.model = argv[1], .variant = "fp32", .data = data, .passes = 5, .threads = 1,
+           .duration = 6.0};
   const char *only = NULL, *json = NULL;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--variant")) c.variant = argv[i + 1];
@@ -426,6 +428,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!strcmp(argv[i], "--data")) c.data = argv[i + 1];
     else if (!strcmp(argv[i], "--json")) json = argv[i + 1];
+    else if (!strcmp(argv[i], "--duration")) c.duration = atof(argv[i + 1]);
     else {
       fprintf(stderr, "bench_decode: unknown option %s\n", argv[i]);
       return 2;
