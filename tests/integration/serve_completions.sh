@@ -110,5 +110,24 @@ done
 req GET /metrics
 echo "$BODY" | grep -q 'anytime_gen_kv_blocks{model="decoder",state="free"} 256' || fail "KV blocks not all free after the streams"
 
+# 6. SIGTERM while a stream and a plain request are in flight: both are
+# answered in full before the server exits 0 (stop_server checks the exit)
+T2=$(mktemp -d)
+curl -sN "$BASE/v1/completions" -d '{"prompt":"the","max_tokens":200,"temperature":1,"seed":5,"stream":true}' \
+    > "$T2/term_stream" &
+sp=$!
+curl -s "$BASE/v1/completions" -d '{"prompt":"the","max_tokens":150,"temperature":1,"seed":6}' \
+    > "$T2/term_plain" &
+pp=$!
+sleep 0.15
+cp "$T2/term_stream" "$T2/term_stream.early"
+early=$(grep -c '^data: {' "$T2/term_stream.early" || true)
 stop_server
+wait "$sp" || fail "the stream in flight at SIGTERM failed"
+wait "$pp" || fail "the plain request in flight at SIGTERM failed"
+[ "$(tail -n 2 "$T2/term_stream" 2>/dev/null | head -n 1)" = "data: [DONE]" ] ||
+  fail "stream cut at SIGTERM (had $early events when the signal was sent)"
+grep -q '"completion_tokens":150\|"finish_reason":"stop"' "$T2/term_plain" ||
+  fail "plain request in flight at SIGTERM: $(cat "$T2/term_plain")"
+rm -rf "$T2"
 echo "ok"
