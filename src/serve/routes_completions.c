@@ -27,11 +27,9 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "serve/completion_req.h"
 #include "serve/request_json.h"
 #include "serve/textstream.h"
-
-#define MAX_STOPS TS_MAX_STOPS
-#define MAX_STOP_LEN TS_MAX_STOP_LEN
 
 typedef struct cmpl {
   pthread_mutex_t lock;
@@ -52,8 +50,8 @@ typedef struct cmpl {
   at_tok_workspace *ws;
   int32_t *tokens;
   int n_tokens, cap_tokens;
-  char *stops[MAX_STOPS];
-  size_t stop_len[MAX_STOPS];
+  char *stops[TS_MAX_STOPS];
+  size_t stop_len[TS_MAX_STOPS];
   int n_stops;
   size_t emitted;      /* bytes of text already handed out */
   bool stopped_by_seq; /* a stop sequence ended it */
@@ -305,37 +303,6 @@ static void free_cmpl_state(void *p) { cmpl_unref(p); }
 
 /* ------------------------------------------------------------ request */
 
-static int get_number(req_ctx *r, json_t *body, const char *key, double lo, double hi, double dflt,
-                      double *out, enum MHD_Result *res) {
-  json_t *v = json_object_get(body, key);
-  if (!v || json_is_null(v)) {
-    *out = dflt;
-    return 0;
-  }
-  if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi ||
-      !isfinite(json_number_value(v))) {
-    *res = serve_error(r, 400, "\"%s\" must be a number in [%g, %g]", key, lo, hi);
-    return -1;
-  }
-  *out = json_number_value(v);
-  return 0;
-}
-
-static int get_int(req_ctx *r, json_t *body, const char *key, long long lo, long long hi,
-                   long long dflt, long long *out, enum MHD_Result *res) {
-  json_t *v = json_object_get(body, key);
-  if (!v || json_is_null(v)) {
-    *out = dflt;
-    return 0;
-  }
-  if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-    *res = serve_error(r, 400, "\"%s\" must be an integer in [%lld, %lld]", key, lo, hi);
-    return -1;
-  }
-  *out = json_integer_value(v);
-  return 0;
-}
-
 static enum MHD_Result completions(req_ctx *r) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
@@ -349,70 +316,19 @@ static enum MHD_Result completions(req_ctx *r) {
   cmpl *c = NULL;
   int32_t *ids = NULL;
   int n_ids = 0;
-  json_t *mv = json_object_get(body, "model");
-  if (mv && !json_is_null(mv) && (!json_is_string(mv) || strcmp(json_string_value(mv), gc->name))) {
-    res = serve_error(r, json_is_string(mv) ? 404 : 400,
-                      "\"model\" must be \"%s\" (the text-generation model this server runs)",
-                      gc->name);
+  cmpl_req q;
+  char err[400];
+  cmpl_limits lim = {.model = gc->name,
+                     .default_max_tokens = gc->default_max_tokens,
+                     .max_tokens = gc->max_tokens};
+  int bad = cmpl_req_parse(body, &lim, &q, err, sizeof err);
+  if (bad) {
+    res = serve_error(r, bad, "%s", err);
     goto out;
   }
-  /* prompt: a string, or a list holding exactly one string */
-  json_t *pv = json_object_get(body, "prompt");
-  if (json_is_array(pv)) {
-    if (json_array_size(pv) != 1 || !json_is_string(json_array_get(pv, 0))) {
-      res = serve_error(r, 400,
-                        "\"prompt\" must be a string or a list of one string (one prompt per "
-                        "request)");
-      goto out;
-    }
-    pv = json_array_get(pv, 0);
-  }
-  if (!json_is_string(pv)) {
-    res = serve_error(r, 400, "\"prompt\" is required and must be a string");
-    goto out;
-  }
-  const char *prompt = json_string_value(pv);
-  size_t prompt_len = json_string_length(pv);
-  if (memchr(prompt, '\0', prompt_len)) {
-    res = serve_error(r, 400, "\"prompt\" contains a NUL character");
-    goto out;
-  }
-  long long max_tokens, n_choices, seed, top_k;
-  double temperature, top_p, penalty;
-  if (get_int(r, body, "max_tokens", 1, gc->max_tokens, gc->default_max_tokens, &max_tokens,
-              &res) ||
-      get_int(r, body, "n", 1, 1, 1, &n_choices, &res) ||
-      get_int(r, body, "best_of", 1, 1, 1, &n_choices, &res) ||
-      get_int(r, body, "seed", -(1LL << 62), 1LL << 62, 0, &seed, &res) ||
-      get_int(r, body, "top_k", 0, 1 << 20, 0, &top_k, &res) ||
-      get_number(r, body, "temperature", 0, 2, 1, &temperature, &res) ||
-      get_number(r, body, "top_p", 1e-9, 1, 1, &top_p, &res) ||
-      get_number(r, body, "presence_penalty", 0, 0, 0, &penalty, &res) ||
-      get_number(r, body, "frequency_penalty", 0, 0, 0, &penalty, &res))
-    goto out;
-  json_t *lp = json_object_get(body, "logprobs");
-  if (lp && !json_is_null(lp) && !(json_is_integer(lp) && json_integer_value(lp) == 0)) {
-    res = serve_error(r, 400, "\"logprobs\" is not supported");
-    goto out;
-  }
-  json_t *sfx = json_object_get(body, "suffix");
-  if (sfx && !json_is_null(sfx)) {
-    res = serve_error(r, 400, "\"suffix\" is not supported");
-    goto out;
-  }
-  bool stream = false, echo = false, include_usage = false;
-  if (rj_bool(r, body, "stream", false, &stream, &res) ||
-      rj_bool(r, body, "echo", false, &echo, &res))
-    goto out;
-  json_t *so = json_object_get(body, "stream_options");
-  if (so && !json_is_null(so)) {
-    json_t *iu = json_is_object(so) ? json_object_get(so, "include_usage") : NULL;
-    if (!json_is_object(so) || (iu && !json_is_boolean(iu))) {
-      res = serve_error(r, 400, "\"stream_options\" must be {\"include_usage\": bool}");
-      goto out;
-    }
-    include_usage = json_is_true(iu);
-  }
+  const char *prompt = q.prompt;
+  size_t prompt_len = q.prompt_len;
+  bool stream = q.stream, echo = q.echo, include_usage = q.include_usage;
   c = calloc(1, sizeof *c);
   if (!c || at_tok_workspace_create(&c->ws) != AT_OK) {
     res = serve_error(r, 500, "out of memory");
@@ -432,31 +348,14 @@ static enum MHD_Result completions(req_ctx *r) {
   static _Atomic unsigned long long counter;
   snprintf(c->id, sizeof c->id, "cmpl-%llx%06llx", (unsigned long long)c->created,
            (unsigned long long)(++counter & 0xffffff));
-  json_t *stop = json_object_get(body, "stop");
-  if (stop && !json_is_null(stop)) {
-    json_t *one[1] = {stop};
-    size_t ns = json_is_array(stop) ? json_array_size(stop) : 1;
-    if ((!json_is_array(stop) && !json_is_string(stop)) || ns > MAX_STOPS) {
-      res = serve_error(r, 400, "\"stop\" must be a string or a list of up to %d strings",
-                        MAX_STOPS);
+  for (int i = 0; i < q.n_stops; i++) {
+    c->stops[i] = strndup(q.stops[i], q.stop_len[i]);
+    c->stop_len[i] = q.stop_len[i];
+    if (!c->stops[i]) {
+      res = serve_error(r, 500, "out of memory");
       goto out;
     }
-    for (size_t i = 0; i < ns; i++) {
-      json_t *sv = json_is_array(stop) ? json_array_get(stop, i) : one[0];
-      if (!json_is_string(sv) || json_string_length(sv) == 0 ||
-          json_string_length(sv) > MAX_STOP_LEN) {
-        res = serve_error(r, 400, "each stop sequence must be a string of 1..%d bytes",
-                          MAX_STOP_LEN);
-        goto out;
-      }
-      c->stops[c->n_stops] = strndup(json_string_value(sv), json_string_length(sv));
-      c->stop_len[c->n_stops] = json_string_length(sv);
-      if (!c->stops[c->n_stops]) {
-        res = serve_error(r, 500, "out of memory");
-        goto out;
-      }
-      c->n_stops++;
-    }
+    c->n_stops = i + 1;
   }
   if (echo) {
     c->prompt = strndup(prompt, prompt_len);
@@ -472,11 +371,11 @@ static enum MHD_Result completions(req_ctx *r) {
   (void)t_tok;
   at_gen_request gr = {.prompt = ids,
                        .n_prompt = n_ids,
-                       .max_tokens = (int)max_tokens,
-                       .sample = {.temperature = (float)temperature,
-                                  .top_k = (int)top_k,
-                                  .top_p = (float)top_p,
-                                  .seed = (uint64_t)seed},
+                       .max_tokens = (int)q.max_tokens,
+                       .sample = {.temperature = (float)q.temperature,
+                                  .top_k = (int)q.top_k,
+                                  .top_p = (float)q.top_p,
+                                  .seed = (uint64_t)q.seed},
                        .eos_id = s->lm->eos_id,
                        .on_token = on_token,
                        .on_done = on_done,
