@@ -15,6 +15,7 @@
 #include "anytime/model.h"
 #include "anytime/onnx_meta.h"
 #include "anytime/plan.h"
+#include "anytime/rng.h"
 #include "anytime/runtime.h"
 #include "anytime/session.h"
 #include "anytime/status.h"

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "anytime/rng.h"
 #include "anytime/session.h"
 #include "anytime/status.h"
 
@@ -137,14 +138,6 @@ typedef struct at_sample_params {
 } at_sample_params;
 
 at_sample_params at_sample_default_params(void);
-
-typedef struct at_rng {
-  uint64_t s[4];
-} at_rng;
-
-void at_rng_seed(at_rng *r, uint64_t seed);
-/* Uniform in [0, 1). */
-double at_rng_uniform(at_rng *r);
 
 /* Choose the next token from logits[vocab]. `scratch` needs room for
  * 2 * vocab floats (its contents are clobbered). Greedy ties go to the

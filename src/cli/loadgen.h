@@ -16,17 +16,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "anytime/rng.h"
+
 /* ---- seeded randomness and the arrival schedule -------------------------- */
 
-typedef struct lg_rng {
-  uint64_t s[4]; /* xoshiro256** state */
-} lg_rng;
-
-void lg_rng_seed(lg_rng *r, uint64_t seed); /* splitmix64 expansion */
-uint64_t lg_rng_next(lg_rng *r);
-double lg_rng_uniform(lg_rng *r); /* [0, 1), 53 bits */
-/* One exponential inter-arrival time (seconds) at `rate` per second. */
-double lg_rng_exp(lg_rng *r, double rate);
+/* One exponential inter-arrival time (seconds) at `rate` per second, from
+ * the shared generator (anytime/rng.h). */
+double lg_rng_exp(at_rng *r, double rate);
 
 /* Arrival offsets (seconds from the start) of a Poisson process at `rate`
  * over [0, duration): *out is malloc'd (free it), *n its length. The same

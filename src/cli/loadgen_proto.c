@@ -18,36 +18,8 @@
 
 /* ---- randomness ------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-void lg_rng_seed(lg_rng *r, uint64_t seed) {
-  uint64_t x = seed;
-  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t lg_rng_next(lg_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return out;
-}
-
-double lg_rng_uniform(lg_rng *r) { return (double)(lg_rng_next(r) >> 11) * 0x1.0p-53; }
-
-double lg_rng_exp(lg_rng *r, double rate) {
-  return -log1p(-lg_rng_uniform(r)) / rate; /* 1 - U in (0, 1]: finite */
+double lg_rng_exp(at_rng *r, double rate) {
+  return -log1p(-at_rng_uniform(r)) / rate; /* 1 - U in (0, 1]: finite */
 }
 
 int lg_schedule(uint64_t seed, double rate, double duration, size_t max_n, double **out,
@@ -55,8 +27,8 @@ int lg_schedule(uint64_t seed, double rate, double duration, size_t max_n, doubl
   *out = NULL;
   *n = 0;
   if (!(rate > 0) || !(duration > 0)) return 0;
-  lg_rng r;
-  lg_rng_seed(&r, seed);
+  at_rng r;
+  at_rng_seed(&r, seed);
   size_t cap = (size_t)(rate * duration * 1.2) + 16, k = 0;
   double *t = malloc(cap * sizeof *t), now = 0;
   if (!t) return -1;

@@ -377,12 +377,12 @@ int lg_run(const lg_config *cfg, const double *schedule, size_t n, double durati
     r.conns[i].fd = -1;
     r.conns[i].req = -1;
   }
-  lg_rng pick;
-  lg_rng_seed(&pick, cfg->seed ^ 0x6c6f616467656e21ull);
+  at_rng pick;
+  at_rng_seed(&pick, cfg->seed ^ 0x6c6f616467656e21ull);
   for (size_t i = 0; i < n; i++)
     res->records[i] = (lg_record){.scheduled_s = schedule[i], .sent_s = -1, .latency_s = -1,
                                   .status = LG_ERR_UNSENT, .variant = -1, .correct = -1,
-                                  .item = (int)(lg_rng_next(&pick) % data->n),
+                                  .item = (int)(at_rng_next(&pick) % data->n),
                                   .retry_after_s = -1};
   r.ep = epoll_create1(EPOLL_CLOEXEC);
   r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

@@ -1,6 +1,6 @@
 /* src/decode/sampler.c — picking the next token from logits: greedy, or
- * temperature + top-k + top-p (nucleus) sampling from a seeded
- * xoshiro256** generator, so a request with a seed is reproducible.
+ * temperature + top-k + top-p (nucleus) sampling from a seeded generator
+ * (anytime/rng.h), so a request with a seed is reproducible.
  *
  * Pure apart from the caller's RNG state; callable from any thread.
  */
@@ -12,31 +12,6 @@
 
 at_sample_params at_sample_default_params(void) {
   return (at_sample_params){.temperature = 0.0f, .top_k = 0, .top_p = 1.0f, .seed = 0};
-}
-
-static uint64_t splitmix(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-void at_rng_seed(at_rng *r, uint64_t seed) {
-  for (int i = 0; i < 4; i++) r->s[i] = splitmix(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-double at_rng_uniform(at_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return (double)(out >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static int argmax(const float *x, int n) {

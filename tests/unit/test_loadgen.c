@@ -56,10 +56,10 @@ static void test_poisson_schedule(void **state) {
   /* the cap on arrivals */
   assert_int_equal(lg_schedule(1, 1000, 10, 100, &t, &n), -1);
   assert_null(t);
-  lg_rng r;
-  lg_rng_seed(&r, 7);
+  at_rng r;
+  at_rng_seed(&r, 7);
   for (int i = 0; i < 100000; i++) {
-    double u = lg_rng_uniform(&r);
+    double u = at_rng_uniform(&r);
     assert_true(u >= 0 && u < 1);
   }
 }
