@@ -48,6 +48,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import data  # noqa: E402
 import decoder_model as dm  # noqa: E402
 import decoder_onnx_eval  # noqa: E402
 from decoder_export import load  # noqa: E402
@@ -335,15 +336,6 @@ def file_size(path):
     return os.path.getsize(path)
 
 
-def sha256_of(path):
-    import hashlib
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def c_perplexity_line(out):
     """The held-out perplexity as anytime measures it from C (same protocol),
     when the C build is there; otherwise how to measure it."""
@@ -478,7 +470,7 @@ def write_card(out, cfg, ck, ref, sizes, train_seconds_total):
     w("## Files")
     w("")
     for rel in ("onnx/model.onnx", "onnx/model_quantized.onnx"):
-        w("- `%s`: sha256 `%s`" % (rel, sha256_of(os.path.join(out, rel))))
+        w("- `%s`: sha256 `%s`" % (rel, data.sha256_file(os.path.join(out, rel))))
     w("")
     w("`reference_outputs.json`: for 6 held-out prompts, the prompt's ids (starting with 0), "
       "the greedy continuation (32 tokens, full recomputation per step, batch 1, no stop at "
