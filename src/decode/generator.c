@@ -67,6 +67,12 @@ struct at_generator {
   gseq **running;
   int n_running, cap_running;
   float *logits, *scratch;
+  /* decode-step scratch: per running sequence (cap_step) and per batch slot */
+  int *step_idx, *step_len, cap_step;
+  uint64_t *step_last;
+  int *step_pick;
+  at_decode_item *step_items;
+  gseq **step_sel;
   at_linfit step_fit, prefill_fit;
   double tpot_ewma;
   at_gen_stats st;
@@ -107,19 +113,15 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
   int anchor = 0;
   for (int i = 1; i < n; i++)
     if (last[i] < last[anchor]) anchor = i;
-  /* selection of max_batch by key; n is small (running sequences) */
-  bool *used = calloc((size_t)n, sizeof *used);
-  if (!used) {
-    pick[0] = anchor;
-    return 1;
-  }
+  /* selection of max_batch by key; n and max_batch are small */
   int k = 0;
   pick[k++] = anchor;
-  used[anchor] = true;
   while (k < max_batch) {
     int best = -1;
     for (int i = 0; i < n; i++) {
-      if (used[i]) continue;
+      bool taken = false;
+      for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
+      if (taken) continue;
       if (best < 0) {
         best = i;
         continue;
@@ -131,10 +133,8 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
         best = i;
       }
     }
-    used[best] = true;
     pick[k++] = best;
   }
-  free(used);
   return k;
 }
 
@@ -365,30 +365,29 @@ static void admit(at_generator *g) {
   }
 }
 
-/* Append a sampled token to `s`; returns true when `s` is finished (and
- * finishes it). */
-static bool emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
+/* Append a sampled token to `s`. Returns -1 while it goes on, else how it
+ * ended (the caller takes it out of the running set and finishes it). */
+static int emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
   if (!s->first_ns) s->first_ns = now;
   s->last_tok_ns = now;
   g->st.tokens_generated++;
-  if (tok == s->req.eos_id) {
-    finish(g, s, AT_GEN_STOP, AT_OK, NULL);
-    return true;
-  }
+  if (tok == s->req.eos_id) return AT_GEN_STOP;
   s->tok[s->n_tok++] = tok;
   s->n_gen++;
   bool stop = s->req.on_token && s->req.on_token(s->req.user, tok, s->n_gen);
-  if (stop || s->n_gen >= s->req.max_tokens) {
-    finish(g, s, stop ? AT_GEN_STOP : AT_GEN_LENGTH, AT_OK, NULL);
-    return true;
-  }
-  return false;
+  if (stop) return AT_GEN_STOP;
+  return s->n_gen >= s->req.max_tokens ? AT_GEN_LENGTH : -1;
 }
 
-static void fail_running(at_generator *g, int i, at_status st) {
-  gseq *s = g->running[i];
-  remove_at(g->running, &g->n_running, i);
-  finish(g, s, AT_GEN_ERROR, st, at_last_error());
+/* Take running sequence `s` out of the running set and finish it. */
+static void finish_running(at_generator *g, gseq *s, at_gen_finish why, at_status st,
+                           const char *err) {
+  for (int i = 0; i < g->n_running; i++)
+    if (g->running[i] == s) {
+      remove_at(g->running, &g->n_running, i);
+      break;
+    }
+  finish(g, s, why, st, err);
 }
 
 /* One prefill chunk of the oldest prefilling sequence. */
@@ -412,30 +411,38 @@ static bool prefill_one(at_generator *g) {
   g->st.prefill_chunks++;
   g->st.steps++;
   if (st != AT_OK) {
-    fail_running(g, k, st);
+    finish_running(g, s, AT_GEN_ERROR, st, at_last_error());
     return true;
   }
   at_linfit_add(&g->prefill_fit, S, (double)(t1 - t0) / 1e9);
   if (s->kv.len == s->n_tok) {
     s->last_step = g->st.decode_steps;
     int32_t tok = at_sample(g->logits, g->info->vocab, &s->req.sample, &s->rng, g->scratch);
-    remove_at(g->running, &g->n_running, k);
-    if (!emit(g, s, tok, t1)) push(&g->running, &g->n_running, &g->cap_running, s);
+    int end = emit(g, s, tok, t1);
+    if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
   }
   return true;
 }
 
-/* One batched decode step. */
+/* One batched decode step. Uses the generator's step scratch (no
+ * allocation once the running set has stopped growing). */
 static bool decode_one(at_generator *g) {
   int n = 0;
-  int *idx = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *idx);
-  int *len = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *len);
-  uint64_t *last = malloc((size_t)(g->n_running ? g->n_running : 1) * sizeof *last);
-  int *pick = malloc((size_t)(g->p.max_batch) * sizeof *pick);
-  at_decode_item *items = malloc((size_t)g->p.max_batch * sizeof *items);
-  gseq **sel = malloc((size_t)g->p.max_batch * sizeof *sel);
-  bool did = false;
-  if (!idx || !len || !last || !pick || !items || !sel) goto out;
+  if (g->n_running > g->cap_step) {
+    int cap = g->n_running * 2;
+    int *ni = realloc(g->step_idx, (size_t)cap * sizeof *ni);
+    if (ni) g->step_idx = ni;
+    int *nl = realloc(g->step_len, (size_t)cap * sizeof *nl);
+    if (nl) g->step_len = nl;
+    uint64_t *nt = realloc(g->step_last, (size_t)cap * sizeof *nt);
+    if (nt) g->step_last = nt;
+    if (!ni || !nl || !nt) return false; /* try again next turn */
+    g->cap_step = cap;
+  }
+  int *idx = g->step_idx, *len = g->step_len, *pick = g->step_pick;
+  uint64_t *last = g->step_last;
+  at_decode_item *items = g->step_items;
+  gseq **sel = g->step_sel;
   for (int i = 0; i < g->n_running; i++) {
     gseq *s = g->running[i];
     if (!is_decoding(s)) continue;
@@ -444,7 +451,7 @@ static bool decode_one(at_generator *g) {
     last[n] = s->last_step;
     n++;
   }
-  if (n == 0) goto out;
+  if (n == 0) return false;
   int m = at_gen_pick_batch(len, last, n, g->p.max_batch, g->p.bucketing, pick);
   int b = 0, P = 0;
   for (int j = 0; j < m; j++) {
@@ -460,23 +467,16 @@ static bool decode_one(at_generator *g) {
     for (int j = 1; j < m; j++)
       if (g->running[idx[pick[j]]]->id > g->running[y]->id) y = idx[pick[j]];
     preempt(g, y);
-    did = true;
-    goto out;
+    return true;
   }
-  did = true;
   uint64_t t0 = at_now_ns();
   at_status st = at_decoder_step(g->dec, g->arena, items, b, g->logits);
   uint64_t t1 = at_now_ns();
   g->st.decode_steps++;
   g->st.steps++;
   if (st != AT_OK) {
-    for (int j = 0; j < b; j++)
-      for (int i = 0; i < g->n_running; i++)
-        if (g->running[i] == sel[j]) {
-          fail_running(g, i, st);
-          break;
-        }
-    goto out;
+    for (int j = 0; j < b; j++) finish_running(g, sel[j], AT_GEN_ERROR, st, at_last_error());
+    return true;
   }
   at_linfit_add(&g->step_fit, (double)b * (P + 1), (double)(t1 - t0) / 1e9);
   for (int j = 0; j < b; j++) {
@@ -488,26 +488,10 @@ static bool decode_one(at_generator *g) {
       double gap = (double)(t1 - s->last_tok_ns) / 1e9;
       g->tpot_ewma = 0.95 * g->tpot_ewma + 0.05 * gap;
     }
-    for (int i = 0; i < g->n_running; i++)
-      if (g->running[i] == s) {
-        remove_at(g->running, &g->n_running, i);
-        if (!emit(g, s, tok, t1)) {
-          /* keep arrival order stable: reinsert at the same place */
-          push(&g->running, &g->n_running, &g->cap_running, s);
-          for (int q = g->n_running - 1; q > i; q--) g->running[q] = g->running[q - 1];
-          g->running[i] = s;
-        }
-        break;
-      }
+    int end = emit(g, s, tok, t1);
+    if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
   }
-out:
-  free(idx);
-  free(len);
-  free(last);
-  free(pick);
-  free(items);
-  free(sel);
-  return did;
+  return true;
 }
 
 static void handle_cancels(at_generator *g) {
@@ -638,7 +622,10 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
   }
   g->logits = malloc((size_t)p.max_batch * g->info->vocab * sizeof *g->logits);
   g->scratch = malloc((size_t)2 * g->info->vocab * sizeof *g->scratch);
-  if (!g->logits || !g->scratch) {
+  g->step_pick = malloc((size_t)p.max_batch * sizeof *g->step_pick);
+  g->step_items = malloc((size_t)p.max_batch * sizeof *g->step_items);
+  g->step_sel = malloc((size_t)p.max_batch * sizeof *g->step_sel);
+  if (!g->logits || !g->scratch || !g->step_pick || !g->step_items || !g->step_sel) {
     at_gen_destroy(g);
     return at_fail(AT_ERR_NOMEM, "generator buffers");
   }
@@ -667,6 +654,12 @@ void at_gen_destroy(at_generator *g) {
   free(g->running);
   free(g->logits);
   free(g->scratch);
+  free(g->step_idx);
+  free(g->step_len);
+  free(g->step_last);
+  free(g->step_pick);
+  free(g->step_items);
+  free(g->step_sel);
   at_kv_arena_destroy(g->arena);
   at_decoder_destroy(g->dec);
   pthread_cond_destroy(&g->wake);

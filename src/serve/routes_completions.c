@@ -361,14 +361,12 @@ static enum MHD_Result completions(req_ctx *r) {
     c->prompt = strndup(prompt, prompt_len);
     c->prompt_len = prompt_len;
   }
-  uint64_t t_tok = at_now_ns();
   at_status st = at_lm_encode(s->lm, serve_workspace(s), prompt, prompt_len, &ids, &n_ids);
   if (st != AT_OK) {
     res = serve_error(r, 400, "cannot tokenise the prompt: %s", at_last_error());
     goto out;
   }
   c->n_prompt = n_ids;
-  (void)t_tok;
   at_gen_request gr = {.prompt = ids,
                        .n_prompt = n_ids,
                        .max_tokens = (int)q.max_tokens,
