@@ -79,7 +79,7 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
   }
   json_t *cfg = load_json(d->dir, "config.json");
   json_t *tcfg = load_json(d->dir, "tokenizer_config.json");
-  int64_t npos = int_field(cfg, "n_positions", int_field(cfg, "max_position_embeddings", 0));
+  int64_t npos = d->max_position_embeddings; /* resolution read it from config.json */
   lm->n_positions = npos > 0 && npos < (1 << 24) ? (int)npos : 0;
   lm->bos_id = (int32_t)int_field(cfg, "bos_token_id", -1);
   lm->eos_id = (int32_t)int_field(cfg, "eos_token_id", -1);
