@@ -55,6 +55,7 @@ typedef struct at_item_result {
   int index_in_batch;          /* 0..batch_size-1 */
   size_t padded_len;
   uint64_t enqueued_ns, dispatched_ns, started_ns, finished_ns;
+  int peers;                   /* other Runs during its batch's (at_timing.peers) */
 } at_item_result;
 
 /* Called exactly once per admitted item. On failure `r` is NULL and `error`

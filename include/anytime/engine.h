@@ -48,6 +48,11 @@ typedef struct at_timing {
   uint64_t submitted_ns;
   uint64_t started_ns;   /* a worker picked it up */
   uint64_t finished_ns;  /* Run returned */
+  /* Other Runs of this engine that were in progress at some moment during
+   * this one (0..n_workers-1): 0 means it had the machine's workers to
+   * itself, n_workers-1 that the whole pool was busy. The planner keeps a
+   * separate correction factor for full-pool Runs (anytime/plan.h). */
+  int peers;
 } at_timing;
 
 /* Completion callback: called exactly once per admitted request, on a worker

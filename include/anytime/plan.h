@@ -57,6 +57,12 @@ double at_plan_erlang_c(int c, double a);
  * ρ = λ/(cμ) >= 1, 0 when lambda == 0, NaN for invalid arguments. */
 double at_plan_mmc_wait_s(int c, double lambda, double mu);
 
+/* The q-quantile of the M/M/c wait in queue: P(Wq > t) = C(c, λ/μ) ·
+ * e^(-(cμ - λ)t), so the quantile is 0 when C <= 1 - q (most arrivals do
+ * not wait at all) and ln(C / (1 - q)) / (cμ - λ) otherwise. 0 < q < 1.
+ * INFINITY when ρ >= 1, NaN for invalid arguments. */
+double at_plan_mmc_wait_quantile_s(int c, double lambda, double mu, double q);
+
 /* E[W] = E[Wq] + 1/μ (mean sojourn, wait + service). INFINITY when ρ >= 1.
  * For c = 1 this is exactly 1/(μ - λ). */
 double at_plan_mmc_sojourn_s(int c, double lambda, double mu);
@@ -109,6 +115,10 @@ typedef struct at_plan_variant {
   size_t n_points;    /* 1..AT_PLAN_MAX_POINTS */
   int batch[AT_PLAN_MAX_POINTS];
   double service_s[AT_PLAN_MAX_POINTS];
+  /* How much slower a Run is while every worker runs one (the profile's
+   * service_busy_ms over service_ms at batch 1): where the full-pool
+   * correction factor starts and what it ages back to. <= 0: 1. */
+  double busy_factor;
 } at_plan_variant;
 
 /* s(b): the table's service time for a batch of b (b >= 1, real-valued),
@@ -148,12 +158,28 @@ typedef struct at_planner_params {
    * 0 disables correction. Default 0.05. Each observation counts as 0.5..4
    * times the table (one stalled Run cannot swing the estimate). */
   double service_alpha;
+  /* Time constant of that average: an observation arriving dt after the
+   * variant's previous one weighs min(service_alpha, 1 - exp(-dt/tau)), so
+   * under heavy traffic the factor averages the last ~tau seconds of Runs
+   * (hundreds of them) instead of the last ~1/service_alpha, and one burst
+   * of slow Runs (a preempted worker, a host stall) moves it little; under
+   * light traffic each Run still counts service_alpha. 0 = every
+   * observation weighs service_alpha. Default 0.5 s. */
+  double service_tau_s;
   /* Evidence ages: without new observations a variant's correction factor
-   * decays back toward 1 (the profiled table) with this half-life, so a
+   * decays back toward the profile (1 for the part-pool factor, the
+   * variant's busy_factor for the full-pool one) with this half-life, so a
    * variant that stopped getting traffic (everything went elsewhere or was
    * refused) is not judged forever by its last, possibly congested, runs.
-   * 0 keeps the factor until the next observation. Default 2 s. */
+   * 0 keeps the factor until the next observation. Default 10 s. */
   double scale_half_life_s;
+  /* What the Erlang term compares with the deadline: 0 (default, as the
+   * design we build on) the MEAN wait, E[Wq] + s; 0 < q < 1 the q-quantile
+   * of the wait, at_plan_mmc_wait_quantile_s() + s — "q of the requests this
+   * load would send here meet the deadline", which is what goodput counts.
+   * The mean admits up to the load where the average request just makes
+   * it, and so half of them may not. The backlog bound is unchanged. */
+  double wait_quantile;
 } at_planner_params;
 
 /* Why a decision came out as it did. */
@@ -187,7 +213,10 @@ typedef struct at_plan_variant_stats {
   uint64_t finished;     /* at_planner_finished() calls */
   uint64_t declined;     /* times it was considered and did not fit */
   uint64_t in_flight;    /* admitted - finished */
-  double service_scale;  /* correction factor applied to its table */
+  double service_scale;  /* correction factor applied to its table: the
+                            larger of the two below */
+  double service_scale_full; /* from Runs with the whole worker pool busy */
+  double service_scale_part; /* from the other Runs */
   bool on_frontier;      /* false: dominated, never offered */
 } at_plan_variant_stats;
 
@@ -263,18 +292,20 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
 at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns);
 
 /* A request admitted to `variant` has left (answered, failed or abandoned).
- * If it ran, `batch_size` (>= 1) is the size of the batch it ran in and
- * `observed_service_s` (> 0) that batch's Run time: they update the
- * variant's correction factor (see params.service_alpha). Pass
- * observed_service_s <= 0 when it never ran.
+ * If it ran, `batch_size` (>= 1) is the size of the batch it ran in,
+ * `observed_service_s` (> 0) that batch's Run time and `peers` the other
+ * Runs in progress at some moment during it (at_timing.peers): they update
+ * one of the variant's two correction factors — the full-pool one when
+ * peers >= workers - 1, else the part-pool one (see params.service_alpha;
+ * estimates use the larger). Pass observed_service_s <= 0 when it never ran.
  * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant), AT_ERR_STATE (nothing in
  * flight for that variant: a caller bug; nothing changes). */
 at_status at_planner_finished(at_planner *p, int variant, int batch_size,
-                              double observed_service_s);
+                              double observed_service_s, int peers);
 /* The same with the observation's time given (monotonic ns, the clock
  * passed to at_planner_decide); at_planner_finished() uses now. */
 at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
-                                 double observed_service_s, uint64_t now_ns);
+                                 double observed_service_s, int peers, uint64_t now_ns);
 
 /* Snapshot of counters and rate estimates at `now_ns` (for /metrics).
  * Returns AT_OK, AT_ERR_INVALID_ARG. */

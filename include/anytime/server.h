@@ -36,6 +36,9 @@ typedef struct at_server_variant_config {
   int n_points;           /* service-time table: batch size -> seconds */
   int batch[AT_SERVER_MAX_POINTS];
   double service_s[AT_SERVER_MAX_POINTS];
+  int n_busy_points;      /* the same with every worker running at once */
+  int busy_batch[AT_SERVER_MAX_POINTS];
+  double busy_s[AT_SERVER_MAX_POINTS];
 } at_server_variant_config;
 
 typedef struct at_server_model_config {
@@ -87,6 +90,9 @@ typedef struct at_server_config {
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
   double scale_half_life_s; /* planner: correction-factor half-life; < 0 = the planner's default */
+  double service_alpha;     /* planner: EWMA weight of one observed Run; < 0 = the planner's default */
+  double service_tau_s;     /* planner: time constant of that EWMA; < 0 = the planner's default */
+  double wait_quantile;     /* planner: 0 = mean wait, (0,1) = that quantile; < 0 = default */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];

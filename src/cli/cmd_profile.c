@@ -11,6 +11,11 @@
  *     sentences drawn from the split), --repeats independent passes, each the
  *     median of --iters batches; reported as the median of pass medians with
  *     service_time_spread_pct = (max - min) / median of pass medians;
+ *   - the same with the whole worker pool busy (service_busy_ms): one batch
+ *     per worker submitted at once, timing only Runs that had every other
+ *     worker running too. Workers that share a host's cores, caches and
+ *     memory bandwidth each run slower side by side than alone; the planner
+ *     starts its full-pool correction factor from this ratio;
  *   - a cross-check against a separately created plain session run serially
  *     (batch 1): its service time must agree with the engine's batch-1 time
  *     within --agreement-tolerance, and its predictions must equal the
@@ -60,6 +65,7 @@ typedef struct pitem {
   float *out; /* dim floats */
   double service_s;
   int batch;
+  int peers; /* other Runs during its batch's (at_timing.peers) */
   at_status st;
 } pitem;
 
@@ -76,6 +82,7 @@ static void on_item(void *user, at_status st, const at_item_result *r, const cha
     }
     it->service_s = (double)(r->finished_ns - r->started_ns) / 1e9;
     it->batch = r->batch_size;
+    it->peers = r->peers;
   }
   pthread_mutex_lock(&it->l->m);
   if (--it->l->left == 0) pthread_cond_signal(&it->l->c);
@@ -132,6 +139,10 @@ typedef struct vres {
   double service_s[MAX_B];       /* median of pass medians */
   double spread_pct[MAX_B];
   double pass_medians[MAX_B][16];
+  /* the same with every worker running a batch at once (0: one worker) */
+  double busy_s[MAX_B];
+  double busy_spread_pct[MAX_B];
+  double busy_pass_medians[MAX_B][16];
   double ref_s1, ref_passes[16], agree_pct, max_abs_diff;
   double min_cosine; /* embedders: engine vs plain session, worst text */
   size_t pred_disagreements;
@@ -149,7 +160,8 @@ static void usage(FILE *f) {
           "configs/family.yaml) through the serving path (engine + batcher + tokenizer)\n"
           "on the held-out split (default $ANYTIME_DATA_DIR/pang-lee/test.csv):\n"
           "accuracy, service time per batch size (median of --repeats passes, default 3,\n"
-          "each the median of --iters batches, default 40), cross-checked against a\n"
+          "each the median of --iters batches, default 40) alone and with every\n"
+          "worker running a batch at once (service_busy_ms), cross-checked against a\n"
           "separate plain session (service times within --agreement-tolerance, default\n"
           "0.15, and identical predictions). On any disagreement it aborts before\n"
           "writing. Writes configs/serving.yaml and results/variant_profiles.json\n"
@@ -487,6 +499,35 @@ int at_cli_profile(int argc, char **argv) {
           }
           vr[v].pass_medians[bi][p] = median(t, (size_t)it_n);
           if (bsz == 1) vr[v].ref_passes[p] = median(tr, (size_t)it_n);
+          /* With the whole pool busy: four batches of bsz per worker
+           * submitted at once, so the workers run them side by side and
+           * back to back; only Runs that had every other worker busy
+           * (peers == workers - 1) count. A model that runs in microseconds
+           * may still finish before the next worker wakes, so up to 20x
+           * --iters rounds are tried to collect --iters such Runs. */
+          if (cfg.workers > 1) {
+            double tb[512];
+            size_t nb = 0;
+            size_t n_batches = 4 * (size_t)cfg.workers;
+            while (n_batches > (size_t)cfg.workers && n_batches * (size_t)bsz > ds.n) n_batches--;
+            for (int k = 0; nb < (size_t)it_n && k < 20 * it_n; k++) {
+              size_t idx[1024];
+              size_t n_all = (size_t)bsz * n_batches;
+              if (n_all > ds.n || n_all > 1024) break;
+              for (size_t q = 0; q < n_all; q++) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                idx[q] = (size_t)((rng >> 33) % ds.n);
+                for (size_t r = 0; r < q; r++)
+                  if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % ds.n, r = (size_t)-1;
+              }
+              if (run_items(bb, v, items, idx, n_all) != 0) return AT_EXIT_FAIL;
+              for (size_t w = 0; w < n_batches && nb < 512; w++) {
+                const pitem *first = &items[idx[w * (size_t)bsz]];
+                if (first->peers >= cfg.workers - 1 && first->batch == bsz) tb[nb++] = first->service_s;
+              }
+            }
+            vr[v].busy_pass_medians[bi][p] = nb ? median(tb, nb) : 0;
+          }
         }
         at_batcher_destroy(bb);
         double pm[16];
@@ -495,6 +536,10 @@ int at_cli_profile(int argc, char **argv) {
         vr[v].batch[bi] = bsz;
         vr[v].service_s[bi] = med;
         vr[v].spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
+        memcpy(pm, vr[v].busy_pass_medians[bi], (size_t)repeats * sizeof(double));
+        double bmed = median(pm, (size_t)repeats);
+        vr[v].busy_s[bi] = pm[0] > 0 ? bmed : 0; /* a pass without full-pool Runs: unknown */
+        vr[v].busy_spread_pct[bi] = bmed > 0 ? 100.0 * (pm[repeats - 1] - pm[0]) / bmed : 0;
         step++;
       }
       free(mask);
@@ -512,8 +557,9 @@ int at_cli_profile(int argc, char **argv) {
        * (measured: worst cosine 0.9985 for the default int8 embedder). */
       bool pred_ok = task ? vr[v].min_cosine >= 0.99 : vr[v].pred_disagreements == 0;
       fprintf(stderr, "%sprofile: %s/%s accuracy %.4f, s(1) %.4f ms (reference %.4f ms, %.1f%% apart)"
-              "\n", g_tty ? "\r" : "", mc->name, vr[v].name, vr[v].accuracy,
-              vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct);
+              ", with every worker busy %.4f ms\n", g_tty ? "\r" : "", mc->name, vr[v].name,
+              vr[v].accuracy, vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct,
+              vr[v].busy_s[0] * 1e3);
       if (!task) fprintf(stderr, "profile:   %zu prediction disagreements, max |logit diff| %.3g\n",
                          vr[v].pred_disagreements, vr[v].max_abs_diff);
       else fprintf(stderr, "profile:   max |embedding diff| %.3g, min cosine %.6f\n",
@@ -584,12 +630,30 @@ int at_cli_profile(int argc, char **argv) {
                                x->batch[bi], x->service_s[bi] * 1e3);
         json_t *passes = json_array();
         for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
-        json_array_append_new(jb, json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
-                                            "service_time_ms", x->service_s[bi] * 1e3,
-                                            "service_time_spread_pct", x->spread_pct[bi],
-                                            "pass_medians_ms", passes));
+        json_t *row = json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
+                                "service_time_ms", x->service_s[bi] * 1e3,
+                                "service_time_spread_pct", x->spread_pct[bi],
+                                "pass_medians_ms", passes);
+        if (x->busy_s[bi] > 0) {
+          json_t *bp = json_array();
+          for (int p = 0; p < repeats; p++)
+            json_array_append_new(bp, json_real(x->busy_pass_medians[bi][p] * 1e3));
+          json_object_set_new(row, "busy_service_time_ms", json_real(x->busy_s[bi] * 1e3));
+          json_object_set_new(row, "busy_service_time_spread_pct", json_real(x->busy_spread_pct[bi]));
+          json_object_set_new(row, "busy_pass_medians_ms", bp);
+        }
+        json_array_append_new(jb, row);
       }
       yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "}\n");
+      int nbusy = 0;
+      while (nbusy < x->n_b && x->busy_s[nbusy] > 0) nbusy++;
+      if (nbusy > 0) {
+        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s        service_busy_ms: {", pre);
+        for (int bi = 0; bi < nbusy; bi++)
+          yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s%d: %.5f", bi ? ", " : "",
+                                 x->batch[bi], x->busy_s[bi] * 1e3);
+        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "}\n");
+      }
       json_t *rpasses = json_array();
       for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
       json_array_append_new(jv, json_pack(
@@ -638,6 +702,19 @@ int at_cli_profile(int argc, char **argv) {
                            iters, "batch_sizes", batches, "agreement_tolerance", tol, "data", data,
                            "models", jmodels);
   if (best_b == 256) best_b = cfg.max_batch_size;
+  /* planner settings the family file sets beyond the defaults carry over */
+  char ptune[512] = "";
+  size_t pl = 0;
+  if (strcmp(cfg.rate_basis, "offered"))
+    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  rate_basis: %s\n", cfg.rate_basis);
+  if (cfg.wait_quantile >= 0 && pl < sizeof ptune)
+    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  wait_quantile: %g\n", cfg.wait_quantile);
+  if (cfg.scale_half_life_s >= 0 && pl < sizeof ptune)
+    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  scale_half_life_s: %g\n", cfg.scale_half_life_s);
+  if (cfg.service_alpha >= 0 && pl < sizeof ptune)
+    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_alpha: %g\n", cfg.service_alpha);
+  if (cfg.service_tau_s >= 0 && pl < sizeof ptune)
+    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_tau_s: %g\n", cfg.service_tau_s);
   char head[4096];
   snprintf(head, sizeof head,
       "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
@@ -647,11 +724,11 @@ int at_cli_profile(int argc, char **argv) {
       "  intra_op_threads: %d\nbatching:\n  # the batch size with the most texts per second for the most accurate\n"
       "  # variant(s) on this host (b / s(b) from the tables below)\n"
       "  max_batch_size: %d\n  max_queue_delay_us: %d\n"
-      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\nmodels:\n",
+      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\n%smodels:\n",
       cmdline, now, vi.library_release, repeats, cfg.host, cfg.port, cfg.http_threads,
       cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
       cfg.intra_op_threads, best_b, cfg.max_queue_delay_us, cfg.policy, deadline,
-      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline);
+      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline, ptune);
   size_t hl = strlen(head);
   if (hl + yo + 1 > sizeof yaml) return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
   /* the generation lane is not profiled here: carry its section over */

@@ -111,7 +111,8 @@ static void batch_done(void *user, at_status st, const at_outputs *outs, const a
     at_item_result r = {.n_outputs = nout, .outputs = rows, .len = qi->item.len,
                         .batch_size = bt->n, .index_in_batch = i, .padded_len = bt->padded,
                         .enqueued_ns = qi->enqueued_ns, .dispatched_ns = bt->dispatched_ns,
-                        .started_ns = t->started_ns, .finished_ns = t->finished_ns};
+                        .started_ns = t->started_ns, .finished_ns = t->finished_ns,
+                        .peers = t->peers};
     qi->item.done(qi->item.user, AT_OK, &r, "");
   }
   pthread_mutex_lock(&b->lock);
@@ -156,7 +157,7 @@ static void dispatch(at_batcher *b, batch *bt) {
   bt->dispatched_ns = at_now_ns();
   at_status st = at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
   if (st != AT_OK) {
-    at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns};
+    at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns, 0};
     batch_done(bt, st, NULL, &t, at_last_error());
   }
 }

@@ -17,6 +17,7 @@
  *     stopping. It is never held while Run or a callback executes.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,8 @@ struct at_engine {
   size_t pending;        /* guarded by lock */
   int started;           /* guarded by lock */
   int stopping;          /* guarded by lock */
+  atomic_int running;              /* Runs in progress (for at_timing.peers) */
+  atomic_uint_least64_t run_starts; /* Runs ever started */
 };
 
 at_engine_params at_engine_default_params(void) {
@@ -79,6 +82,8 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   at_engine *e = calloc(1, sizeof *e);
   if (!e) return at_fail(AT_ERR_NOMEM, "out of memory");
   e->p = p;
+  atomic_init(&e->running, 0);
+  atomic_init(&e->run_starts, 0);
   e->slots = calloc(p.queue_capacity, sizeof *e->slots);
   e->ring = calloc(p.queue_capacity, sizeof *e->ring);
   e->threads = calloc((size_t)p.n_workers, sizeof *e->threads);
@@ -136,11 +141,20 @@ at_session *at_engine_variant_session(at_engine *e, int i) {
 }
 
 static void run_one(at_engine *e, request *r) {
+  /* peers: the Runs already going when this one starts, plus those that
+   * start before it ends (counted through the start sequence). */
+  uint64_t seq = atomic_fetch_add(&e->run_starts, 1);
+  int before = atomic_fetch_add(&e->running, 1);
   r->timing.started_ns = at_now_ns();
   at_outputs *outs = NULL;
   at_status rc = at_session_run(e->variants[r->variant].session, r->inputs, r->n_in,
                                 r->n_out ? r->out_names : NULL, r->n_out, &outs);
   r->timing.finished_ns = at_now_ns();
+  uint64_t during = atomic_load(&e->run_starts) - seq - 1;
+  atomic_fetch_sub(&e->running, 1);
+  uint64_t peers = (uint64_t)before + during;
+  int cap = e->p.n_workers - 1;
+  r->timing.peers = peers > (uint64_t)cap ? cap : (int)peers;
   if (rc == AT_OK) {
     r->done(r->user, AT_OK, outs, &r->timing, "");
     at_outputs_free(outs);
@@ -255,6 +269,7 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
   r->user = user;
   r->timing.submitted_ns = now;
   r->timing.started_ns = r->timing.finished_ns = 0;
+  r->timing.peers = 0;
   e->ring[(e->ring_head + e->ring_count) % e->p.queue_capacity] = idx;
   e->ring_count++;
   e->pending++;

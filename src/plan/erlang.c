@@ -37,6 +37,17 @@ double at_plan_mmc_wait_s(int c, double lambda, double mu) {
   return at_plan_erlang_c(c, lambda / mu) / (cap - lambda);
 }
 
+double at_plan_mmc_wait_quantile_s(int c, double lambda, double mu, double q) {
+  if (c < 1 || !(lambda >= 0) || !(mu > 0) || !isfinite(mu) || !(q > 0 && q < 1)) return NAN;
+  if (isinf(lambda)) return INFINITY;
+  if (lambda == 0) return 0.0;
+  double cap = (double)c * mu;
+  if (lambda >= cap) return INFINITY;
+  double pw = at_plan_erlang_c(c, lambda / mu);
+  if (pw <= 1.0 - q) return 0.0;
+  return log(pw / (1.0 - q)) / (cap - lambda);
+}
+
 double at_plan_mmc_sojourn_s(int c, double lambda, double mu) {
   double wq = at_plan_mmc_wait_s(c, lambda, mu);
   return wq + 1.0 / mu; /* NaN and INFINITY propagate */

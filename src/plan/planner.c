@@ -46,9 +46,15 @@ typedef struct pvariant {
   double *pr_min; /* [0..B]: min over b' <= b of s(b')/b' (prefix minimum) */
   /* guarded by lock: */
   uint64_t in_flight, admitted, finished, declined;
-  double scale; /* correction factor on the table */
-  uint64_t last_obs_ns; /* when scale last took an observation (0: never) */
+  /* correction factors on the table, from Runs that had the whole worker
+   * pool busy (POOL_FULL) and from the others (POOL_PART); estimates use
+   * the larger (see scale_at) */
+  double scale[2];
+  uint64_t last_obs_ns[2]; /* when each last took an observation (0: never) */
+  double base[2]; /* what each factor starts at and ages back to: 1, busy_factor */
 } pvariant;
+
+enum { POOL_PART = 0, POOL_FULL = 1 };
 
 struct at_planner {
   at_planner_params p;
@@ -76,7 +82,8 @@ at_planner_params at_planner_default_params(void) {
       .window_buckets = 50,
       .max_batch = 1,
       .service_alpha = 0.05,
-      .scale_half_life_s = 2.0,
+      .service_tau_s = 0.5,
+      .scale_half_life_s = 10.0,
   };
 }
 
@@ -125,6 +132,10 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: max batch must be 1..%d", AT_PLAN_MAX_BATCH);
   if (!(p->service_alpha >= 0 && p->service_alpha <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: service alpha must be 0..1");
+  if (!(p->service_tau_s >= 0) || !isfinite(p->service_tau_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: service tau must be >= 0 seconds");
+  if (!(p->wait_quantile >= 0 && p->wait_quantile < 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: wait quantile must be 0 (the mean) or in (0, 1)");
   if (!(p->scale_half_life_s >= 0) || !isfinite(p->scale_half_life_s))
     return at_fail(AT_ERR_INVALID_ARG, "planner: scale half-life must be >= 0 seconds");
   return AT_OK;
@@ -148,6 +159,9 @@ static at_status check_variant(const at_plan_variant *v, size_t i) {
       return at_fail(AT_ERR_INVALID_ARG,
                      "planner: variant %s: service times must be positive and finite", v->name);
   }
+  if (isnan(v->busy_factor) || v->busy_factor > 8)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: variant %s: busy factor must be at most 8",
+                   v->name);
   return AT_OK;
 }
 
@@ -200,7 +214,10 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
     v->table = variants[i];
     v->table.name = v->name;
     v->cost = variants[i].cost > 0 ? variants[i].cost : at_plan_variant_service_s(&v->table, 1);
-    v->scale = 1.0;
+    v->base[POOL_PART] = 1.0;
+    v->base[POOL_FULL] = variants[i].busy_factor > 0 ? variants[i].busy_factor : 1.0;
+    v->scale[POOL_PART] = v->base[POOL_PART];
+    v->scale[POOL_FULL] = v->base[POOL_FULL];
     v->s_at = calloc((size_t)B + 1, sizeof *v->s_at);
     v->pr_min = calloc((size_t)B + 1, sizeof *v->pr_min);
     if (!v->s_at || !v->pr_min) {
@@ -252,13 +269,28 @@ double at_planner_deadline_s(const at_planner *p, double requested_s) {
   return at_plan_cap_deadline(requested_s, p->p.default_deadline_s, p->p.max_deadline_s);
 }
 
-/* A variant's correction factor as of `now`: the last value, decayed
- * toward 1 by the time since its last observation. Caller holds p->lock. */
-static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
+/* One of a variant's correction factors as of `now`: its last value,
+ * decayed toward its base (1, or the profiled busy factor) by the time
+ * since its last observation. Caller holds p->lock. */
+static double factor_at(const at_planner *p, const pvariant *v, int pool, uint64_t now) {
   double h = p->p.scale_half_life_s;
-  if (h <= 0 || v->last_obs_ns == 0 || now <= v->last_obs_ns) return v->scale;
-  double f = exp2(-(double)(now - v->last_obs_ns) / 1e9 / h);
-  return 1.0 + (v->scale - 1.0) * f;
+  uint64_t last = v->last_obs_ns[pool];
+  if (h <= 0 || last == 0 || now <= last) return v->scale[pool];
+  double f = exp2(-(double)(now - last) / 1e9 / h);
+  return v->base[pool] + (v->scale[pool] - v->base[pool]) * f;
+}
+
+/* The factor estimates use: the larger of the two. The queueing terms
+ * describe a busy pool, and Runs with the whole pool busy are slower than
+ * the profile's one-at-a-time Runs (on this 2-vCPU host by about a fifth
+ * even without HTTP). Averaging all Runs together would let the factor
+ * fall whenever admissions thin out and Runs stop overlapping, which is
+ * exactly when the baseline policy is deciding whether to admit again:
+ * it would settle into admitting a fraction of an overload instead of
+ * refusing it. Caller holds p->lock. */
+static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
+  double full = factor_at(p, v, POOL_FULL, now), part = factor_at(p, v, POOL_PART, now);
+  return full > part ? full : part;
 }
 
 /* Backlog term over every variant's in-flight requests (see plan.h).
@@ -314,7 +346,9 @@ static estimate estimate_locked(const at_planner *p, int vi, double lambda, doub
   int b_rate = e.b_join > b_need ? e.b_join : b_need;
   double mu = (double)b_rate / (scale * v->s_at[b_rate]);
   e.rho = lambda / ((double)c * mu);
-  e.erlang = at_plan_mmc_wait_s(c, lambda, mu) + e.s_join;
+  double wq = p->p.wait_quantile > 0 ? at_plan_mmc_wait_quantile_s(c, lambda, mu, p->p.wait_quantile)
+                                      : at_plan_mmc_wait_s(c, lambda, mu);
+  e.erlang = wq + e.s_join;
   double bound = backlog + e.s_join;
   e.est = e.erlang > bound ? e.erlang : bound;
   return e;
@@ -401,12 +435,12 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns) {
 }
 
 at_status at_planner_finished(at_planner *p, int variant, int batch_size,
-                              double observed_service_s) {
-  return at_planner_finished_at(p, variant, batch_size, observed_service_s, at_now_ns());
+                              double observed_service_s, int peers) {
+  return at_planner_finished_at(p, variant, batch_size, observed_service_s, peers, at_now_ns());
 }
 
 at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
-                                 double observed_service_s, uint64_t now_ns) {
+                                 double observed_service_s, int peers, uint64_t now_ns) {
   if (!p || variant < 0 || variant >= p->n)
     return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
   pvariant *v = &p->v[variant];
@@ -424,9 +458,17 @@ at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
   if (a > 0 && observed_service_s > 0 && isfinite(observed_service_s) && predicted > 0) {
     double r = observed_service_s / predicted;
     r = r < OBS_MIN ? OBS_MIN : r > OBS_MAX ? OBS_MAX : r;
-    double s = (1 - a) * scale_at(p, v, now_ns) + a * r;
-    v->scale = s < SCALE_MIN ? SCALE_MIN : s > SCALE_MAX ? SCALE_MAX : s;
-    v->last_obs_ns = now_ns;
+    int pool = peers >= p->p.workers - 1 ? POOL_FULL : POOL_PART;
+    uint64_t last = v->last_obs_ns[pool];
+    if (p->p.service_tau_s > 0 && last != 0) {
+      /* time-weighted: dt after the previous observation weighs 1 - e^(-dt/tau) */
+      uint64_t dt = now_ns > last ? now_ns - last : 0;
+      double w = -expm1(-(double)dt / 1e9 / p->p.service_tau_s);
+      if (w < a) a = w;
+    }
+    double s = (1 - a) * factor_at(p, v, pool, now_ns) + a * r;
+    v->scale[pool] = s < SCALE_MIN ? SCALE_MIN : s > SCALE_MAX ? SCALE_MAX : s;
+    v->last_obs_ns[pool] = now_ns;
   }
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
@@ -454,6 +496,8 @@ at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats 
         .declined = v->declined,
         .in_flight = v->in_flight,
         .service_scale = scale_at(p, v, now_ns),
+        .service_scale_full = factor_at(p, v, POOL_FULL, now_ns),
+        .service_scale_part = factor_at(p, v, POOL_PART, now_ns),
         .on_frontier = v->on_frontier,
     };
   }

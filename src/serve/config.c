@@ -34,6 +34,9 @@ at_server_config at_server_config_default(void) {
   c.deadline_ms = 50;
   c.max_deadline_ms = 10000;
   c.scale_half_life_s = -1;
+  c.service_alpha = -1;
+  c.service_tau_s = -1;
+  c.wait_quantile = -1;
   at_server_generator_config *g = &c.generator;
   snprintf(g->name, sizeof g->name, "decoder");
   g->threads = 1;
@@ -155,6 +158,34 @@ static at_status unknown(ctx *c, yaml_node_t *v, const char *section, const char
   return bad(c, v, m);
 }
 
+/* A service-time table: a map of ascending batch sizes to milliseconds,
+ * stored in seconds. */
+static at_status get_table(ctx *c, yaml_node_t *val, const char *key, int *batch, double *secs,
+                           int *n_points) {
+  at_status s = need_map(c, val, key);
+  if (s) return s;
+  const char *bk;
+  yaml_node_t *bv;
+  char msg[96];
+  *n_points = 0;
+  FOR_PAIRS(c, val, pb, bk, bv) {
+    if (*n_points >= AT_SERVER_MAX_POINTS)
+      return snprintf(msg, sizeof msg, "too many %s points", key), bad(c, bv, msg);
+    char *end;
+    long b = bk ? strtol(bk, &end, 10) : 0;
+    if (!bk || *end || b < 1 || b > 4096)
+      return snprintf(msg, sizeof msg, "%s keys are batch sizes 1..4096", key), bad(c, bv, msg);
+    if (*n_points && b <= batch[*n_points - 1])
+      return snprintf(msg, sizeof msg, "%s batch sizes must be ascending", key), bad(c, bv, msg);
+    double d;
+    if ((s = get_num(c, bv, key, 1e-6, 1e6, &d))) return s;
+    batch[*n_points] = (int)b;
+    secs[*n_points] = d / 1000.0;
+    (*n_points)++;
+  }
+  return AT_OK;
+}
+
 static at_status parse_variant(ctx *c, yaml_node_t *n, at_server_variant_config *v) {
   at_status s = need_map(c, n, "variant");
   if (s) return s;
@@ -162,30 +193,16 @@ static at_status parse_variant(ctx *c, yaml_node_t *n, at_server_variant_config 
   yaml_node_t *val;
   v->cost = 0;
   FOR_PAIRS(c, n, pv, k, val) {
-    double d;
     if (!k) return unknown(c, val, "variant", k);
     if (!strcmp(k, "name")) s = get_str(c, val, k, v->name, sizeof v->name);
     else if (!strcmp(k, "path")) s = get_path(c, val, k, v->path, sizeof v->path);
     else if (!strcmp(k, "accuracy")) s = get_num(c, val, k, 0, 1, &v->accuracy);
     else if (!strcmp(k, "cost")) s = get_num(c, val, k, 0, 1e9, &v->cost);
-    else if (!strcmp(k, "service_ms")) {
-      if ((s = need_map(c, val, "service_ms"))) return s;
-      const char *bk;
-      yaml_node_t *bv;
-      v->n_points = 0;
-      FOR_PAIRS(c, val, pb, bk, bv) {
-        if (v->n_points >= AT_SERVER_MAX_POINTS) return bad(c, bv, "too many service_ms points");
-        char *end;
-        long b = bk ? strtol(bk, &end, 10) : 0;
-        if (!bk || *end || b < 1 || b > 4096) return bad(c, bv, "service_ms keys are batch sizes 1..4096");
-        if (v->n_points && b <= v->batch[v->n_points - 1])
-          return bad(c, bv, "service_ms batch sizes must be ascending");
-        if ((s = get_num(c, bv, "service_ms", 1e-6, 1e6, &d))) return s;
-        v->batch[v->n_points] = (int)b;
-        v->service_s[v->n_points] = d / 1000.0;
-        v->n_points++;
-      }
-    } else return unknown(c, val, "variant", k);
+    else if (!strcmp(k, "service_ms"))
+      s = get_table(c, val, k, v->batch, v->service_s, &v->n_points);
+    else if (!strcmp(k, "service_busy_ms"))
+      s = get_table(c, val, k, v->busy_batch, v->busy_s, &v->n_busy_points);
+    else return unknown(c, val, "variant", k);
     if (s) return s;
   }
   if (!v->name[0] || !v->path[0]) return bad(c, n, "a variant needs 'name' and 'path'");
@@ -370,6 +387,9 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       NUM("planner", "deadline_ms", 0.01, 3600000, cfg->deadline_ms)
       NUM("planner", "max_deadline_ms", 0.01, 3600000, cfg->max_deadline_ms)
       NUM("planner", "scale_half_life_s", 0, 3600, cfg->scale_half_life_s)
+      NUM("planner", "service_alpha", 0, 1, cfg->service_alpha)
+      NUM("planner", "service_tau_s", 0, 3600, cfg->service_tau_s)
+      NUM("planner", "wait_quantile", 0, 0.999999, cfg->wait_quantile)
 #undef NUM
       return unknown(c, v, k, k2);
     }

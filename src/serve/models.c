@@ -223,6 +223,9 @@ at_status serve_load_models(at_server *s) {
         pv[v].n_points = (size_t)vc->n_points;
         for (int k = 0; k < vc->n_points; k++)
           pv[v].batch[k] = vc->batch[k], pv[v].service_s[k] = vc->service_s[k];
+        /* the pool's slowdown at the smallest batch measured both ways */
+        if (vc->n_busy_points > 0 && vc->busy_batch[0] == vc->batch[0])
+          pv[v].busy_factor = vc->busy_s[0] / vc->service_s[0];
       } else {
         /* No profile in the config: measure batch 1 and 8 now. */
         int ev = m->variants[v].engine_index;
@@ -245,6 +248,9 @@ at_status serve_load_models(at_server *s) {
     pp.max_batch = cfg->max_batch_size;
     pp.rate_basis = strcmp(cfg->rate_basis, "offered") == 0 ? AT_PLAN_RATE_OFFERED : AT_PLAN_RATE_ADMITTED;
     if (cfg->scale_half_life_s >= 0) pp.scale_half_life_s = cfg->scale_half_life_s;
+    if (cfg->service_alpha >= 0) pp.service_alpha = cfg->service_alpha;
+    if (cfg->service_tau_s >= 0) pp.service_tau_s = cfg->service_tau_s;
+    if (cfg->wait_quantile >= 0) pp.wait_quantile = cfg->wait_quantile;
     if (strcmp(cfg->policy, "none") == 0) pp.policy = AT_PLAN_ACCURATE_ONLY; /* see serve_decide */
     else if ((st = at_plan_policy_parse(cfg->policy, &pp.policy)) != AT_OK)
       return at_fail(AT_ERR_INVALID_ARG, "unknown planner policy '%s'", cfg->policy);

@@ -34,6 +34,7 @@ typedef struct v2_state {
   served_model *m;
   int slot;
   uint64_t queue_ns, compute_ns;
+  int peers; /* at_timing.peers of its Run */
 } v2_state;
 
 static void v2_free(void *p) {
@@ -140,6 +141,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
   st->run_status = status;
   st->queue_ns = t->started_ns - t->submitted_ns;
   st->compute_ns = t->finished_ns - t->started_ns;
+  st->peers = t->peers;
   if (status != AT_OK) {
     snprintf(st->run_error, sizeof st->run_error, "%s", err);
   } else {
@@ -154,7 +156,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
       st->n_results = i + 1;
     }
   }
-  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9);
+  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9, st->peers);
   MHD_resume_connection(r->conn);
 }
 
@@ -383,7 +385,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   pthread_mutex_unlock(&s->lock);
   r->inflight_counted = !stopping;
   if (stopping) {
-    at_planner_finished(m->planner, st->slot, 1, 0);
+    at_planner_finished(m->planner, st->slot, 1, 0, 0);
     res = serve_error(r, 503, "server is shutting down");
     goto out;
   }
@@ -398,7 +400,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   st = NULL;
   if (ss != AT_OK) { /* never admitted by the engine: complete it ourselves */
     v2_state *s2 = r->route_state;
-    at_timing t = {0, 0, 0};
+    at_timing t = {0, 0, 0, 0};
     snprintf(s2->run_error, sizeof s2->run_error, "%s", at_last_error());
     on_tensor_done(r, ss, NULL, &t, s2->run_error);
   }

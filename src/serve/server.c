@@ -185,7 +185,9 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# HELP anytime_variant_admitted_total Requests the planner sent to each variant.\n"
                         "# TYPE anytime_variant_admitted_total counter\n"
                         "# HELP anytime_planner_service_scale Observed/profiled service-time factor.\n"
-                        "# TYPE anytime_planner_service_scale gauge\n");
+                        "# TYPE anytime_planner_service_scale gauge\n"
+                        "# HELP anytime_planner_service_scale_pool The factor from Runs with the whole worker pool busy (full) and from the others (part); the planner uses the larger.\n"
+                        "# TYPE anytime_planner_service_scale_pool gauge\n");
   for (int i = 0; i < s->n_models && o < cap; i++) {
     served_model *m = &s->models[i];
     at_planner_stats st;
@@ -197,10 +199,14 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
     for (int v = 0; v < st.n_variants && o < cap; v++)
       o += (size_t)snprintf(buf + o, cap - o,
                             "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"
-                            "anytime_planner_service_scale{model=\"%s\",variant=\"%s\"} %.4f\n",
+                            "anytime_planner_service_scale{model=\"%s\",variant=\"%s\"} %.4f\n"
+                            "anytime_planner_service_scale_pool{model=\"%s\",variant=\"%s\",pool=\"full\"} %.4f\n"
+                            "anytime_planner_service_scale_pool{model=\"%s\",variant=\"%s\",pool=\"part\"} %.4f\n",
                             m->name, m->variants[v].name, st.variants[v].on_frontier ? "yes" : "no",
                             (unsigned long long)st.variants[v].admitted, m->name,
-                            m->variants[v].name, st.variants[v].service_scale);
+                            m->variants[v].name, st.variants[v].service_scale, m->name,
+                            m->variants[v].name, st.variants[v].service_scale_full, m->name,
+                            m->variants[v].name, st.variants[v].service_scale_part);
   }
   if (s->gen && o < cap) {
     at_gen_stats g;

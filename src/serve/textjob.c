@@ -25,9 +25,9 @@ static void atomic_max(atomic_uint_least64_t *a, uint64_t v) {
   }
 }
 
-static void complete_job(job *j, int batch_size, double service_s) {
+static void complete_job(job *j, int batch_size, double service_s, int peers) {
   served_model *m = j->m;
-  at_planner_finished(m->planner, j->slot, batch_size > 0 ? batch_size : 1, service_s);
+  at_planner_finished(m->planner, j->slot, batch_size > 0 ? batch_size : 1, service_s, peers);
   MHD_resume_connection(j->r->conn);
 }
 
@@ -36,6 +36,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
   job *j = it->j;
   served_model *m = j->m;
   double service_s = 0;
+  int peers = 0;
   if (st == AT_OK) {
     const at_tensor *o = &res->outputs[m->head_output];
     const float *data = o->data;
@@ -48,13 +49,14 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
     atomic_max(&j->max_queue_ns, res->dispatched_ns - res->enqueued_ns);
     atomic_max(&j->max_compute_ns, res->finished_ns - res->started_ns);
     service_s = (double)(res->finished_ns - res->started_ns) / 1e9;
+    peers = res->peers;
     if (res->index_in_batch == 0) at_metrics_batch(j->r->srv->metrics, m->name, res->batch_size);
   } else {
     int expected = 0;
     if (atomic_compare_exchange_strong(&j->failed, &expected, (int)st))
       snprintf(j->error, sizeof j->error, "%s", err ? err : at_strerror(st));
   }
-  if (atomic_fetch_sub(&j->remaining, 1) == 1) complete_job(j, res ? res->batch_size : 1, service_s);
+  if (atomic_fetch_sub(&j->remaining, 1) == 1) complete_job(j, res ? res->batch_size : 1, service_s, peers);
 }
 
 enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *const *texts,
@@ -142,7 +144,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   pthread_mutex_lock(&s->lock);
   if (s->stopping) {
     pthread_mutex_unlock(&s->lock);
-    at_planner_finished(m->planner, j->slot, 1, 0);
+    at_planner_finished(m->planner, j->slot, 1, 0, 0);
     return serve_error(r, 503, "server is shutting down");
   }
   s->inflight++;
@@ -165,7 +167,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
         snprintf(j->error, sizeof j->error, "%s", at_last_error());
       if (bs == AT_ERR_QUEUE_FULL) at_metrics_rejection(s->metrics, m->name, "queue_full");
       int left = (int)(n - i);
-      if (atomic_fetch_sub(&j->remaining, left) == left) complete_job(j, 1, 0);
+      if (atomic_fetch_sub(&j->remaining, left) == left) complete_job(j, 1, 0, 0);
       break;
     }
   }

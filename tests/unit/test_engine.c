@@ -73,6 +73,7 @@ static void on_done(void *user, at_status st, const at_outputs *o, const at_timi
   r->status = st;
   if (st == AT_OK) copy_outputs(o, r->got_logits, r->got_pooled, r->b);
   if (!(t->submitted_ns <= t->started_ns && t->started_ns <= t->finished_ns)) r->status = -1;
+  if (t->peers < 0 || t->peers > WORKERS - 1) r->status = -1; /* at most the other workers */
   atomic_fetch_add(&r->done_count, 1);
   atomic_fetch_add(&g_completed, 1);
 }
@@ -139,6 +140,31 @@ static void test_concurrent_matches_serial_reference(void **state) {
 }
 
 static atomic_int g_err_calls;
+static atomic_int g_lone_peers;
+static void on_lone(void *user, at_status st, const at_outputs *o, const at_timing *t,
+                    const char *err) {
+  (void)user, (void)o, (void)err;
+  atomic_store(&g_lone_peers, st == AT_OK ? t->peers : -100);
+}
+
+/* A Run with nothing else going has no peers (at_timing.peers feeds the
+ * planner's part-pool correction factor). */
+static void test_lone_run_has_no_peers(void **state) {
+  (void)state;
+  make_inputs();
+  at_engine_params p = at_engine_default_params();
+  p.n_workers = WORKERS;
+  at_engine *e = NULL;
+  assert_int_equal(at_engine_create(&p, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "tiny", test_data("models/tiny_encoder.onnx"), NULL, NULL),
+                   AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  atomic_store(&g_lone_peers, -1);
+  assert_int_equal(at_engine_submit(e, 0, g_reqs[0].in, 2, NULL, 0, on_lone, NULL), AT_OK);
+  at_engine_destroy(e); /* drains */
+  assert_int_equal(atomic_load(&g_lone_peers), 0);
+}
+
 static void on_err(void *user, at_status st, const at_outputs *o, const at_timing *t,
                    const char *err) {
   (void)t;
@@ -212,6 +238,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concurrent_matches_serial_reference),
       cmocka_unit_test(test_errors_limits_and_drain),
+      cmocka_unit_test(test_lone_run_has_no_peers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

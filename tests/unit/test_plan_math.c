@@ -107,6 +107,42 @@ static void test_per_worker_rate_and_unstable(void **state) {
   }
 }
 
+/* The q-quantile of the M/M/c wait: for c = 1 it is the closed form
+ * ln(ρ/(1-q)) / (μ - λ) (P(Wq > t) = ρ·e^(-(μ-λ)t)); for any c, putting it
+ * back into the tail C·e^(-(cμ-λ)t) gives exactly 1 - q; when fewer than
+ * 1 - q of the arrivals wait at all it is 0. */
+static void test_wait_quantile(void **state) {
+  (void)state;
+  /* M/M/1, μ = 100/s, λ = 80/s: ρ = 0.8 */
+  double t90 = at_plan_mmc_wait_quantile_s(1, 80, 100, 0.9);
+  assert_true(fabs(t90 - log(0.8 / 0.1) / 20.0) < 1e-12);
+  /* ρ = 0.05 < 1 - q: the 90th percentile arrival does not wait */
+  assert_true(at_plan_mmc_wait_quantile_s(1, 5, 100, 0.9) == 0.0);
+  for (int c = 1; c <= 8; c++)
+    for (double rho = 0.3; rho < 0.99; rho += 0.07)
+      for (double q = 0.5; q < 0.995; q += 0.1) {
+        double mu = 250, lambda = rho * c * mu;
+        double t = at_plan_mmc_wait_quantile_s(c, lambda, mu, q);
+        double pw = at_plan_erlang_c(c, lambda / mu);
+        if (pw <= 1 - q) {
+          assert_true(t == 0.0);
+        } else {
+          assert_true(t > 0);
+          double tail = pw * exp(-(c * mu - lambda) * t);
+          assert_true(fabs(tail - (1 - q)) < 1e-9);
+        }
+        /* a higher quantile never waits less */
+        assert_true(at_plan_mmc_wait_quantile_s(c, lambda, mu, q + 0.004) >= t);
+      }
+  /* unstable, idle, invalid */
+  assert_true(isinf(at_plan_mmc_wait_quantile_s(2, 200, 100, 0.9)));
+  assert_true(at_plan_mmc_wait_quantile_s(2, 0, 100, 0.9) == 0.0);
+  assert_true(isnan(at_plan_mmc_wait_quantile_s(2, 50, 100, 0)));
+  assert_true(isnan(at_plan_mmc_wait_quantile_s(2, 50, 100, 1)));
+  assert_true(isnan(at_plan_mmc_wait_quantile_s(0, 50, 100, 0.9)));
+  assert_true(isnan(at_plan_mmc_wait_quantile_s(2, 50, -1, 0.9)));
+}
+
 static void test_backlog_bound(void **state) {
   (void)state;
   assert_true(at_plan_backlog_s(0, 4, 0.01) == 0.0);
@@ -201,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_erlang_c_known_values),
       cmocka_unit_test(test_mm1_exact),
       cmocka_unit_test(test_per_worker_rate_and_unstable),
+      cmocka_unit_test(test_wait_quantile),
       cmocka_unit_test(test_backlog_bound),
       cmocka_unit_test(test_frontier),
       cmocka_unit_test(test_service_interpolation),

@@ -170,8 +170,8 @@ static void test_all_reject_and_infeasible(void **state) {
   assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
   assert_true(d.retry_after_s == 0);
   /* draining the backlog makes room again */
-  for (int i = 0; i < 10; i++) assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_OK);
-  assert_int_equal(at_planner_finished(p, 0, 1, -1), AT_ERR_STATE);
+  for (int i = 0; i < 10; i++) assert_int_equal(at_planner_finished(p, 0, 1, -1, 0), AT_OK);
+  assert_int_equal(at_planner_finished(p, 0, 1, -1, 0), AT_ERR_STATE);
   assert_int_equal(at_planner_decide(p, 600 * MS, 0.1, &d), AT_OK);
   assert_true(d.admit);
   assert_int_equal(d.variant, 0);
@@ -199,7 +199,7 @@ static at_plan_decision drive(at_planner *p, double rate, double secs, double de
     (*total)++;
     if (d.admit) {
       (*admitted)++;
-      assert_int_equal(at_planner_finished(p, d.variant, 1, -1), AT_OK);
+      assert_int_equal(at_planner_finished(p, d.variant, 1, -1, 0), AT_OK);
     }
   }
   return d;
@@ -258,6 +258,41 @@ static void test_unstable_and_rate_basis(void **state) {
   assert_true(st.offered_rps > 145 && st.offered_rps < 155);
   assert_true(adm > tot / 3 && adm < tot * 2 / 3);
   at_planner_destroy(p);
+}
+
+/* wait_quantile: at 70/s on one 100/s worker the mean sojourn 1/(μ-λ) =
+ * 33 ms fits a 50 ms deadline, but the 90th percentile (ln(0.7/0.1)/30 s of
+ * wait + 10 ms = 75 ms) does not: the mean admits, the quantile refuses. */
+static void test_wait_quantile_decides(void **state) {
+  (void)state;
+  int adm, tot;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.service_alpha = 0;
+  at_plan_variant v = var1("v", 0.9, 0.01);
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d = drive(p, 70, 3, 0.05, &adm, &tot);
+  assert_true(d.admit);
+  assert_true(d.est_sojourn_s > 0.030 && d.est_sojourn_s < 0.037);
+  at_planner_destroy(p);
+  pp.wait_quantile = 0.9;
+  p = mk(&pp, &v, 1);
+  d = drive(p, 70, 3, 0.05, &adm, &tot);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(d.est_sojourn_s > 0.068 && d.est_sojourn_s < 0.083);
+  at_planner_destroy(p);
+  /* light load: the 90th-percentile arrival finds a free worker */
+  p = mk(&pp, &v, 1);
+  d = drive(p, 5, 3, 0.05, &adm, &tot);
+  assert_true(d.admit);
+  assert_true(fabs(d.est_sojourn_s - 0.01) < 1e-9);
+  at_planner_destroy(p);
+  pp.wait_quantile = 1;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+  pp.wait_quantile = -0.1;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
 }
 
 static void test_batching_aware_estimate(void **state) {
@@ -322,15 +357,16 @@ static void test_service_correction(void **state) {
   (void)state;
   at_planner_params pp = at_planner_default_params();
   pp.service_alpha = 0.5;
+  pp.service_tau_s = 0; /* every observation weighs alpha */
   at_plan_variant v = var1("v", 0.9, 0.01);
   at_planner *p = mk(&pp, &v, 1);
   for (int i = 0; i < 3; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 1), AT_OK); /* 2x the table */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 0, 1), AT_OK); /* 2x the table */
   at_planner_stats st;
   assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   assert_true(near(st.variants[0].service_scale, 1.5, 1e-12));
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 1), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, -1, 1), AT_OK); /* never ran: no sample */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.02, 0, 1), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, -1, 0, 1), AT_OK); /* never ran: no sample */
   assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   assert_true(near(st.variants[0].service_scale, 1.75, 1e-12));
   assert_int_equal(st.variants[0].finished, 3);
@@ -338,15 +374,15 @@ static void test_service_correction(void **state) {
   at_plan_decision d;
   assert_int_equal(at_planner_decide(p, 2, 1.0, &d), AT_OK); /* right after: no ageing */
   assert_true(d.est_sojourn_s >= 0.0175);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 10.0, 1), AT_OK); /* counts as 4x */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 10.0, 0, 1), AT_OK); /* counts as 4x */
   assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 1), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 0, 1), AT_OK);
   assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 1), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 100.0, 0, 1), AT_OK);
   assert_int_equal(at_planner_stats_get(p, 1, &st), AT_OK);
   /* each 1000x observation counts as 4x: 1.75 -> 2.875 -> 3.4375 -> 3.71875 */
   assert_true(near(st.variants[0].service_scale, 3.71875, 1e-12));
-  assert_int_equal(at_planner_finished(p, 5, 1, 1), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_planner_finished(p, 5, 1, 1, 0), AT_ERR_INVALID_ARG);
   at_planner_destroy(p);
 }
 
@@ -357,13 +393,14 @@ static void test_service_scale_ages(void **state) {
   (void)state;
   at_planner_params pp = at_planner_default_params();
   pp.service_alpha = 1.0; /* the factor is the last observation */
+  pp.service_tau_s = 0;
   pp.scale_half_life_s = 2.0;
   pp.default_deadline_s = 0.010;
   at_plan_variant v = var1("v", 0.9, 0.004);
   at_planner *p = mk(&pp, &v, 1);
   uint64_t t0 = 10 * 1000 * MS;
   assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, t0), AT_OK); /* 3x the table */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, 0, t0), AT_OK); /* 3x the table */
   at_planner_stats st;
   assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
   assert_true(near(st.variants[0].service_scale, 3.0, 1e-12));
@@ -378,13 +415,13 @@ static void test_service_scale_ages(void **state) {
   /* ... but long after, the evidence has aged and it is tried again */
   assert_int_equal(at_planner_decide(p, t0 + 20000 * MS, 0, &d), AT_OK);
   assert_true(d.admit);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.004, t0 + 20000 * MS), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.004, 0, t0 + 20000 * MS), AT_OK);
   at_planner_destroy(p);
   /* half-life 0 keeps the factor */
   pp.scale_half_life_s = 0;
   p = mk(&pp, &v, 1);
   assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
-  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.012, 0, t0), AT_OK);
   assert_int_equal(at_planner_decide(p, t0 + 20000 * MS, 0, &d), AT_OK);
   assert_false(d.admit);
   at_planner_destroy(p);
@@ -394,6 +431,120 @@ static void test_service_scale_ages(void **state) {
 }
 
 
+/* With a time constant, an observation weighs min(alpha, 1 - e^(-dt/tau))
+ * where dt is the time since the variant's previous observation: a burst of
+ * slow Runs close together moves the factor little, while sparse
+ * observations keep the per-Run weight alpha. */
+static void test_service_time_constant(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.service_alpha = 0.05;
+  pp.service_tau_s = 0.5;
+  pp.scale_half_life_s = 0; /* isolate the averaging from the ageing */
+  at_plan_variant v = var1("v", 0.9, 0.002);
+  at_planner *p = mk(&pp, &v, 1);
+  uint64_t t = 1000 * MS;
+  at_planner_stats st;
+  /* the first observation has no predecessor: weight alpha */
+  assert_int_equal(at_planner_admitted(p, 0, t), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.004, 0, t), AT_OK); /* 2x */
+  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 1.05, 1e-12));
+  /* 1 ms later: weight 1 - e^(-0.002), far below alpha */
+  double k = 1.05;
+  for (int i = 1; i <= 20; i++) {
+    assert_int_equal(at_planner_admitted(p, 0, t), AT_OK);
+    assert_int_equal(at_planner_finished_at(p, 0, 1, 0.008, 0, t + (uint64_t)i * MS), AT_OK); /* 4x */
+    double w = -expm1(-0.001 / 0.5);
+    k = (1 - w) * k + w * 4.0;
+  }
+  assert_int_equal(at_planner_stats_get(p, t + 20 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, k, 1e-9));
+  /* twenty 4x Runs within 20 ms move it by about 0.12, not to 2.9 as
+   * twenty alpha-weighted observations would */
+  assert_true(st.variants[0].service_scale < 1.2);
+  /* an observation 10 s later weighs alpha again */
+  assert_int_equal(at_planner_admitted(p, 0, t), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.002, 0, t + 10000 * MS), AT_OK); /* 1x */
+  assert_int_equal(at_planner_stats_get(p, t + 10000 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale, 0.95 * k + 0.05, 1e-9));
+  at_planner_destroy(p);
+  pp.service_tau_s = -1;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+}
+
+/* Two correction factors: Runs that had every other worker busy (peers >=
+ * workers - 1) feed the full-pool factor, the others the part-pool one; the
+ * estimate uses the larger. The full-pool factor starts at, and ages back
+ * to, the profiled busy factor rather than 1, so a variant refused under
+ * overload is judged by what a full pool costs, not by a lone Run. */
+static void test_pool_factors(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 2;
+  pp.service_alpha = 1.0; /* each factor is its last observation */
+  pp.service_tau_s = 0;
+  pp.scale_half_life_s = 2.0;
+  pp.default_deadline_s = 1.0;
+  at_plan_variant v = var1("v", 0.9, 0.010);
+  v.busy_factor = 1.25;
+  at_planner *p = mk(&pp, &v, 1);
+  uint64_t t0 = 10 * 1000 * MS;
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.25, 1e-12));
+  assert_true(near(st.variants[0].service_scale_part, 1.0, 1e-12));
+  assert_true(near(st.variants[0].service_scale, 1.25, 1e-12));
+  /* an idle planner's estimate already counts the busy factor */
+  at_plan_decision d;
+  assert_int_equal(at_planner_decide(p, t0, 0, &d), AT_OK);
+  assert_true(d.admit);
+  assert_true(d.est_sojourn_s >= 0.0125 - 1e-12);
+  /* a lone Run (peers 0) at 1.1x feeds only the part-pool factor */
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.011, 0, t0), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_part, 1.1, 1e-12));
+  assert_true(near(st.variants[0].service_scale_full, 1.25, 1e-12));
+  assert_true(near(st.variants[0].service_scale, 1.25, 1e-12));
+  /* a full-pool Run at 1.6x feeds the full-pool factor, which now rules */
+  assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.016, 1, t0), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.6, 1e-12));
+  assert_true(near(st.variants[0].service_scale, 1.6, 1e-12));
+  /* one half-life later the full-pool factor is half way back to 1.25,
+   * the part-pool one half way back to 1 */
+  assert_int_equal(at_planner_stats_get(p, t0 + 2000 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.425, 1e-9));
+  assert_true(near(st.variants[0].service_scale_part, 1.05, 1e-9));
+  /* long after, it rests at the busy factor, never below */
+  assert_int_equal(at_planner_stats_get(p, t0 + 600000 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.25, 1e-9));
+  assert_true(near(st.variants[0].service_scale, 1.25, 1e-9));
+  /* peers beyond workers - 1 still count as a full pool */
+  assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.020, 5, t0 + 600000 * MS), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, t0 + 600000 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 2.0, 1e-12));
+  at_planner_destroy(p);
+  /* with one worker every Run has the whole pool: all feed the full factor */
+  pp.workers = 1;
+  v.busy_factor = 0; /* unknown: 1 */
+  p = mk(&pp, &v, 1);
+  assert_int_equal(at_planner_admitted(p, 0, t0), AT_OK);
+  assert_int_equal(at_planner_finished_at(p, 0, 1, 0.013, 0, t0), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, t0, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.3, 1e-12));
+  assert_true(near(st.variants[0].service_scale_part, 1.0, 1e-12));
+  at_planner_destroy(p);
+  /* a busy factor above 8 (or NaN) is a configuration error */
+  v.busy_factor = 9;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+  v.busy_factor = NAN;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+}
 
 static void test_deadline_defaults_and_cap(void **state) {
   (void)state;
@@ -482,9 +633,9 @@ static void *worker(void *arg) {
     if (d.admit) {
       w->admitted++;
       if (i % 3 == 0) { /* keep some in flight for a while */
-        at_planner_finished(w->p, d.variant, 1, 0.001);
+        at_planner_finished(w->p, d.variant, 1, 0.001, 0);
       } else {
-        at_planner_finished(w->p, d.variant, 1, -1);
+        at_planner_finished(w->p, d.variant, 1, -1, 0);
       }
     }
   }
@@ -526,9 +677,12 @@ int main(void) {
       cmocka_unit_test(test_all_reject_and_infeasible),
       cmocka_unit_test(test_erlang_part_uses_per_worker_rate),
       cmocka_unit_test(test_unstable_and_rate_basis),
+      cmocka_unit_test(test_wait_quantile_decides),
       cmocka_unit_test(test_batching_aware_estimate),
       cmocka_unit_test(test_service_correction),
       cmocka_unit_test(test_service_scale_ages),
+      cmocka_unit_test(test_service_time_constant),
+      cmocka_unit_test(test_pool_factors),
       cmocka_unit_test(test_deadline_defaults_and_cap),
       cmocka_unit_test(test_validation_and_names),
       cmocka_unit_test(test_many_threads),
