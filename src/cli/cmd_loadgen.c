@@ -70,7 +70,7 @@ static const char *status_text(int s) {
 static int write_csv(const char *path, const lg_result *res) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item\n");
+  fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item,inference_s\n");
   for (size_t i = 0; i < res->n; i++) {
     const lg_record *x = &res->records[i];
     fprintf(f, "%.6f,%.6f,", x->scheduled_s, x->sent_s);
@@ -90,7 +90,9 @@ static int write_csv(const char *path, const lg_result *res) {
     if (x->correct >= 0) fprintf(f, "%d", x->correct);
     fputc(',', f);
     if (x->retry_after_s >= 0) fprintf(f, "%g", x->retry_after_s);
-    fprintf(f, ",%d\n", x->item);
+    fprintf(f, ",%d,", x->item);
+    if (x->inference_s >= 0) fprintf(f, "%.6f", x->inference_s);
+    fputc('\n', f);
   }
   return fclose(f) == 0 ? 0 : -1;
 }
@@ -223,6 +225,7 @@ int at_cli_loadgen(int argc, char **argv) {
     json_object_set_new(lat, "p95", jnum(s.p95_s));
     json_object_set_new(lat, "p99", jnum(s.p99_s));
     json_object_set_new(o, "latency_s", lat);
+    json_object_set_new(o, "inference_p50_ms", jnum(s.inference_p50_s * 1e3));
     for (int v = 0; v < res.n_variants; v++)
       json_object_set_new(mix, res.variants[v], json_integer((json_int_t)s.variant_count[v]));
     json_object_set_new(o, "variants", mix);
@@ -243,6 +246,7 @@ int at_cli_loadgen(int argc, char **argv) {
            s.goodput_rps, s.attainment, s.admitted_share, s.accuracy);
     printf("latency of answers: p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", s.p50_s * 1e3,
            s.p95_s * 1e3, s.p99_s * 1e3);
+    printf("server Run time (x-inference-time), median: %.3f ms\n", s.inference_p50_s * 1e3);
     printf("variants:");
     for (int v = 0; v < res.n_variants; v++)
       printf(" %s=%zu", res.variants[v], s.variant_count[v]);

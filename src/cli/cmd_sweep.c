@@ -2,9 +2,17 @@
  * planner buys. For each repeat and each policy (accurate-only, adaptive) it
  * starts `anytime serve` on the profiled configuration, drives it with
  * `anytime loadgen` (open-loop Poisson, held-out texts) at each load
- * ρ × capacity, and records one CSV row per (repeat, policy, ρ). Capacity is
- * c·μ as the planner's queueing model defines it: c workers at the most
- * accurate variant's profiled batch-1 service rate (or --capacity).
+ * ρ × capacity, and records one CSV row per (repeat, policy, ρ) — with the
+ * median Run time the server reported (x-inference-time), which shows how
+ * fast the host was during that point. Capacity is c·μ as the planner's
+ * queueing model defines it: c workers at the most accurate variant's
+ * batch-1 service rate. This shared VM's speed drifts by 20 % and more
+ * within minutes (the profile's own passes for large-int8 ranged 1.57-2.04
+ * ms in one run), so by default s(1) is measured again at the start of
+ * every repeat, through the accurate-only server, the way the profile
+ * defines it: one request at a time, back to back (one connection, 1.5 s),
+ * the median x-inference-time. --capacity RPS fixes it; --capacity profile
+ * takes s(1) from the configuration.
  * Then it writes results/load_sweep.csv, a markdown summary (medians across
  * repeats with their range) and docs/img/load_sweep.png with gnuplot. */
 #include <errno.h>
@@ -67,13 +75,13 @@ static int stop_server(pid_t pid) {
 
 /* Run loadgen and parse its JSON summary. */
 static json_t *loadgen(int port, double rate, double duration, double deadline_ms, int seed,
-                       const char *data) {
-  char cmd[PATH_MAX * 2 + 512];
+                       const char *data, const char *extra) {
+  char cmd[PATH_MAX * 2 + 768];
   snprintf(cmd, sizeof cmd,
            "'%s' loadgen --url http://127.0.0.1:%d/predict --rate %.3f --duration %.3f "
-           "--deadline-ms %.3f --seed %d --drain-s 5 --json%s%s%s",
+           "--deadline-ms %.3f --seed %d --drain-s 5 --json%s%s%s %s",
            g_self, port, rate, duration, deadline_ms, seed, data ? " --data '" : "",
-           data ? data : "", data ? "'" : "");
+           data ? data : "", data ? "'" : "", extra ? extra : "");
   FILE *p = popen(cmd, "r");
   if (!p) return NULL;
   char buf[65536];
@@ -117,9 +125,14 @@ static void usage(FILE *f) {
           "repeat and policy (accurate-only, adaptive) and drives it with open-loop Poisson\n"
           "load (`anytime loadgen`, held-out texts) at each rho x capacity for --duration\n"
           "seconds (default 8). Capacity is c/s(1): workers over the most accurate\n"
-          "variant's profiled batch-1 service time, unless --capacity is given. --repeats (default 3) repeats the\n"
-          "whole sweep. Writes results/load_sweep.csv, results/load_sweep.md (medians\n"
-          "and ranges) and docs/img/load_sweep.png (gnuplot).\n");
+          "variant's batch-1 service time, measured at the start of every repeat\n"
+          "through the accurate-only server (one request at a time, back to back, for\n"
+          "1.5 s: the median x-inference-time), because this host's speed drifts by\n"
+          "20%% within minutes. --capacity RPS fixes it; --capacity profile uses the\n"
+          "profiled s(1) in the configuration. --repeats (default 3) repeats the whole\n"
+          "sweep. Writes results/load_sweep.csv (one row per repeat, policy and rho,\n"
+          "with the server's median Run time), results/load_sweep.md (medians and\n"
+          "ranges) and docs/img/load_sweep.png (gnuplot).\n");
 }
 
 int at_cli_sweep(int argc, char **argv) {
@@ -127,7 +140,7 @@ int at_cli_sweep(int argc, char **argv) {
   const char *cfg_path = "configs/serving.yaml", *out_csv = "results/load_sweep.csv";
   const char *out_md = "results/load_sweep.md", *plot = "docs/img/load_sweep.png", *data = NULL;
   double rhos[MAX_RHO] = {0.4, 0.6, 0.8, 0.95, 1.3}, duration = 8, deadline = -1, capacity = -1;
-  int n_rho = 5, repeats = 3, seed = 1;
+  int n_rho = 5, repeats = 3, seed = 1, capacity_from_profile = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "anytime sweep: %s needs a value\n", a), AT_EXIT_USAGE;
@@ -141,7 +154,12 @@ int at_cli_sweep(int argc, char **argv) {
     else if (!strcmp(a, "--seed")) seed = atoi(v);
     else if (!strcmp(a, "--duration")) duration = atof(v);
     else if (!strcmp(a, "--deadline-ms")) deadline = atof(v);
-    else if (!strcmp(a, "--capacity")) capacity = atof(v);
+    else if (!strcmp(a, "--capacity")) {
+      if (!strcmp(v, "profile")) capacity_from_profile = 1;
+      else if (!((capacity = atof(v)) > 0))
+        return fprintf(stderr, "anytime sweep: --capacity needs requests per second > 0 or 'profile'\n"),
+               AT_EXIT_USAGE;
+    }
     else if (!strcmp(a, "--rhos")) {
       n_rho = 0;
       for (const char *p = v; p && *p && n_rho < MAX_RHO; p = strchr(p, ','), p = p ? p + 1 : NULL)
@@ -180,27 +198,28 @@ int at_cli_sweep(int argc, char **argv) {
   snprintf(dls, sizeof dls, "%g", deadline);
   signal(SIGPIPE, SIG_IGN);
 
-  if (capacity <= 0) {
-    /* The queueing definition the planner itself uses (REFERENCE.md): c
-     * workers at the most accurate variant's measured batch-1 rate, from the
-     * profile in the configuration. */
-    double s1 = 0;
-    for (int v = 0; v < mc->n_variants; v++)
-      if (mc->variants[v].accuracy >= best && mc->variants[v].n_points > 0 &&
-          mc->variants[v].batch[0] == 1)
-        s1 = mc->variants[v].service_s[0];
-    if (!(s1 > 0))
+  /* The queueing definition the planner itself uses (REFERENCE.md): c
+   * workers at the most accurate variant's batch-1 rate. */
+  double s1_profile = 0;
+  for (int v = 0; v < mc->n_variants; v++)
+    if (mc->variants[v].accuracy >= best && mc->variants[v].n_points > 0 &&
+        mc->variants[v].batch[0] == 1)
+      s1_profile = mc->variants[v].service_s[0];
+  if (capacity_from_profile) {
+    if (!(s1_profile > 0))
       return fprintf(stderr, "anytime sweep: %s has no batch-1 service time for the most accurate "
-                             "variant; run `anytime profile` or pass --capacity\n", cfg_path), AT_EXIT_FAIL;
-    capacity = cfg.workers / s1;
-    fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms = %.0f req/s (most accurate variant)\n",
-            cfg.workers, s1 * 1e3, capacity);
+                             "variant; run `anytime profile` or pass --capacity RPS\n", cfg_path), AT_EXIT_FAIL;
+    capacity = cfg.workers / s1_profile;
+    fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (profiled) = %.0f req/s\n", cfg.workers,
+            s1_profile * 1e3, capacity);
   }
+  int measure_capacity = capacity <= 0;
+  double cap_r[MAX_REP];
   mkdir("results", 0755);
   FILE *csv = fopen(out_csv, "w");
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
   fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
-               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix\n");
+               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,capacity_rps\n");
   static const char *policies[2] = {"accurate-only", "adaptive"};
   double good[2][MAX_RHO][MAX_REP], att[2][MAX_RHO][MAX_REP], p95[2][MAX_RHO][MAX_REP];
   double accy[2][MAX_RHO][MAX_REP], costr[2][MAX_RHO][MAX_REP], topshare[2][MAX_RHO][MAX_REP];
@@ -210,11 +229,35 @@ int at_cli_sweep(int argc, char **argv) {
       int port;
       pid_t pid = start_server(cfg_path, policies[pi], portfile, logf, dls, &port);
       if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
+      if (pi == 0) {
+        cap_r[r] = capacity;
+        if (measure_capacity) {
+          /* one connection and no lateness limit: each request goes out when
+           * the previous answer is back, so the worker runs them one at a time
+           * and back to back, as the profile timed s(1); the accurate-only
+           * server answers them all with the most accurate variant */
+          json_t *j = loadgen(port, 1000.0, 1.5, 10000, seed + r * 100 + 99, data,
+                              "--connections 1 --late-ms 1000000");
+          double s1 = j ? num(j, "inference_p50_ms") / 1e3 : NAN;
+          json_decref(j);
+          if (!(s1 > 0)) {
+            stop_server(pid);
+            return fprintf(stderr, "anytime sweep: could not measure s(1) through the server "
+                                   "(log: %s); pass --capacity RPS or --capacity profile\n", logf),
+                   AT_EXIT_FAIL;
+          }
+          cap_r[r] = cfg.workers / s1;
+          fprintf(stderr, "sweep: repeat %d/%d capacity c/s(1) = %d / %.4f ms (measured now; profiled "
+                  "%.4f ms) = %.0f req/s\n", r + 1, repeats, cfg.workers, s1 * 1e3,
+                  s1_profile * 1e3, cap_r[r]);
+        }
+      }
+      double capacity_now = cap_r[r];
       for (int k = 0; k < n_rho; k++) {
-        double rate = rhos[k] * capacity;
+        double rate = rhos[k] * capacity_now;
         fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
                 policies[pi], rhos[k], rate);
-        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data);
+        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data, NULL);
         if (!j) {
           failures++;
           fprintf(stderr, " failed\n");
@@ -244,11 +287,11 @@ int at_cli_sweep(int argc, char **argv) {
         accy[pi][k][r] = num(j, "accuracy");
         costr[pi][k][r] = cost_rel;
         topshare[pi][k][r] = answered > 0 ? top / answered : NAN;
-        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s\n",
+        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f\n",
                 r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
                 num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
                 accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
-                cost_rel, mixs);
+                cost_rel, mixs, num(j, "inference_p50_ms"), capacity_now);
         fflush(csv);
         fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s\n", good[pi][k][r],
                 att[pi][k][r], p95[pi][k][r], mixs);
@@ -265,10 +308,19 @@ int at_cli_sweep(int argc, char **argv) {
   char datf[PATH_MAX];
   snprintf(datf, sizeof datf, "%s/summary.dat", tmpdir);
   dat = fopen(datf, "w");
+  double cap_lo, cap_hi;
+  minmax(cap_r, repeats, &cap_lo, &cap_hi);
+  capacity = med(cap_r, repeats);
   if (md) {
-    fprintf(md, "Capacity c/s(1) of the most accurate variant: %.0f req/s; deadline %g ms; "
-                "planner rate basis %s; %d repeats of %g s per point.\n\n", capacity, deadline,
-            g_basis, repeats, duration);
+    if (measure_capacity)
+      fprintf(md, "Capacity c/s(1) of the most accurate variant, measured through the server at the "
+                  "start of each repeat: %.0f req/s (%.0f–%.0f); deadline %g ms; planner rate basis "
+                  "%s; %d repeats of %g s per point.\n\n", capacity, cap_lo, cap_hi, deadline,
+              g_basis, repeats, duration);
+    else
+      fprintf(md, "Capacity c/s(1) of the most accurate variant: %.0f req/s; deadline %g ms; "
+                  "planner rate basis %s; %d repeats of %g s per point.\n\n", capacity, deadline,
+              g_basis, repeats, duration);
     fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
                 "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
   }

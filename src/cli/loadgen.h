@@ -82,6 +82,7 @@ typedef struct lg_response {
   bool keep_alive;       /* false after "Connection: close" or HTTP/1.0 */
   char variant[64];      /* x-variant header, "" if none */
   double retry_after_s;  /* Retry-After in seconds, -1 if none */
+  double inference_s;    /* x-inference-time (the server's Run time), -1 if none */
   size_t body_len;       /* decoded body (chunks joined) in the caller's buffer */
 } lg_response;
 
@@ -113,6 +114,7 @@ typedef struct lg_record {
   int correct;        /* 1/0 for 200 with a known label, -1 otherwise */
   int item;           /* index of the data item sent */
   double retry_after_s;
+  double inference_s; /* the server's x-inference-time, -1 if none */
 } lg_record;
 
 typedef struct lg_config {
@@ -156,6 +158,7 @@ typedef struct lg_summary {
   double admitted_share;   /* (sent - rejected) / sent */
   double accuracy;         /* correct / labelled answered; NaN if none */
   double p50_s, p95_s, p99_s; /* latency of answered (200) requests; NaN if none */
+  double inference_p50_s;  /* median x-inference-time of answered requests; NaN if none */
   size_t variant_count[LG_MAX_VARIANTS];
 } lg_summary;
 

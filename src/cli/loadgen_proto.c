@@ -305,6 +305,7 @@ long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char
                    size_t cap) {
   memset(out, 0, sizeof *out);
   out->retry_after_s = -1;
+  out->inference_s = -1;
   const char *hend = find_crlfcrlf(buf, len);
   if (!hend) return len > LG_MAX_HEADER ? -1 : 0;
   if ((size_t)(hend - buf) > LG_MAX_HEADER) return -1;
@@ -345,6 +346,10 @@ long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char
       char *x;
       double ra = strtod(val, &x);
       if (x != val && ra >= 0 && isfinite(ra)) out->retry_after_s = ra;
+    } else if (header_is(l, ll, "x-inference-time", val, sizeof val)) {
+      char *x;
+      double ms = strtod(val, &x); /* milliseconds */
+      if (x != val && ms >= 0 && isfinite(ms)) out->inference_s = ms / 1e3;
     }
     l = e + 2;
   }
@@ -445,7 +450,8 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   out->scheduled = n;
   out->duration_s = duration_s;
   double *lat = malloc((n ? n : 1) * sizeof *lat);
-  size_t nl = 0;
+  double *inf = malloc((n ? n : 1) * sizeof *inf);
+  size_t nl = 0, ni = 0;
   for (size_t i = 0; i < n; i++) {
     const lg_record *x = &r[i];
     if (x->sent_s < 0) continue; /* never sent */
@@ -454,6 +460,7 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
     if (x->status == 200) {
       out->answered++;
       if (lat) lat[nl++] = x->latency_s;
+      if (inf && x->inference_s >= 0) inf[ni++] = x->inference_s;
       if (deadline_s <= 0 || x->latency_s <= deadline_s) out->within_deadline++;
       if (x->correct >= 0) {
         out->labelled++;
@@ -478,5 +485,8 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   out->p50_s = nearest_rank(lat, nl, 0.50);
   out->p95_s = nearest_rank(lat, nl, 0.95);
   out->p99_s = nearest_rank(lat, nl, 0.99);
+  if (inf) qsort(inf, ni, sizeof *inf, cmp_double);
+  out->inference_p50_s = nearest_rank(inf, ni, 0.50);
   free(lat);
+  free(inf);
 }

@@ -247,6 +247,7 @@ static void on_response(run *r, conn *c, const lg_response *resp) {
   lg_record *x = &r->res->records[req];
   x->variant = variant_index(r->res, resp->variant);
   x->retry_after_s = resp->retry_after_s;
+  x->inference_s = resp->inference_s;
   int label = r->data->items[x->item].label;
   if (resp->status == 200 && label >= 0) {
     char top[64];
@@ -383,7 +384,7 @@ int lg_run(const lg_config *cfg, const double *schedule, size_t n, double durati
     res->records[i] = (lg_record){.scheduled_s = schedule[i], .sent_s = -1, .latency_s = -1,
                                   .status = LG_ERR_UNSENT, .variant = -1, .correct = -1,
                                   .item = (int)(at_rng_next(&pick) % data->n),
-                                  .retry_after_s = -1};
+                                  .retry_after_s = -1, .inference_s = -1};
   r.ep = epoll_create1(EPOLL_CLOEXEC);
   r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (r.ep < 0 || r.tfd < 0) {

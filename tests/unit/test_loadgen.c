@@ -176,6 +176,16 @@ static void test_http_parser(void **state) {
   assert_int_equal(r.body_len, 12);
   assert_memory_equal(g_body, "hello, world", 12);
   assert_string_equal(r.variant, "big");
+  assert_true(r.inference_s < 0); /* no x-inference-time */
+
+  const char inf[] = "HTTP/1.1 200 OK\r\nx-inference-time: 1.923\r\nContent-Length: 2\r\n\r\n[]";
+  assert_int_equal(lg_http_parse(inf, sizeof inf - 1, false, &r, g_body, sizeof g_body),
+                   (long)(sizeof inf - 1));
+  assert_true(fabs(r.inference_s - 0.001923) < 1e-12); /* milliseconds in, seconds out */
+  const char badinf[] = "HTTP/1.1 200 OK\r\nx-inference-time: soon\r\nContent-Length: 0\r\n\r\n";
+  assert_int_equal(lg_http_parse(badinf, sizeof badinf - 1, false, &r, g_body, sizeof g_body),
+                   (long)(sizeof badinf - 1));
+  assert_true(r.inference_s < 0); /* unparsable: ignored, not an error */
 
   const char rej[] =
       "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nConnection: close\r\n"
@@ -233,7 +243,7 @@ static void test_summary_arithmetic(void **state) {
   (void)state;
 #define R(sch, sent, lat, st, var, cor) \
   {.scheduled_s = sch, .sent_s = sent, .latency_s = lat, .status = st, .variant = var, \
-   .correct = cor, .item = 0, .retry_after_s = -1}
+   .correct = cor, .item = 0, .retry_after_s = -1, .inference_s = -1}
   lg_record r[] = {
       R(0.00, 0.000, 0.010, 200, 0, 1),
       R(0.10, 0.100, 0.030, 200, 1, 0),
@@ -247,8 +257,11 @@ static void test_summary_arithmetic(void **state) {
       R(0.90, 0.900, 0.040, 200, 1, 1),  /* exactly at the deadline: in time */
   };
 #undef R
+  r[0].inference_s = 0.002, r[1].inference_s = 0.004, r[2].inference_s = 0.003;
+  r[3].inference_s = 0.009; /* a 429 with the header: not a Run time */
   lg_summary s;
   lg_summarise(r, 10, 2, 2.0, 0.040, 0.001, &s);
+  assert_true(s.inference_p50_s == 0.003); /* nearest rank of the three answered */
   assert_int_equal(s.scheduled, 10);
   assert_int_equal(s.sent, 9);
   assert_int_equal(s.answered, 5);
@@ -273,7 +286,7 @@ static void test_summary_arithmetic(void **state) {
   assert_int_equal(s.within_deadline, 5);
   /* nothing answered */
   lg_summarise(r + 3, 2, 0, 1.0, 0.04, 0.001, &s);
-  assert_true(isnan(s.p50_s) && isnan(s.accuracy));
+  assert_true(isnan(s.p50_s) && isnan(s.accuracy) && isnan(s.inference_p50_s));
   assert_true(s.admitted_share == 0 && s.attainment == 0);
 }
 

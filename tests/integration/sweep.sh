@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# tests/integration/sweep.sh — `anytime sweep` end to end on the tiny
+# configuration: it measures the capacity through the server at the start of
+# every repeat, runs both policies at every rho, and writes one CSV row per
+# (repeat, policy, rho) with the measured capacity and the server's Run time,
+# plus the markdown summary; bad arguments are refused with a usage error.
+# (Timings are not asserted: the tiny model and this shared host make them
+# meaningless; the real sweep is `anytime sweep` on configs/serving.yaml.)
+set -euo pipefail
+: "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_TEST_DATA:?run through ctest}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cfg="$ANYTIME_TEST_DATA/serve/tiny.yaml"
+# the load generator scores binary labels: keep the 0/1 rows of the tiny split
+awk -F, 'NR == 1 || $1 == "0" || $1 == "1"' "$ANYTIME_TEST_DATA/text/tiny_labelled.csv" > "$tmp/data.csv"
+data="$tmp/data.csv"
+"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.05,0.2 --repeats 2 --duration 1 \
+    --deadline-ms 1000 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
+  || { cat "$tmp/log"; fail "sweep failed"; }
+grep -q "capacity c/s(1) = 2 / .* (measured now" "$tmp/log" || { cat "$tmp/log"; fail "capacity not measured through the server"; }
+head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps$" || fail "CSV header: $(head -1 "$tmp/s.csv")"
+rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
+[ "$rows" -eq 8 ] || fail "expected 8 rows (2 repeats x 2 policies x 2 rhos), got $rows"
+# every row: a positive capacity, the offered rate = rho x that capacity, answers with a Run time
+awk -F, 'NR > 1 { cap = $NF; rate = $4; rho = $3;
+  if (!(cap > 0)) { print "no capacity: " $0; bad = 1 }
+  if (rate < 0.99 * rho * cap || rate > 1.01 * rho * cap) { print "rate != rho x capacity: " $0; bad = 1 }
+  if (!($6 > 0)) { print "nothing answered: " $0; bad = 1 }
+  if (!($(NF - 1) > 0)) { print "no server Run time: " $0; bad = 1 } }
+  END { exit bad }' "$tmp/s.csv" || fail "bad CSV rows"
+grep -q "measured through the server at the start of each repeat" "$tmp/s.md" || fail "summary does not say how capacity was found"
+grep -q "| 0.05 | accurate-only |" "$tmp/s.md" && grep -q "| 0.20 | adaptive |" "$tmp/s.md" || fail "summary rows missing"
+# a fixed capacity is used as given
+"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 \
+    --deadline-ms 1000 --out-csv "$tmp/f.csv" --out-md "$tmp/f.md" --plot "$tmp/f.png" 2>"$tmp/log2" \
+  || { cat "$tmp/log2"; fail "sweep --capacity failed"; }
+awk -F, 'NR > 1 && $NF != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
+# bad arguments: usage errors naming the problem
+set +e
+"$ANYTIME_BIN" sweep --capacity -3 2>"$tmp/e1"; rc1=$?
+"$ANYTIME_BIN" sweep --repeats 0 2>"$tmp/e2"; rc2=$?
+"$ANYTIME_BIN" sweep --config "$tmp/missing.yaml" 2>"$tmp/e3"; rc3=$?
+set -e
+[ $rc1 -eq 2 ] && grep -q "capacity" "$tmp/e1" || fail "--capacity -3: rc $rc1 $(cat "$tmp/e1")"
+[ $rc2 -eq 2 ] && grep -q "repeats" "$tmp/e2" || fail "--repeats 0: rc $rc2 $(cat "$tmp/e2")"
+[ $rc3 -ne 0 ] && grep -q "missing.yaml" "$tmp/e3" || fail "missing config: rc $rc3 $(cat "$tmp/e3")"
+echo "PASS: sweep measures capacity, writes every row, refuses bad arguments"
