@@ -4,15 +4,17 @@
  * `anytime loadgen` (open-loop Poisson, held-out texts) at each load
  * ρ × capacity, and records one CSV row per (repeat, policy, ρ) — with the
  * median Run time the server reported (x-inference-time), which shows how
- * fast the host was during that point. Capacity is c·μ as the planner's
+ * fast the host was during that point, and the CPU time the hypervisor
+ * gave to other tenants meanwhile (steal). Capacity is c·μ as the planner's
  * queueing model defines it: c workers at the most accurate variant's
  * batch-1 service rate. This shared VM's speed drifts by 20 % and more
  * within minutes (the profile's own passes for large-int8 ranged 1.57-2.04
- * ms in one run), so by default s(1) is measured again at the start of
- * every repeat, through the accurate-only server, the way the profile
- * defines it: one request at a time, back to back (one connection, 1.5 s),
- * the median x-inference-time. --capacity RPS fixes it; --capacity profile
- * takes s(1) from the configuration.
+ * ms in one run), so by default s(1) is measured again when the sweep
+ * starts, through the accurate-only server, the way the profile defines it:
+ * one request at a time, back to back (one connection, 1.5 s), the median
+ * x-inference-time. Every repeat then offers the same rates, so repeats are
+ * comparable. --capacity RPS fixes it; --capacity profile takes s(1) from
+ * the configuration.
  * Then it writes results/load_sweep.csv, a markdown summary (medians across
  * repeats with their range) and docs/img/load_sweep.png with gnuplot. */
 #include <errno.h>
@@ -95,6 +97,24 @@ static json_t *loadgen(int port, double rate, double duration, double deadline_m
   return json_loads(buf, 0, NULL);
 }
 
+/* The host's CPU time so far (all of /proc/stat's "cpu" line) and the part
+ * of it the hypervisor gave to someone else (steal), in clock ticks. A VM's
+ * steal time is the one reading inside the guest of how much a noisy
+ * neighbour took; the sweep records it per point. Returns -1 if unreadable. */
+static int cpu_ticks(unsigned long long *total, unsigned long long *steal) {
+  FILE *f = fopen("/proc/stat", "r");
+  if (!f) return -1;
+  unsigned long long v[10] = {0};
+  int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                 &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+  fclose(f);
+  if (n < 8) return -1;
+  *total = 0;
+  for (int i = 0; i < 8; i++) *total += v[i]; /* guest time is already in user */
+  *steal = v[7];
+  return 0;
+}
+
 static double num(json_t *o, const char *k) {
   json_t *v = json_object_get(o, k);
   return json_is_number(v) ? json_number_value(v) : NAN;
@@ -125,11 +145,12 @@ static void usage(FILE *f) {
           "repeat and policy (accurate-only, adaptive) and drives it with open-loop Poisson\n"
           "load (`anytime loadgen`, held-out texts) at each rho x capacity for --duration\n"
           "seconds (default 8). Capacity is c/s(1): workers over the most accurate\n"
-          "variant's batch-1 service time, measured at the start of every repeat\n"
-          "through the accurate-only server (one request at a time, back to back, for\n"
-          "1.5 s: the median x-inference-time), because this host's speed drifts by\n"
-          "20%% within minutes. --capacity RPS fixes it; --capacity profile uses the\n"
-          "profiled s(1) in the configuration. --repeats (default 3) repeats the whole\n"
+          "variant's batch-1 service time, measured when the sweep starts through the\n"
+          "accurate-only server (one request at a time, back to back, for 1.5 s: the\n"
+          "median x-inference-time), because this host's speed drifts by 20%% within\n"
+          "minutes; every repeat then offers the same rates. --capacity RPS fixes it;\n"
+          "--capacity profile uses the profiled s(1) in the configuration.\n"
+          "--repeats (default 3) repeats the whole\n"
           "sweep. Writes results/load_sweep.csv (one row per repeat, policy and rho,\n"
           "with the server's median Run time), results/load_sweep.md (medians and\n"
           "ranges) and docs/img/load_sweep.png (gnuplot).\n");
@@ -219,7 +240,8 @@ int at_cli_sweep(int argc, char **argv) {
   FILE *csv = fopen(out_csv, "w");
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
   fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
-               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,capacity_rps\n");
+               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,capacity_rps,"
+               "steal_pct\n");
   static const char *policies[2] = {"accurate-only", "adaptive"};
   double good[2][MAX_RHO][MAX_REP], att[2][MAX_RHO][MAX_REP], p95[2][MAX_RHO][MAX_REP];
   double accy[2][MAX_RHO][MAX_REP], costr[2][MAX_RHO][MAX_REP], topshare[2][MAX_RHO][MAX_REP];
@@ -230,8 +252,8 @@ int at_cli_sweep(int argc, char **argv) {
       pid_t pid = start_server(cfg_path, policies[pi], portfile, logf, dls, &port);
       if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
       if (pi == 0) {
-        cap_r[r] = capacity;
-        if (measure_capacity) {
+        cap_r[r] = r > 0 ? cap_r[0] : capacity;
+        if (measure_capacity && r == 0) {
           /* one connection and no lateness limit: each request goes out when
            * the previous answer is back, so the worker runs them one at a time
            * and back to back, as the profile timed s(1); the accurate-only
@@ -247,9 +269,8 @@ int at_cli_sweep(int argc, char **argv) {
                    AT_EXIT_FAIL;
           }
           cap_r[r] = cfg.workers / s1;
-          fprintf(stderr, "sweep: repeat %d/%d capacity c/s(1) = %d / %.4f ms (measured now; profiled "
-                  "%.4f ms) = %.0f req/s\n", r + 1, repeats, cfg.workers, s1 * 1e3,
-                  s1_profile * 1e3, cap_r[r]);
+          fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (measured now; profiled %.4f ms) = "
+                  "%.0f req/s\n", cfg.workers, s1 * 1e3, s1_profile * 1e3, cap_r[r]);
         }
       }
       double capacity_now = cap_r[r];
@@ -257,7 +278,11 @@ int at_cli_sweep(int argc, char **argv) {
         double rate = rhos[k] * capacity_now;
         fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
                 policies[pi], rhos[k], rate);
+        unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
+        int have_ticks = cpu_ticks(&t0, &st0) == 0;
         json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data, NULL);
+        have_ticks = have_ticks && cpu_ticks(&t1, &st1) == 0 && t1 > t0;
+        double steal_pct = have_ticks ? 100.0 * (double)(st1 - st0) / (double)(t1 - t0) : NAN;
         if (!j) {
           failures++;
           fprintf(stderr, " failed\n");
@@ -287,14 +312,18 @@ int at_cli_sweep(int argc, char **argv) {
         accy[pi][k][r] = num(j, "accuracy");
         costr[pi][k][r] = cost_rel;
         topshare[pi][k][r] = answered > 0 ? top / answered : NAN;
-        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f\n",
+        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f,%.2f\n",
                 r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
                 num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
                 accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
-                cost_rel, mixs, num(j, "inference_p50_ms"), capacity_now);
+                cost_rel, mixs, num(j, "inference_p50_ms"), capacity_now, steal_pct);
         fflush(csv);
-        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s\n", good[pi][k][r],
-                att[pi][k][r], p95[pi][k][r], mixs);
+        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s, steal %.1f%%\n",
+                good[pi][k][r], att[pi][k][r], p95[pi][k][r], mixs, steal_pct);
+        if (steal_pct > 2)
+          fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
+                  "point: another tenant was busy, and the point measures that as much as anytime\n",
+                  steal_pct);
         json_decref(j);
       }
       int rc = stop_server(pid);
@@ -308,15 +337,12 @@ int at_cli_sweep(int argc, char **argv) {
   char datf[PATH_MAX];
   snprintf(datf, sizeof datf, "%s/summary.dat", tmpdir);
   dat = fopen(datf, "w");
-  double cap_lo, cap_hi;
-  minmax(cap_r, repeats, &cap_lo, &cap_hi);
-  capacity = med(cap_r, repeats);
+  capacity = cap_r[0];
   if (md) {
     if (measure_capacity)
-      fprintf(md, "Capacity c/s(1) of the most accurate variant, measured through the server at the "
-                  "start of each repeat: %.0f req/s (%.0f–%.0f); deadline %g ms; planner rate basis "
-                  "%s; %d repeats of %g s per point.\n\n", capacity, cap_lo, cap_hi, deadline,
-              g_basis, repeats, duration);
+      fprintf(md, "Capacity c/s(1) of the most accurate variant, measured through the server when "
+                  "the sweep started: %.0f req/s; deadline %g ms; planner rate basis %s; %d repeats "
+                  "of %g s per point.\n\n", capacity, deadline, g_basis, repeats, duration);
     else
       fprintf(md, "Capacity c/s(1) of the most accurate variant: %.0f req/s; deadline %g ms; "
                   "planner rate basis %s; %d repeats of %g s per point.\n\n", capacity, deadline,
