@@ -138,7 +138,7 @@ static void minmax(const double *v, int n, double *lo, double *hi) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: anytime sweep [--config FILE] [--rhos 0.4,0.6,0.8,0.95,1.3] [--repeats N]\n"
-          "                     [--duration S] [--deadline-ms MS] [--capacity RPS]\n"
+          "                     [--duration S] [--deadline-ms MS] [--capacity RPS|profile]\n"
           "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
           "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n\n"
           "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
@@ -149,11 +149,12 @@ static void usage(FILE *f) {
           "accurate-only server (one request at a time, back to back, for 1.5 s: the\n"
           "median x-inference-time), because this host's speed drifts by 20%% within\n"
           "minutes; every repeat then offers the same rates. --capacity RPS fixes it;\n"
-          "--capacity profile uses the profiled s(1) in the configuration.\n"
-          "--repeats (default 3) repeats the whole\n"
-          "sweep. Writes results/load_sweep.csv (one row per repeat, policy and rho,\n"
-          "with the server's median Run time), results/load_sweep.md (medians and\n"
-          "ranges) and docs/img/load_sweep.png (gnuplot).\n");
+          "--capacity profile uses the profiled s(1) in the configuration.\n\n"
+          "--repeats (default 3) repeats the whole sweep. Writes results/load_sweep.csv\n"
+          "(one row per repeat, policy and rho, with the server's median Run time and\n"
+          "the share of CPU the hypervisor gave to other tenants meanwhile, steal_pct;\n"
+          "above 2%% the sweep warns), results/load_sweep.md (medians and ranges) and\n"
+          "docs/img/load_sweep.png (gnuplot).\n");
 }
 
 int at_cli_sweep(int argc, char **argv) {
