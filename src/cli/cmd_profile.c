@@ -89,6 +89,22 @@ static void on_item(void *user, at_status st, const at_item_result *r, const cha
   pthread_mutex_unlock(&it->l->m);
 }
 
+/* The next of the profile's reproducible item choices: an index below n. */
+static size_t pick(uint64_t *rng, size_t n) {
+  *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (size_t)((*rng >> 33) % n);
+}
+
+/* idx[0..k): k distinct item indices below n (k <= n), so each pitem is
+ * used once per submission. */
+static void pick_distinct(uint64_t *rng, size_t n, size_t *idx, size_t k) {
+  for (size_t q = 0; q < k; q++) {
+    idx[q] = pick(rng, n);
+    for (size_t r = 0; r < q; r++)
+      if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % n, r = (size_t)-1;
+  }
+}
+
 /* Submit items[idx[0..n)] to the batcher for engine variant ev and wait. */
 static int run_items(at_batcher *b, int ev, pitem *items, const size_t *idx, size_t n) {
   latch l = {.left = (int)n};
@@ -441,8 +457,7 @@ int at_cli_profile(int argc, char **argv) {
       static size_t sample[16][512];
       for (int p = 0; p < repeats; p++)
         for (int k = 0; k < it_n; k++) {
-          rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-          sample[p][k] = (size_t)((rng >> 33) % ds.n);
+          sample[p][k] = pick(&rng, ds.n);
         }
       step++;
 
@@ -487,12 +502,7 @@ int at_cli_profile(int argc, char **argv) {
               t[k] = items[idx[0]].service_s;
               continue;
             }
-            for (int q = 0; q < bsz; q++) {
-              rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-              idx[q] = (size_t)((rng >> 33) % ds.n);
-              for (int r = 0; r < q; r++) /* distinct items: each pitem is used once per batch */
-                if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % ds.n, r = -1;
-            }
+            pick_distinct(&rng, ds.n, idx, (size_t)bsz);
             if (run_items(bb, v, items, idx, (size_t)bsz) != 0 || items[idx[0]].batch != bsz)
               return fprintf(stderr, "anytime profile: batch of %d did not run as one\n", bsz), AT_EXIT_FAIL;
             t[k] = items[idx[0]].service_s;
@@ -514,12 +524,7 @@ int at_cli_profile(int argc, char **argv) {
               size_t idx[1024];
               size_t n_all = (size_t)bsz * n_batches;
               if (n_all > ds.n || n_all > 1024) break;
-              for (size_t q = 0; q < n_all; q++) {
-                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-                idx[q] = (size_t)((rng >> 33) % ds.n);
-                for (size_t r = 0; r < q; r++)
-                  if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % ds.n, r = (size_t)-1;
-              }
+              pick_distinct(&rng, ds.n, idx, n_all);
               if (run_items(bb, v, items, idx, n_all) != 0) return AT_EXIT_FAIL;
               for (size_t w = 0; w < n_batches && nb < 512; w++) {
                 const pitem *first = &items[idx[w * (size_t)bsz]];

@@ -236,7 +236,6 @@ int at_cli_sweep(int argc, char **argv) {
             s1_profile * 1e3, capacity);
   }
   int measure_capacity = capacity <= 0;
-  double cap_r[MAX_REP];
   mkdir("results", 0755);
   FILE *csv = fopen(out_csv, "w");
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
@@ -252,31 +251,27 @@ int at_cli_sweep(int argc, char **argv) {
       int port;
       pid_t pid = start_server(cfg_path, policies[pi], portfile, logf, dls, &port);
       if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
-      if (pi == 0) {
-        cap_r[r] = r > 0 ? cap_r[0] : capacity;
-        if (measure_capacity && r == 0) {
-          /* one connection and no lateness limit: each request goes out when
-           * the previous answer is back, so the worker runs them one at a time
-           * and back to back, as the profile timed s(1); the accurate-only
-           * server answers them all with the most accurate variant */
-          json_t *j = loadgen(port, 1000.0, 1.5, 10000, seed + r * 100 + 99, data,
-                              "--connections 1 --late-ms 1000000");
-          double s1 = j ? num(j, "inference_p50_ms") / 1e3 : NAN;
-          json_decref(j);
-          if (!(s1 > 0)) {
-            stop_server(pid);
-            return fprintf(stderr, "anytime sweep: could not measure s(1) through the server "
-                                   "(log: %s); pass --capacity RPS or --capacity profile\n", logf),
-                   AT_EXIT_FAIL;
-          }
-          cap_r[r] = cfg.workers / s1;
-          fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (measured now; profiled %.4f ms) = "
-                  "%.0f req/s\n", cfg.workers, s1 * 1e3, s1_profile * 1e3, cap_r[r]);
+      if (measure_capacity && r == 0 && pi == 0) {
+        /* one connection and no lateness limit: each request goes out when
+         * the previous answer is back, so the worker runs them one at a time
+         * and back to back, as the profile timed s(1); the accurate-only
+         * server answers them all with the most accurate variant */
+        json_t *j = loadgen(port, 1000.0, 1.5, 10000, seed + r * 100 + 99, data,
+                            "--connections 1 --late-ms 1000000");
+        double s1 = j ? num(j, "inference_p50_ms") / 1e3 : NAN;
+        json_decref(j);
+        if (!(s1 > 0)) {
+          stop_server(pid);
+          return fprintf(stderr, "anytime sweep: could not measure s(1) through the server "
+                                 "(log: %s); pass --capacity RPS or --capacity profile\n", logf),
+                 AT_EXIT_FAIL;
         }
+        capacity = cfg.workers / s1;
+        fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (measured now; profiled %.4f ms) = "
+                "%.0f req/s\n", cfg.workers, s1 * 1e3, s1_profile * 1e3, capacity);
       }
-      double capacity_now = cap_r[r];
       for (int k = 0; k < n_rho; k++) {
-        double rate = rhos[k] * capacity_now;
+        double rate = rhos[k] * capacity;
         fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
                 policies[pi], rhos[k], rate);
         unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
@@ -317,7 +312,7 @@ int at_cli_sweep(int argc, char **argv) {
                 r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
                 num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
                 accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
-                cost_rel, mixs, num(j, "inference_p50_ms"), capacity_now, steal_pct);
+                cost_rel, mixs, num(j, "inference_p50_ms"), capacity, steal_pct);
         fflush(csv);
         fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s, steal %.1f%%\n",
                 good[pi][k][r], att[pi][k][r], p95[pi][k][r], mixs, steal_pct);
@@ -338,7 +333,6 @@ int at_cli_sweep(int argc, char **argv) {
   char datf[PATH_MAX];
   snprintf(datf, sizeof datf, "%s/summary.dat", tmpdir);
   dat = fopen(datf, "w");
-  capacity = cap_r[0];
   if (md) {
     if (measure_capacity)
       fprintf(md, "Capacity c/s(1) of the most accurate variant, measured through the server when "

@@ -34,7 +34,6 @@ typedef struct v2_state {
   served_model *m;
   int slot;
   uint64_t queue_ns, compute_ns;
-  int peers; /* at_timing.peers of its Run */
 } v2_state;
 
 static void v2_free(void *p) {
@@ -141,7 +140,6 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
   st->run_status = status;
   st->queue_ns = t->started_ns - t->submitted_ns;
   st->compute_ns = t->finished_ns - t->started_ns;
-  st->peers = t->peers;
   if (status != AT_OK) {
     snprintf(st->run_error, sizeof st->run_error, "%s", err);
   } else {
@@ -156,7 +154,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
       st->n_results = i + 1;
     }
   }
-  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9, st->peers);
+  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9, t->peers);
   MHD_resume_connection(r->conn);
 }
 

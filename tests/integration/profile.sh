@@ -7,7 +7,17 @@
 set -euo pipefail
 : "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_TEST_DATA:?run through ctest}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d)
+# written configs must sit beside the family file: their model paths are relative to it
+profiled="$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml" profiled_small="$ANYTIME_TEST_DATA/serve/.profiled-small-$$.yaml"
+trap 'rm -rf "$tmp" "$profiled" "$profiled_small"' EXIT
+# serves CONFIG NAME: start `anytime serve` on CONFIG, wait for its port ($tmp/NAME.port); sets pid
+serves() {
+  timeout 20 "$ANYTIME_BIN" serve --config "$1" --port 0 --port-file "$tmp/$2.port" 2>"$tmp/$2.log" &
+  pid=$!
+  for _ in $(seq 1 100); do [ -s "$tmp/$2.port" ] && break; sleep 0.1; done
+  [ -s "$tmp/$2.port" ] || { cat "$tmp/$2.log"; fail "the $2 config does not serve"; }
+}
 fam="$ANYTIME_TEST_DATA/serve/tiny.yaml"
 data="$ANYTIME_TEST_DATA/text/tiny_labelled.csv"
 # The tiny test model runs in ~10 us, where a worker's wake-up and cold caches
@@ -21,12 +31,8 @@ grep -q '"service_time_spread_pct"' "$tmp/profiles.json" || fail "no spread in t
 grep -q '"ort_version": "' "$tmp/profiles.json" || fail "no ORT version in the JSON"
 grep -q '"host_cpu"' "$tmp/profiles.json" || fail "no host CPU in the JSON"
 # the written configuration is a valid serving configuration (paths were made relative)
-cp "$tmp/serving.yaml" "$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml"
-trap 'rm -rf "$tmp" "$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml"' EXIT
-timeout 20 "$ANYTIME_BIN" serve --config "$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml" --port 0 --port-file "$tmp/port" 2>"$tmp/serve.log" &
-pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-[ -s "$tmp/port" ] || { cat "$tmp/serve.log"; fail "the profiled config does not serve"; }
+cp "$tmp/serving.yaml" "$profiled"
+serves "$profiled" profiled
 kill -TERM $pid; wait $pid || fail "server did not exit 0"
 
 # The table with the whole worker pool busy. The tiny models run in ~20 us,
@@ -51,13 +57,9 @@ EOF
 grep -q "service_busy_ms: {1: " "$tmp/small-serving.yaml" || { cat "$tmp/log3"; fail "no busy-pool service table in the written config"; }
 grep -q '"busy_service_time_ms"' "$tmp/small.json" || fail "no busy-pool service time in the JSON"
 # and the planner accepts it: the written config serves and reports the factor
-cp "$tmp/small-serving.yaml" "$ANYTIME_TEST_DATA/serve/.profiled-small-$$.yaml"
-trap 'rm -rf "$tmp" "$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml" "$ANYTIME_TEST_DATA/serve/.profiled-small-$$.yaml"' EXIT
-timeout 20 "$ANYTIME_BIN" serve --config "$ANYTIME_TEST_DATA/serve/.profiled-small-$$.yaml" --port 0 --port-file "$tmp/port2" 2>"$tmp/serve2.log" &
-pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
-[ -s "$tmp/port2" ] || { cat "$tmp/serve2.log"; fail "the profiled small config does not serve"; }
-curl -s "http://127.0.0.1:$(cat "$tmp/port2")/metrics" | grep -q 'anytime_planner_service_scale_pool{model="sentiment",variant="small-int8",pool="full"}' \
+cp "$tmp/small-serving.yaml" "$profiled_small"
+serves "$profiled_small" profiled-small
+curl -s "http://127.0.0.1:$(cat "$tmp/profiled-small.port")/metrics" | grep -q 'anytime_planner_service_scale_pool{model="sentiment",variant="small-int8",pool="full"}' \
   || fail "no full-pool factor in /metrics"
 kill -TERM $pid; wait $pid || fail "server did not exit 0"
 
