@@ -226,6 +226,7 @@ int at_cli_loadgen(int argc, char **argv) {
     json_object_set_new(lat, "p99", jnum(s.p99_s));
     json_object_set_new(o, "latency_s", lat);
     json_object_set_new(o, "inference_p50_ms", jnum(s.inference_p50_s * 1e3));
+    json_object_set_new(o, "answered_rps", jnum(s.answered_rps));
     for (int v = 0; v < res.n_variants; v++)
       json_object_set_new(mix, res.variants[v], json_integer((json_int_t)s.variant_count[v]));
     json_object_set_new(o, "variants", mix);
@@ -247,6 +248,7 @@ int at_cli_loadgen(int argc, char **argv) {
     printf("latency of answers: p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", s.p50_s * 1e3,
            s.p95_s * 1e3, s.p99_s * 1e3);
     printf("server Run time (x-inference-time), median: %.3f ms\n", s.inference_p50_s * 1e3);
+    printf("answers per second, first send to last answer: %.2f\n", s.answered_rps);
     printf("variants:");
     for (int v = 0; v < res.n_variants; v++)
       printf(" %s=%zu", res.variants[v], s.variant_count[v]);

@@ -159,6 +159,10 @@ typedef struct lg_summary {
   double accuracy;         /* correct / labelled answered; NaN if none */
   double p50_s, p95_s, p99_s; /* latency of answered (200) requests; NaN if none */
   double inference_p50_s;  /* median x-inference-time of answered requests; NaN if none */
+  double answered_rps;     /* answers per second from the first send to the last
+                            * answer: under saturation (more connections than
+                            * workers, sends back to back) the server's throughput;
+                            * NaN if fewer than two answers */
   size_t variant_count[LG_MAX_VARIANTS];
 } lg_summary;
 

@@ -452,13 +452,16 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   double *lat = malloc((n ? n : 1) * sizeof *lat);
   double *inf = malloc((n ? n : 1) * sizeof *inf);
   size_t nl = 0, ni = 0;
+  double first_send = INFINITY, last_answer = -INFINITY;
   for (size_t i = 0; i < n; i++) {
     const lg_record *x = &r[i];
     if (x->sent_s < 0) continue; /* never sent */
     out->sent++;
+    if (x->sent_s < first_send) first_send = x->sent_s;
     if (x->sent_s - x->scheduled_s > late_s) out->late_sends++;
     if (x->status == 200) {
       out->answered++;
+      if (x->scheduled_s + x->latency_s > last_answer) last_answer = x->scheduled_s + x->latency_s;
       if (lat) lat[nl++] = x->latency_s;
       if (inf && x->inference_s >= 0) inf[ni++] = x->inference_s;
       if (deadline_s <= 0 || x->latency_s <= deadline_s) out->within_deadline++;
@@ -481,6 +484,9 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   out->admitted_share =
       out->sent ? (double)(out->sent - out->rejected) / (double)out->sent : NAN;
   out->accuracy = out->labelled ? (double)out->correct / (double)out->labelled : NAN;
+  out->answered_rps = out->answered >= 2 && last_answer > first_send
+                          ? (double)out->answered / (last_answer - first_send)
+                          : NAN;
   if (lat) qsort(lat, nl, sizeof *lat, cmp_double);
   out->p50_s = nearest_rank(lat, nl, 0.50);
   out->p95_s = nearest_rank(lat, nl, 0.95);

@@ -262,6 +262,8 @@ static void test_summary_arithmetic(void **state) {
   lg_summary s;
   lg_summarise(r, 10, 2, 2.0, 0.040, 0.001, &s);
   assert_true(s.inference_p50_s == 0.003); /* nearest rank of the three answered */
+  /* 5 answers between the first send (0.000) and the last answer (0.940) */
+  assert_true(fabs(s.answered_rps - 5 / 0.940) < 1e-9);
   assert_int_equal(s.scheduled, 10);
   assert_int_equal(s.sent, 9);
   assert_int_equal(s.answered, 5);
@@ -287,6 +289,7 @@ static void test_summary_arithmetic(void **state) {
   /* nothing answered */
   lg_summarise(r + 3, 2, 0, 1.0, 0.04, 0.001, &s);
   assert_true(isnan(s.p50_s) && isnan(s.accuracy) && isnan(s.inference_p50_s));
+  assert_true(isnan(s.answered_rps));
   assert_true(s.admitted_share == 0 && s.attainment == 0);
 }
 
