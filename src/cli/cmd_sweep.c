@@ -4,8 +4,10 @@
  * `anytime loadgen` (open-loop Poisson, held-out texts) at each load
  * ρ × capacity, and records one CSV row per (repeat, policy, ρ) — with the
  * median Run time the server reported (x-inference-time), which shows how
- * fast the host was during that point, and the CPU time the hypervisor
- * gave to other tenants meanwhile (steal).
+ * fast the host was during that point, the CPU time the hypervisor gave
+ * to other tenants meanwhile (steal), and a fixed piece of arithmetic timed
+ * just before the point (the host's own speed, which on this VM halves for
+ * seconds at a time without any steal showing).
  * Capacity is measured, not derived: the requests per second the server
  * answers with its most accurate variant when saturated. By default the
  * sweep measures it when it starts, on a server without admission control
@@ -120,15 +122,50 @@ static int cpu_ticks(unsigned long long *total, unsigned long long *steal) {
   return 0;
 }
 
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A fixed piece of arithmetic timed on this machine: how fast the host is
+ * right now, independently of anytime. 96x96 float matrix products (36 KB
+ * per matrix, in cache), as dense arithmetic as a Run's, repeated for about
+ * 10 ms, the median of 5 timings. A neighbour on the same physical core
+ * (a sibling hyperthread) slows this without any steal time showing in
+ * /proc/stat; the sweep records it beside every point so that drift in the
+ * host's speed is visible in the CSV. Milliseconds; lower is faster. */
+enum { PROBE_N = 96, PROBE_REPS = 64 };
+static double host_probe_ms(void) {
+  static float a[PROBE_N * PROBE_N], b[PROBE_N * PROBE_N], c[PROBE_N * PROBE_N];
+  for (int i = 0; i < PROBE_N * PROBE_N; i++)
+    a[i] = (float)(i % 7) * 0.25f, b[i] = (float)(i % 5) * 0.5f;
+  double t[5];
+  volatile float sink = 0;
+  for (int k = 0; k < 5; k++) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int r = 0; r < PROBE_REPS; r++) {
+      for (int i = 0; i < PROBE_N; i++)
+        for (int j = 0; j < PROBE_N; j++) {
+          float acc = 0;
+          for (int l = 0; l < PROBE_N; l++) acc += a[i * PROBE_N + l] * b[l * PROBE_N + j];
+          c[i * PROBE_N + j] = acc;
+        }
+      sink += c[r];
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t[k] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  }
+  (void)sink;
+  qsort(t, 5, sizeof *t, cmp_d);
+  return t[2];
+}
+
 static double num(json_t *o, const char *k) {
   json_t *v = json_object_get(o, k);
   return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 static double med(const double *v, int n) {
   double t[MAX_REP];
   memcpy(t, v, sizeof(double) * (size_t)n);
@@ -182,8 +219,10 @@ static void usage(FILE *f) {
           "--repeats (default 3) repeats the whole sweep. Writes results/load_sweep.csv\n"
           "(one row per repeat, policy and rho, with the server's median Run time and\n"
           "the share of CPU the hypervisor gave to other tenants meanwhile, steal_pct;\n"
-          "above 2%% the sweep warns), results/load_sweep.md (medians and ranges) and\n"
-          "docs/img/load_sweep.png (gnuplot).\n");
+          "above 2%% the sweep warns; and probe_ms, a fixed piece of arithmetic timed\n"
+          "just before the point, which shows the host's own speed: a neighbour on the\n"
+          "same physical core slows it without any steal), results/load_sweep.md\n"
+          "(medians and ranges) and docs/img/load_sweep.png (gnuplot).\n");
 }
 
 int at_cli_sweep(int argc, char **argv) {
@@ -294,11 +333,12 @@ int at_cli_sweep(int argc, char **argv) {
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
   fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
                "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,capacity_rps,"
-               "steal_pct\n");
+               "steal_pct,probe_ms\n");
   static const char *policies[2] = {"accurate-only", "adaptive"};
   double good[2][MAX_RHO][MAX_REP], att[2][MAX_RHO][MAX_REP], p95[2][MAX_RHO][MAX_REP];
   double accy[2][MAX_RHO][MAX_REP], costr[2][MAX_RHO][MAX_REP], topshare[2][MAX_RHO][MAX_REP];
-  int failures = 0;
+  int failures = 0, n_probe = 0;
+  static double probes[2 * MAX_RHO * MAX_REP];
   for (int r = 0; r < repeats; r++)
     for (int pi = 0; pi < 2; pi++) {
       int port;
@@ -308,6 +348,8 @@ int at_cli_sweep(int argc, char **argv) {
         double rate = rhos[k] * capacity;
         fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
                 policies[pi], rhos[k], rate);
+        double probe = host_probe_ms();
+        probes[n_probe++] = probe;
         unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
         int have_ticks = cpu_ticks(&t0, &st0) == 0;
         json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data, NULL);
@@ -342,14 +384,14 @@ int at_cli_sweep(int argc, char **argv) {
         accy[pi][k][r] = num(j, "accuracy");
         costr[pi][k][r] = cost_rel;
         topshare[pi][k][r] = answered > 0 ? top / answered : NAN;
-        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f,%.2f\n",
+        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f,%.2f,%.3f\n",
                 r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
                 num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
                 accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
-                cost_rel, mixs, num(j, "inference_p50_ms"), capacity, steal_pct);
+                cost_rel, mixs, num(j, "inference_p50_ms"), capacity, steal_pct, probe);
         fflush(csv);
-        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s, steal %.1f%%\n",
-                good[pi][k][r], att[pi][k][r], p95[pi][k][r], mixs, steal_pct);
+        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s, steal %.1f%%, probe %.2f ms\n",
+                good[pi][k][r], att[pi][k][r], p95[pi][k][r], mixs, steal_pct, probe);
         if (steal_pct > 2)
           fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
                   "point: another tenant was busy, and the point measures that as much as anytime\n",
@@ -381,6 +423,14 @@ int at_cli_sweep(int argc, char **argv) {
                   "planner rate basis %s; %d repeats of %g s per point.\n\n",
               capacity_from_profile ? "the queueing model's c/s(1) from the profile" : "given",
               capacity, deadline, g_basis, repeats, duration);
+    if (n_probe > 0) {
+      double plo, phi;
+      minmax(probes, n_probe, &plo, &phi);
+      qsort(probes, (size_t)n_probe, sizeof *probes, cmp_d);
+      fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
+                  "faster): median %.2f ms, range %.2f–%.2f ms over the %d points.\n\n",
+              probes[n_probe / 2], plo, phi, n_probe);
+    }
     fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
                 "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
   }

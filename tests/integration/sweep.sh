@@ -3,7 +3,8 @@
 # configuration: it measures the capacity through a server without admission
 # control when it starts (what it answers when saturated),
 # runs both policies at every rho, and writes one CSV row per
-# (repeat, policy, rho) with the measured capacity and the server's Run time,
+# (repeat, policy, rho) with the measured capacity, the server's Run time,
+# the steal share and the host-speed probe,
 # plus the markdown summary; bad arguments are refused with a usage error.
 # (Timings are not asserted: the tiny model and this shared host make them
 # meaningless; the real sweep is `anytime sweep` on configs/serving.yaml.)
@@ -21,16 +22,17 @@ data="$tmp/data.csv"
 grep -Eq "^sweep: capacity [0-9]+ req/s: what the server answered with every worker busy" "$tmp/log" \
   || { cat "$tmp/log"; fail "capacity not measured through the server"; }
 grep -q "refused" "$tmp/log" && { cat "$tmp/log"; fail "the capacity server refused requests"; }
-head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps,steal_pct$" || fail "CSV header: $(head -1 "$tmp/s.csv")"
+head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps,steal_pct,probe_ms$" || fail "CSV header: $(head -1 "$tmp/s.csv")"
 rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
 [ "$rows" -eq 8 ] || fail "expected 8 rows (2 repeats x 2 policies x 2 rhos), got $rows"
 # every row: a positive capacity, the offered rate = rho x that capacity, answers with a Run time
-awk -F, 'NR > 1 { cap = $(NF - 1); rate = $4; rho = $3;
+awk -F, 'NR > 1 { cap = $(NF - 2); rate = $4; rho = $3;
   if (!(cap > 0)) { print "no capacity: " $0; bad = 1 }
   if (rate < 0.99 * rho * cap || rate > 1.01 * rho * cap) { print "rate != rho x capacity: " $0; bad = 1 }
   if (!($6 > 0)) { print "nothing answered: " $0; bad = 1 }
-  if (!($(NF - 2) > 0)) { print "no server Run time: " $0; bad = 1 }
-  if (!($NF >= 0 && $NF <= 100)) { print "no steal share: " $0; bad = 1 } }
+  if (!($(NF - 3) > 0)) { print "no server Run time: " $0; bad = 1 }
+  if (!($(NF - 1) >= 0 && $(NF - 1) <= 100)) { print "no steal share: " $0; bad = 1 }
+  if (!($NF > 0 && $NF < 10000)) { print "no host probe time: " $0; bad = 1 } }
   END { exit bad }' "$tmp/s.csv" || fail "bad CSV rows"
 grep -q "measured through the server when the sweep started" "$tmp/s.md" || fail "summary does not say how capacity was found"
 # every repeat offers the same rates
@@ -40,7 +42,7 @@ grep -q "| 0.05 | accurate-only |" "$tmp/s.md" && grep -q "| 0.20 | adaptive |" 
 "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 \
     --deadline-ms 1000 --out-csv "$tmp/f.csv" --out-md "$tmp/f.md" --plot "$tmp/f.png" 2>"$tmp/log2" \
   || { cat "$tmp/log2"; fail "sweep --capacity failed"; }
-awk -F, 'NR > 1 && $(NF - 1) != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
+awk -F, 'NR > 1 && $(NF - 2) != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
 # bad arguments: usage errors naming the problem
 set +e
 "$ANYTIME_BIN" sweep --capacity -3 2>"$tmp/e1"; rc1=$?
