@@ -221,7 +221,8 @@ static void usage(FILE *f) {
           "the share of CPU the hypervisor gave to other tenants meanwhile, steal_pct;\n"
           "above 2%% the sweep warns; and probe_ms, a fixed piece of arithmetic timed\n"
           "just before the point, which shows the host's own speed: a neighbour on the\n"
-          "same physical core slows it without any steal), results/load_sweep.md\n"
+          "same physical core slows it without any steal; the sweep warns when it is\n"
+          "1.3x its value at the start), results/load_sweep.md\n"
           "(medians and ranges) and docs/img/load_sweep.png (gnuplot).\n");
 }
 
@@ -308,6 +309,8 @@ int at_cli_sweep(int argc, char **argv) {
   }
   int measure_capacity = capacity <= 0;
   double s_busy = NAN, served_rps = NAN;
+  double probe0 = host_probe_ms(); /* the host's speed as the rates are set */
+  fprintf(stderr, "sweep: host probe %.2f ms\n", probe0);
   if (measure_capacity) {
     /* its own server without admission control (--policy none: everything
      * to the most accurate variant), so that saturating it measures what it
@@ -396,6 +399,10 @@ int at_cli_sweep(int argc, char **argv) {
           fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
                   "point: another tenant was busy, and the point measures that as much as anytime\n",
                   steal_pct);
+        if (probe > 1.3 * probe0)
+          fprintf(stderr, "sweep: WARNING: the host probe took %.2f ms before that point against "
+                  "%.2f ms when the sweep started: the host itself was %.1fx slower, with or "
+                  "without steal\n", probe, probe0, probe / probe0);
         json_decref(j);
       }
       int rc = stop_server(pid);
@@ -428,8 +435,9 @@ int at_cli_sweep(int argc, char **argv) {
       minmax(probes, n_probe, &plo, &phi);
       qsort(probes, (size_t)n_probe, sizeof *probes, cmp_d);
       fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
-                  "faster): median %.2f ms, range %.2f–%.2f ms over the %d points.\n\n",
-              probes[n_probe / 2], plo, phi, n_probe);
+                  "faster): %.2f ms as the sweep started; median %.2f ms, range %.2f–%.2f ms "
+                  "over the %d points.\n\n",
+              probe0, probes[n_probe / 2], plo, phi, n_probe);
     }
     fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
                 "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");

@@ -35,6 +35,7 @@ awk -F, 'NR > 1 { cap = $(NF - 2); rate = $4; rho = $3;
   if (!($NF > 0 && $NF < 10000)) { print "no host probe time: " $0; bad = 1 } }
   END { exit bad }' "$tmp/s.csv" || fail "bad CSV rows"
 grep -q "measured through the server when the sweep started" "$tmp/s.md" || fail "summary does not say how capacity was found"
+grep -q "^Host probe (a fixed piece of arithmetic" "$tmp/s.md" || fail "summary has no host probe line"
 # every repeat offers the same rates
 [ "$(tail -n +2 "$tmp/s.csv" | cut -d, -f19 | sort -u | wc -l)" -eq 1 ] || fail "capacity differs between repeats"
 grep -q "| 0.05 | accurate-only |" "$tmp/s.md" && grep -q "| 0.20 | adaptive |" "$tmp/s.md" || fail "summary rows missing"
