@@ -14,10 +14,11 @@
  * (--policy none): 2c connections send back to back for 2 s, so a request
  * is always waiting for each worker, and capacity is the answers per second
  * from the first send to the last answer. The queueing model's own c·μ =
- * c/s(1) overstates it on this 2-vCPU host by 15-30 %: Runs overlap, the
- * HTTP threads and the load generator share the same two cores, and a
- * worker is idle while its answer goes out; with c/s(1) as the yardstick,
- * "ρ = 0.8" was already the real knee. The median Run time meanwhile (s′)
+ * c/s(1) overstates it on this 2-vCPU host (in one sweep: 1141 req/s from
+ * the profile, 973 from the Run times during the measurement, 860
+ * answered): Runs overlap, the HTTP threads and the load generator share the
+ * same two cores, and a worker is idle while its answer goes out; with
+ * c/s(1) as the yardstick, "ρ = 0.8" was already the real knee. The median Run time meanwhile (s′)
  * and c/s′ are printed beside it. The host's speed drifts by 20 % and more
  * within minutes, so capacity is measured once, and every repeat offers the
  * same rates. --capacity RPS fixes it; --capacity profile uses c/s(1) from
