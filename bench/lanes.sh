@@ -3,7 +3,7 @@
 # configs/serving.yaml (encoder lane: engine.workers; generation lane: its own
 # scheduler thread with generator.threads ORT threads). The encoder lane gets
 # open-loop Poisson /predict load at rho x capacity under the adaptive planner
-# (anytime loadgen, 10 ms deadline as in the sweep), first alone, then while
+# (anytime loadgen, 10 ms deadline), first alone, then while
 # G clients keep streaming generations (64 tokens each, back to back).
 # Reports, per repeat: encoder goodput, attainment, p95 and the share sent to
 # the most accurate variant, and the generation lane's tokens/s.
@@ -15,14 +15,24 @@ bin=$here/build/anytime
 rho=${1:-0.8} repeats=${2:-3} dur=${3:-8} gens=${4:-2}
 cfg=$here/configs/serving.yaml
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT  # never leave a server behind
-"$bin" serve --config "$cfg" --port 0 --port-file "$tmp/port" >"$tmp/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-port=$(cat "$tmp/port")
-base=http://127.0.0.1:$port
-# capacity as the sweep defines it: workers / s(1) of the most accurate variant
-cap=$(awk '/^engine:/{e=1} e&&/workers:/{w=$2; e=0} /- name: large-int8/{l=1} l&&/service_ms:/{gsub(/[{},]/," "); for(i=1;i<=NF;i++) if($i=="1:"){print w/($(i+1)/1000); exit}}' "$cfg")
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT  # never leave a server behind; exit 0 when none is left
+serve() { # serve POLICY NAME: start a server, wait for its port file; sets server
+  "$bin" serve --config "$cfg" --policy "$1" --port 0 --port-file "$tmp/$2.port" >"$tmp/$2.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 600); do [ -s "$tmp/$2.port" ] && return; sleep 0.05; done
+  echo "lanes: server did not start ($(tail -1 "$tmp/$2.log"))" >&2; exit 1
+}
+# capacity as `anytime sweep` measures it: what a server without admission
+# control answers with the most accurate variant while 2 x workers
+# connections send back to back for 2 s
+serve none cap
+workers=$(awk '/^engine:/{e=1} e&&/workers:/{print $2; exit}' "$cfg")
+"$bin" loadgen --url "http://127.0.0.1:$(cat "$tmp/cap.port")/predict" --rate 20000 --duration 2 \
+    --connections $((2 * workers)) --late-ms 1000000 --drain-s 0.5 --json > "$tmp/cap.json"
+kill -TERM "$server"; wait "$server" || true
+cap=$(sed -E 's/.*"answered_rps":([0-9.e+-]+).*/\1/' "$tmp/cap.json")
+serve adaptive main
+base=http://127.0.0.1:$(cat "$tmp/main.port")
 echo "lanes: rho $rho x capacity $cap req/s, $dur s, $repeats repeats, $gens generation clients"
 gen_loop() { # keep one streaming generation going until told to stop
   local n=0

@@ -23,7 +23,7 @@ data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
 [ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
 cmake --build build --target anytime_cli bench_bare_throughput >/dev/null
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 (cd bench/peers/node-ort && [ -d node_modules/onnxruntime-node ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 node bench/peers/node-ort/make_bodies.js "$data" > "$tmp/bodies.jsonl"
 
