@@ -39,7 +39,10 @@ static void help(void) {
       "  --drain-s S          wait this long for answers after the last send (default 10)\n\n"
       "Latency is measured from each request's scheduled time. Goodput = answers within\n"
       "the deadline per second of --duration; attainment = those / sent; admitted share\n"
-      "= (sent - 429s) / sent; percentiles are of 200 answers (nearest rank).\n");
+      "= (sent - 429s) / sent; percentiles are of 200 answers (nearest rank).\n"
+      "answered_rps = answers per second from the first send to the last answer: with\n"
+      "--connections above the server's workers, --late-ms 1000000 and a rate it\n"
+      "cannot meet, the server's throughput when saturated.\n");
 }
 
 static int num_arg(const char *opt, const char *v, double lo, double *out) {
