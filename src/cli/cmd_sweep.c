@@ -167,8 +167,10 @@ static double num(json_t *o, const char *k) {
   return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Median of n values (n <= 2 * MAX_RHO * MAX_REP: per-point figures
+ * across repeats, or the host probe across every point). */
 static double med(const double *v, int n) {
-  double t[MAX_REP];
+  double t[2 * MAX_RHO * MAX_REP];
   memcpy(t, v, sizeof(double) * (size_t)n);
   qsort(t, (size_t)n, sizeof *t, cmp_d);
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
@@ -434,11 +436,10 @@ int at_cli_sweep(int argc, char **argv) {
     if (n_probe > 0) {
       double plo, phi;
       minmax(probes, n_probe, &plo, &phi);
-      qsort(probes, (size_t)n_probe, sizeof *probes, cmp_d);
       fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
                   "faster): %.2f ms as the sweep started; median %.2f ms, range %.2f–%.2f ms "
                   "over the %d points.\n\n",
-              probe0, probes[n_probe / 2], plo, phi, n_probe);
+              probe0, med(probes, n_probe), plo, phi, n_probe);
     }
     fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
                 "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
