@@ -83,14 +83,16 @@ static int stop_server(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Run loadgen and parse its JSON summary. */
+/* Run loadgen and parse its JSON summary; `drain_s` is how long it waits
+ * for answers (and, with a connection cap, keeps sending late) after the
+ * schedule ends. */
 static json_t *loadgen(int port, double rate, double duration, double deadline_ms, int seed,
-                       const char *data, const char *extra) {
+                       double drain_s, const char *data, const char *extra) {
   char cmd[PATH_MAX * 2 + 768];
   snprintf(cmd, sizeof cmd,
            "'%s' loadgen --url http://127.0.0.1:%d/predict --rate %.3f --duration %.3f "
-           "--deadline-ms %.3f --seed %d --drain-s 5 --json%s%s%s %s",
-           g_self, port, rate, duration, deadline_ms, seed, data ? " --data '" : "",
+           "--deadline-ms %.3f --seed %d --drain-s %g --json%s%s%s %s",
+           g_self, port, rate, duration, deadline_ms, seed, drain_s, data ? " --data '" : "",
            data ? data : "", data ? "'" : "", extra ? extra : "");
   FILE *p = popen(cmd, "r");
   if (!p) return NULL;
@@ -187,8 +189,8 @@ static void minmax(const double *v, int n, double *lo, double *hi) {
 static int measure_saturated(int port, int workers, int seed, const char *data, double *s_busy,
                             double *served_rps) {
   char extra[96];
-  snprintf(extra, sizeof extra, "--connections %d --late-ms 1000000 --drain-s 0.5", 2 * workers);
-  json_t *j = loadgen(port, 20000.0, 2.0, 10000, seed, data, extra);
+  snprintf(extra, sizeof extra, "--connections %d --late-ms 1000000", 2 * workers);
+  json_t *j = loadgen(port, 20000.0, 2.0, 10000, seed, 0.5, data, extra);
   if (!j) return -1;
   *s_busy = num(j, "inference_p50_ms") / 1e3;
   *served_rps = num(j, "answered_rps");
@@ -358,7 +360,7 @@ int at_cli_sweep(int argc, char **argv) {
         probes[n_probe++] = probe;
         unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
         int have_ticks = cpu_ticks(&t0, &st0) == 0;
-        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, data, NULL);
+        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, 5.0, data, NULL);
         have_ticks = have_ticks && cpu_ticks(&t1, &st1) == 0 && t1 > t0;
         double steal_pct = have_ticks ? 100.0 * (double)(st1 - st0) / (double)(t1 - t0) : NAN;
         if (!j) {
