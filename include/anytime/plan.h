@@ -1,8 +1,18 @@
 /* anytime/plan.h — the admission planner: Erlang B/C queueing estimates, a
- * sliding-window arrival-rate estimate, a backlog bound, a batching-aware
- * sojourn estimate, and the variant selector that admits each request to
- * the most accurate variant that can answer within its deadline, or rejects
- * it at once (the server answers 429 with Retry-After).
+ * sliding-window demand-rate estimate, the backlog of work actually in
+ * flight, and the rule that admits each request to the most accurate
+ * variant that can answer within its deadline, or refuses it at once (the
+ * server answers 429 with Retry-After) when the queue present cannot.
+ *
+ * The rule in one paragraph (the precise form is above
+ * at_planner_decide_req()): whether a request is admitted depends only on
+ * the work admitted and not yet finished — a refusal adds nothing to it, so
+ * refusals and retries can never hold the server shut; which variant it
+ * gets depends on the demand rate: the most accurate variant whose queueing
+ * estimate at that rate fits the deadline, else the cheapest that fits the
+ * queue present (the most answers per second). Admission therefore fills
+ * up to what the chosen variant can carry within the deadline and refuses
+ * only the excess.
  *
  * Pure C, no ONNX Runtime: the planner sees only numbers (service-time
  * tables measured by `anytime profile`, accuracies measured by `anytime
@@ -130,17 +140,25 @@ double at_plan_variant_service_s(const at_plan_variant *v, double b);
 typedef enum at_plan_policy {
   AT_PLAN_ADAPTIVE = 0,      /* most accurate frontier variant that fits */
   AT_PLAN_ACCURATE_ONLY = 1, /* always the most accurate; same admission rule */
+  AT_PLAN_NONE = 2,          /* no admission control: everything to the most
+                                accurate variant (what Triton, TEI or a Node
+                                wrapper do by default); never refuses */
+  AT_PLAN_LIMIT = 3,         /* the most accurate variant while fewer than
+                                params.inflight_limit texts are in flight,
+                                else refuse (TEI's max_concurrent_requests) */
 } at_plan_policy;
 
-/* Which arrival rate feeds the Erlang-C term. */
+/* Which arrival rate feeds the Erlang-C term. The term only CHOOSES the
+ * variant (is the demand more than this variant can carry?); it never
+ * refuses a request, so neither basis can lock the server shut. */
 typedef enum at_plan_rate_basis {
-  /* Rate of requests admitted (decide said yes, or at_planner_admitted()).
-   * Under overload the queue sees only admitted traffic, so the planner
-   * settles at the rate the workers can serve instead of rejecting all. */
+  /* Texts admitted per second (decide said yes, or at_planner_admitted()).
+   * Under overload this is what the chosen variant carries, so it says
+   * "saturated" rather than how far past saturation the demand is. */
   AT_PLAN_RATE_ADMITTED = 0,
-  /* Rate of every decide() call, admitted or not: the arrival rate of the
-   * design the planner follows (the default). More conservative: a variant
-   * whose capacity the offered load exceeds is refused outright. */
+  /* Texts offered per second, admitted or not (the default): the demand.
+   * Clients that retry a 429 at once inflate it, which can only move
+   * traffic to a cheaper variant — never refuse it. */
   AT_PLAN_RATE_OFFERED = 1,
 } at_plan_rate_basis;
 
@@ -180,16 +198,38 @@ typedef struct at_planner_params {
    * The mean admits up to the load where the average request just makes
    * it, and so half of them may not. The backlog bound is unchanged. */
   double wait_quantile;
+  /* AT_PLAN_LIMIT only: texts in flight at most; 1..1e6; default 512
+   * (TEI's max_concurrent_requests default). */
+  int inflight_limit;
+  /* The overrun feedback (see at_planner_observe): the quantile of
+   * (observed sojourn - the model's estimate) the planner tracks and adds
+   * to every estimate made with work queued. 0 disables it; default 0.99. */
+  double overrun_quantile;
+  /* Without observations the overrun decays to 0 with this half-life, so a
+   * past stall cannot keep admission tight. > 0; default 1 s. */
+  double overrun_half_life_s;
 } at_planner_params;
 
 /* Why a decision came out as it did. */
 typedef enum at_plan_reason {
   AT_PLAN_ADMIT = 0,
-  AT_PLAN_REJECT_DEADLINE = 1,   /* every candidate's estimate exceeds the deadline */
-  AT_PLAN_REJECT_UNSTABLE = 2,   /* every candidate that could fit has ρ >= 1 */
+  AT_PLAN_REJECT_DEADLINE = 1,   /* the work in flight leaves no candidate
+                                    time to answer within the deadline */
+  AT_PLAN_REJECT_UNSTABLE = 2,   /* no longer produced (the rate never
+                                    refuses); kept so values stay stable */
   AT_PLAN_REJECT_INFEASIBLE = 3, /* the deadline is below every candidate's
                                     batch-1 service time: retrying cannot help */
+  AT_PLAN_REJECT_LIMIT = 4,      /* AT_PLAN_LIMIT: the in-flight limit is reached */
 } at_plan_reason;
+
+/* One request as the planner sees it. */
+typedef struct at_plan_request {
+  double deadline_s; /* as asked (x-deadline-ms); <= 0: the default; capped */
+  double age_s;      /* already spent since the request arrived (reading
+                        the body, parsing): the budget is deadline - age */
+  int n_texts;       /* texts (batch rows) in the request, >= 1: each is
+                        one item of work, all on the chosen variant */
+} at_plan_request;
 
 typedef struct at_plan_decision {
   bool admit;
@@ -198,11 +238,21 @@ typedef struct at_plan_decision {
    * the candidate with the smallest estimate (for logs), or -1. */
   int variant;
   double deadline_s;    /* the deadline the decision was made against */
-  double est_sojourn_s; /* estimate for `variant`; INFINITY when unstable */
-  double erlang_s;      /* its Erlang-C part (wait + own service) */
-  double backlog_s;     /* its backlog part (wait before starting) */
-  double retry_after_s; /* rejected: seconds until a retry could fit; 0 if
-                           admitted or infeasible */
+  double budget_s;      /* deadline_s - the request's age */
+  int n_texts;          /* texts decided (the request's n_texts) */
+  double est_sojourn_s; /* the model's estimate for `variant`: the time until
+                           the request's last text finishes, with the work
+                           in flight ahead of it (no overrun added) */
+  double overrun_s;     /* the overrun allowance added to it (0 when the
+                           pool had an idle worker for it) */
+  double erlang_s;      /* the Erlang-C estimate at the demand rate (wait at
+                           the configured quantile + own service); INFINITY
+                           when the demand exceeds the variant's capacity */
+  double backlog_s;     /* the work in flight ahead of it, in seconds of
+                           the pool (0 when a worker is free) */
+  double retry_after_s; /* rejected: seconds until the work in flight has
+                           drained enough for it to fit; 0 if admitted or
+                           infeasible */
   int batch_assumed;    /* batch size the request is assumed to join */
   double rate_rps;      /* arrival-rate estimate the decision used */
   double rho;           /* utilisation at the rate-side batch size */
@@ -221,11 +271,16 @@ typedef struct at_plan_variant_stats {
 } at_plan_variant_stats;
 
 typedef struct at_planner_stats {
-  double offered_rps;  /* decide() calls per second over the window */
-  double admitted_rps; /* admissions per second over the window */
-  uint64_t decisions, admitted, rejected;
-  uint64_t rejected_deadline, rejected_unstable, rejected_infeasible;
-  uint64_t in_flight; /* all variants */
+  double offered_rps;  /* texts offered per second over the window */
+  double admitted_rps; /* texts admitted per second over the window */
+  uint64_t decisions, admitted, rejected; /* requests */
+  uint64_t rejected_deadline, rejected_unstable, rejected_infeasible, rejected_limit;
+  uint64_t in_flight; /* texts, all variants */
+  double overrun_s;   /* the overrun allowance now (see at_planner_observe) */
+  /* the share of the pool the work in flight occupies: busy worker-seconds
+   * of the queued batches over c workers, in units of the deadline
+   * (0 idle, 1 = the queue holds a whole default deadline of work) */
+  double queue_fill;
   int n_variants;
   at_plan_variant_stats variants[AT_PLAN_MAX_VARIANTS];
 } at_planner_stats;
@@ -247,42 +302,51 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
 /* Free the planner. NULL is a no-op. */
 void at_planner_destroy(at_planner *p);
 
-/* Decide one request arriving at `now_ns` with deadline `deadline_s`
- * (<= 0: the default; above the cap: the cap; see at_plan_cap_deadline).
- * Records the arrival in the rate window. On admit, the request is counted
- * in flight for the chosen variant at once (so concurrent decisions see
- * it); the caller must later call at_planner_finished() for it exactly once
- * (also when it could not be run). A rejection is an ordinary outcome, not
- * an error: it returns AT_OK with out->admit = false.
+/* Decide one request at `now_ns` (see at_plan_request). Records its texts
+ * in the rate window. On admit, its n_texts are counted in flight for the
+ * chosen variant at once (so concurrent decisions see them); the caller
+ * must later call at_planner_finished_n() for them exactly once (also when
+ * they could not be run). A refusal is an ordinary outcome, not an error:
+ * it returns AT_OK with out->admit = false, and it changes nothing the next
+ * decision depends on except the demand rate, which only chooses variants.
  *
- * The estimate for candidate variant v (the model; docs/planner.md,
- * "Batching-aware estimate"):
- *   λ      = arrival-rate estimate (basis per params.rate_basis), including
- *            this arrival; c = params.workers; B = params.max_batch;
- *            s_v(b) = table time × the variant's correction factor.
- *   q_v    = in flight for v; b_join = min(B, q_v + 1): the batch the new
- *            request joins, given what is queued for v ahead of it.
- *   b_need = the smallest b in 1..B with λ·s_v(b)/b < c, the batch size the
- *            batcher must reach to keep up (B if none does).
- *   b_rate = max(b_join, b_need); μ = b_rate / s_v(b_rate) per worker.
- *   Erlang = E[Wq](c, λ, μ) + s_v(b_join)  (INFINITY if λ/(cμ) >= 1).
- *   Backlog: each variant u's q_u in-flight requests form ceil(q_u/B)
- *            batches (full ones of B, the last of q_u mod B) taking
- *            s_u(size) each; with n batches of total time T in flight,
- *            backlog = ceil(n/c) · T/n (for B = 1 and one variant this is
- *            the reference bound ceil(q/c)·s).
- *   est_v  = max(Erlang, backlog + s_v(b_join)).
- * Candidates are the frontier variants by accuracy (highest first; ties:
- * lower cost first); ACCURATE_ONLY considers only the first. The first
- * candidate with est_v <= deadline is chosen (exactly at the deadline
- * admits). Otherwise reject: INFEASIBLE if the deadline is below every
- * candidate's s_v(1); else DEADLINE (or UNSTABLE if no candidate had a
- * finite estimate) with retry_after_s = the smallest over candidates of
- * est_v - deadline (the backlog drains one second per second), where an
- * unstable candidate counts window_s + backlog (the rate estimate must
- * forget the burst first).
+ * The rule (docs/planner.md, "Admission"):
+ *   budget = capped deadline - age; c = params.workers; B = params.max_batch;
+ *   s_v(b) = table time × the variant's correction factor; n = n_texts.
+ *   Queue test (the only reason to refuse). The work in flight — every
+ *     variant u's q_u texts as ceil(q_u/B) batches of s_u(size) each — plus
+ *     the new request's n texts on v makes N batches of total time T; with
+ *     FIFO on c workers the last of them finishes after
+ *       est_v = ceil(N/c) · T/N        (for B = 1 and one variant:
+ *                                        ceil((q+n)/c) · s).
+ *     backlog_v = est_v minus the new request's own batches' share.
+ *     v fits when est_v + overrun <= budget; when N <= c (a worker is free
+ *     for every batch) the overrun is not added: a request is never
+ *     refused while an idle worker could answer it in time.
+ *   Rate test (chooses, never refuses). λ = the demand rate in texts/s
+ *     (params.rate_basis), including this request; b_join = min(B, q_v+1);
+ *     b_need = the smallest b with λ·s_v(b)/b < c (B if none);
+ *     b_rate = max(b_join, b_need); μ = b_rate/s_v(b_rate) per worker;
+ *     erlang_v = Wq(c, λ, μ) + s_v(b_join), Wq the mean or the
+ *     params.wait_quantile quantile (INFINITY when λ/(cμ) >= 1).
+ *     v carries the demand when erlang_v <= budget.
+ *   Choice. Candidates are the frontier variants by accuracy (highest
+ *     first; ties: lower cost first); ACCURATE_ONLY, NONE and LIMIT use
+ *     only the first. ADAPTIVE takes the first candidate that fits and
+ *     carries the demand; if none carries it (the demand is past every
+ *     variant's capacity) the LAST candidate that fits — the cheapest, the
+ *     most answers per second. ACCURATE_ONLY admits its one candidate when
+ *     it fits. NONE admits always. LIMIT admits while the texts in flight
+ *     plus n stay <= params.inflight_limit (reason LIMIT otherwise).
+ *   Refusal: INFEASIBLE when the budget is below every candidate's
+ *     s_v(1); else DEADLINE with retry_after_s = the smallest over
+ *     candidates of est_v + overrun - budget (the work in flight drains one
+ *     second per second).
  *
- * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers). */
+ * at_planner_decide() is this with {deadline_s, age 0, 1 text}.
+ * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers, n_texts < 1). */
+at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_request *rq,
+                                at_plan_decision *out);
 at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
                             at_plan_decision *out);
 
@@ -306,6 +370,23 @@ at_status at_planner_finished(at_planner *p, int variant, int batch_size,
  * passed to at_planner_decide); at_planner_finished() uses now. */
 at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
                                  double observed_service_s, int peers, uint64_t now_ns);
+/* The same for `n_texts` (>= 1) texts of one admitted request leaving
+ * together (at_planner_finished_at is n_texts = 1). AT_ERR_STATE when fewer
+ * than n_texts are in flight for the variant (nothing changes). */
+at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
+                                double observed_service_s, int peers, uint64_t now_ns);
+
+/* The overrun feedback. After an admitted request is answered, report the
+ * model's estimate for it (decision.est_sojourn_s) and the time it really
+ * took from the decision to its answer being ready (`actual_s`). The
+ * planner tracks the params.overrun_quantile quantile of actual - estimate
+ * (what the model does not see: hand-offs between threads, writing the
+ * answer, a slower host) and adds it to later estimates made with work
+ * queued, so admitted requests keep their deadline even where the model is
+ * optimistic. The allowance stays within [0, default deadline] and decays
+ * to 0 without observations (params.overrun_half_life_s). Thread-safe.
+ * Returns AT_OK, AT_ERR_INVALID_ARG (NULL, or a non-finite value). */
+at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns);
 
 /* Snapshot of counters and rate estimates at `now_ns` (for /metrics).
  * Returns AT_OK, AT_ERR_INVALID_ARG. */
@@ -318,11 +399,12 @@ const at_planner_params *at_planner_get_params(const at_planner *p);
 const char *at_planner_variant_name(const at_planner *p, int variant);
 double at_planner_deadline_s(const at_planner *p, double requested_s);
 
-/* "adaptive" / "accurate-only" and back. Parse returns AT_OK or
- * AT_ERR_INVALID_ARG. */
+/* "adaptive" / "accurate-only" / "none" / "limit" and back. Parse returns
+ * AT_OK or AT_ERR_INVALID_ARG. */
 const char *at_plan_policy_name(at_plan_policy policy);
 at_status at_plan_policy_parse(const char *name, at_plan_policy *out);
-/* "admit", "deadline", "unstable", "infeasible". Static; never NULL. */
+/* "admit", "deadline", "unstable", "infeasible", "limit". Static; never
+ * NULL. */
 const char *at_plan_reason_name(at_plan_reason reason);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /* src/plan/planner.c — the admission planner (see anytime/plan.h for the
- * contract and the estimate, docs/planner.md for the reasoning): per-request
- * decisions from the arrival-rate window, the requests in flight per
- * variant and each variant's service-time table.
+ * contract and the rule, docs/planner.md for the reasoning): per-request
+ * decisions from the texts in flight per variant (whether to admit), the
+ * demand-rate window (which variant), each variant's service-time table with
+ * its correction factors, and the overrun the model has been seen to miss.
  *
  * DESIGN
  *   Threads: decide/admitted/finished/stats are called by many HTTP threads
@@ -16,7 +17,10 @@
  *   Immutable after create (read without the lock): params, names, tables,
  *     the precomputed per-batch-size service times, the frontier and the
  *     candidate order.
- *   Invariant: in_flight_total == Σ variant.in_flight == admitted − finished.
+ *   Invariant: in_flight_total == Σ variant.in_flight == texts admitted −
+ *     texts finished. No refusal changes any state a later decision's
+ *     admit/refuse answer depends on (only the demand rate, which chooses a
+ *     variant): the property that keeps retries from holding the server shut.
  */
 #include <math.h>
 #include <pthread.h>
@@ -67,8 +71,10 @@ struct at_planner {
   at_rate_window rate;      /* guarded by lock */
   uint64_t decisions;       /* guarded by lock */
   uint64_t admitted;        /* guarded by lock */
-  uint64_t rejected[4];     /* guarded by lock: by at_plan_reason */
-  uint64_t in_flight_total; /* guarded by lock */
+  uint64_t rejected[5];     /* guarded by lock: by at_plan_reason */
+  uint64_t in_flight_total; /* guarded by lock: texts */
+  double overrun;           /* guarded by lock: tracked quantile of actual − estimate */
+  uint64_t overrun_ns;      /* guarded by lock: when it last moved (0: never) */
 };
 
 at_planner_params at_planner_default_params(void) {
@@ -84,6 +90,9 @@ at_planner_params at_planner_default_params(void) {
       .service_alpha = 0.05,
       .service_tau_s = 0.5,
       .scale_half_life_s = 10.0,
+      .inflight_limit = 512,
+      .overrun_quantile = 0.99,
+      .overrun_half_life_s = 1.0,
   };
 }
 
@@ -91,6 +100,8 @@ const char *at_plan_policy_name(at_plan_policy policy) {
   switch (policy) {
     case AT_PLAN_ADAPTIVE: return "adaptive";
     case AT_PLAN_ACCURATE_ONLY: return "accurate-only";
+    case AT_PLAN_NONE: return "none";
+    case AT_PLAN_LIMIT: return "limit";
   }
   return "unknown";
 }
@@ -99,7 +110,10 @@ at_status at_plan_policy_parse(const char *name, at_plan_policy *out) {
   if (!name || !out) return at_fail(AT_ERR_INVALID_ARG, "policy name or out is NULL");
   if (strcmp(name, "adaptive") == 0) *out = AT_PLAN_ADAPTIVE;
   else if (strcmp(name, "accurate-only") == 0) *out = AT_PLAN_ACCURATE_ONLY;
-  else return at_fail(AT_ERR_INVALID_ARG, "unknown policy '%s' (adaptive|accurate-only)", name);
+  else if (strcmp(name, "none") == 0) *out = AT_PLAN_NONE;
+  else if (strcmp(name, "limit") == 0) *out = AT_PLAN_LIMIT;
+  else return at_fail(AT_ERR_INVALID_ARG,
+                      "unknown policy '%s' (adaptive|accurate-only|none|limit)", name);
   return AT_OK;
 }
 
@@ -109,6 +123,7 @@ const char *at_plan_reason_name(at_plan_reason reason) {
     case AT_PLAN_REJECT_DEADLINE: return "deadline";
     case AT_PLAN_REJECT_UNSTABLE: return "unstable";
     case AT_PLAN_REJECT_INFEASIBLE: return "infeasible";
+    case AT_PLAN_REJECT_LIMIT: return "limit";
   }
   return "unknown";
 }
@@ -120,8 +135,14 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: default deadline must be > 0");
   if (!(p->max_deadline_s >= p->default_deadline_s) || !isfinite(p->max_deadline_s))
     return at_fail(AT_ERR_INVALID_ARG, "planner: max deadline must be >= the default");
-  if (p->policy != AT_PLAN_ADAPTIVE && p->policy != AT_PLAN_ACCURATE_ONLY)
+  if (p->policy < AT_PLAN_ADAPTIVE || p->policy > AT_PLAN_LIMIT)
     return at_fail(AT_ERR_INVALID_ARG, "planner: unknown policy %d", (int)p->policy);
+  if (p->policy == AT_PLAN_LIMIT && (p->inflight_limit < 1 || p->inflight_limit > 1000000))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: in-flight limit must be 1..1000000");
+  if (!(p->overrun_quantile >= 0 && p->overrun_quantile < 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: overrun quantile must be 0 (off) or in (0, 1)");
+  if (!(p->overrun_half_life_s > 0) || !isfinite(p->overrun_half_life_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: overrun half-life must be > 0 seconds");
   if (p->rate_basis != AT_PLAN_RATE_ADMITTED && p->rate_basis != AT_PLAN_RATE_OFFERED)
     return at_fail(AT_ERR_INVALID_ARG, "planner: unknown rate basis %d", (int)p->rate_basis);
   if (!(p->window_s >= 0.01 && p->window_s <= 60))
@@ -293,39 +314,55 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
   return full > part ? full : part;
 }
 
-/* Backlog term over every variant's in-flight requests (see plan.h).
- * Caller holds p->lock. */
-static double backlog_locked(const at_planner *p, uint64_t now) {
-  int B = p->p.max_batch;
-  double batches = 0, total = 0;
+/* The overrun allowance at `now`: the tracked value decayed toward 0 by
+ * the time since it last moved. Caller holds p->lock. */
+static double overrun_at(const at_planner *p, uint64_t now) {
+  if (p->overrun <= 0 || p->overrun_ns == 0 || now <= p->overrun_ns) return p->overrun;
+  return p->overrun * exp2(-(double)(now - p->overrun_ns) / 1e9 / p->p.overrun_half_life_s);
+}
+
+/* Batches and their total (corrected) time for q texts of variant v. */
+static void batches_of(const at_planner *p, const pvariant *v, uint64_t q, double scale,
+                       double *batches, double *total) {
+  uint64_t B = (uint64_t)p->p.max_batch, full = q / B, rem = q % B;
+  *batches += (double)full + (rem ? 1.0 : 0.0);
+  *total += scale * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
+}
+
+/* The work in flight on the shared pool: every variant's texts as
+ * ceil(q/B) batches, their number and total (corrected) time. Caller holds
+ * p->lock. */
+static void work_locked(const at_planner *p, uint64_t now, double *batches, double *total) {
+  *batches = 0, *total = 0;
   for (int u = 0; u < p->n; u++) {
     const pvariant *v = &p->v[u];
-    if (v->in_flight == 0) continue;
-    uint64_t full = v->in_flight / (uint64_t)B, rem = v->in_flight % (uint64_t)B;
-    batches += (double)full + (rem ? 1.0 : 0.0);
-    total += scale_at(p, v, now) * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
+    if (v->in_flight) batches_of(p, v, v->in_flight, scale_at(p, v, now), batches, total);
   }
-  if (batches == 0) return 0.0;
-  double rounds = ceil(batches / p->p.workers);
-  return rounds * total / batches;
+}
+
+/* FIFO on c workers: the last of N batches of total time T finishes after
+ * ceil(N/c) rounds of the mean batch time (ceil(q/c)·s for one variant). */
+static double drain_s(double batches, double total, int c) {
+  return batches > 0 ? ceil(batches / c) * total / batches : 0.0;
 }
 
 typedef struct estimate {
-  double est, erlang, s_join, rho;
+  double est;     /* queue: when the request's last batch finishes */
+  double backlog; /* queue: wait before its first batch can start */
+  double erlang;  /* rate: Erlang wait at the demand rate + own service */
+  double rho;
+  bool idle;      /* a free worker for every batch: no overrun added */
   int b_join;
 } estimate;
 
-/* The estimate for a new request on variant `vi` (see plan.h). Caller holds
- * p->lock. */
-static estimate estimate_locked(const at_planner *p, int vi, double lambda, double backlog,
-                                uint64_t now) {
+/* The Erlang part for `n` texts on variant `vi` at demand rate `lambda`
+ * (see plan.h, "Rate test"). Caller holds p->lock. */
+static void erlang_locked(const at_planner *p, int vi, int n, double lambda, double scale,
+                          estimate *e) {
   const pvariant *v = &p->v[vi];
   int B = p->p.max_batch, c = p->p.workers;
-  double scale = scale_at(p, v, now);
-  estimate e = {0};
-  uint64_t q = v->in_flight;
-  e.b_join = q + 1 < (uint64_t)B ? (int)q + 1 : B;
-  e.s_join = scale * v->s_at[e.b_join];
+  uint64_t q = v->in_flight + (uint64_t)n;
+  e->b_join = q < (uint64_t)B ? (int)q : B;
   int b_need = 1;
   if (lambda > 0) {
     /* smallest b with λ·scale·s(b)/b < c, i.e. pr_min[b] < c/(λ·scale);
@@ -343,81 +380,157 @@ static estimate estimate_locked(const at_planner *p, int vi, double lambda, doub
       b_need = lo;
     }
   }
-  int b_rate = e.b_join > b_need ? e.b_join : b_need;
+  int b_rate = e->b_join > b_need ? e->b_join : b_need;
   double mu = (double)b_rate / (scale * v->s_at[b_rate]);
-  e.rho = lambda / ((double)c * mu);
+  e->rho = lambda / ((double)c * mu);
   double wq = p->p.wait_quantile > 0 ? at_plan_mmc_wait_quantile_s(c, lambda, mu, p->p.wait_quantile)
                                       : at_plan_mmc_wait_s(c, lambda, mu);
-  e.erlang = wq + e.s_join;
-  double bound = backlog + e.s_join;
-  e.est = e.erlang > bound ? e.erlang : bound;
+  e->erlang = wq + scale * v->s_at[e->b_join];
+}
+
+/* Both tests' inputs for `n` texts on variant `vi`. Caller holds p->lock. */
+static estimate estimate_locked(const at_planner *p, int vi, int n, double lambda, uint64_t now) {
+  estimate e = {0};
+  int c = p->p.workers;
+  double scale = scale_at(p, &p->v[vi], now);
+  /* the new texts as batches of their own behind the work in flight (the
+   * batcher may fold them into a forming batch: this errs long by at most
+   * one batch) */
+  double nb0, t0, nb1 = 0, t1 = 0;
+  work_locked(p, now, &nb0, &t0);
+  batches_of(p, &p->v[vi], (uint64_t)n, scale, &nb1, &t1);
+  nb1 += nb0, t1 += t0;
+  e.est = drain_s(nb1, t1, c);
+  e.backlog = nb0 >= c ? floor(nb0 / c) * t0 / nb0 : 0.0;
+  e.idle = nb1 <= c;
+  erlang_locked(p, vi, n, lambda, scale, &e);
   return e;
+}
+
+/* Count `n` texts admitted to variant `vi`. Caller holds p->lock. */
+static void admit_locked(at_planner *p, int vi, int n, uint64_t now) {
+  pvariant *v = &p->v[vi];
+  v->in_flight += (uint64_t)n;
+  v->admitted += (uint64_t)n;
+  p->in_flight_total += (uint64_t)n;
+  p->admitted++;
+  at_rate_record_n(&p->rate, CH_ADMITTED, now, (uint32_t)n);
+}
+
+/* Which candidate (index into p->cand) the policy admits to, or -1, given
+ * each candidate's estimate; sets *why for a refusal. Caller holds lock. */
+static int choose(const at_planner *p, const estimate *e, int n_cand, int n, double budget,
+                  double overrun, at_plan_reason *why) {
+  bool fits[AT_PLAN_MAX_VARIANTS] = {false};
+  int last_fit = -1;
+  *why = AT_PLAN_REJECT_DEADLINE;
+  if (n_cand < 1) return -1;
+  for (int k = 0; k < n_cand; k++) {
+    fits[k] = e[k].est + (e[k].idle ? 0.0 : overrun) <= budget;
+    if (fits[k]) last_fit = k;
+  }
+  *why = AT_PLAN_REJECT_DEADLINE;
+  switch (p->p.policy) {
+    case AT_PLAN_NONE: return 0;
+    case AT_PLAN_LIMIT:
+      if (p->in_flight_total + (uint64_t)n <= (uint64_t)p->p.inflight_limit) return 0;
+      *why = AT_PLAN_REJECT_LIMIT;
+      return -1;
+    case AT_PLAN_ACCURATE_ONLY: return fits[0] ? 0 : -1;
+    case AT_PLAN_ADAPTIVE:
+      for (int k = 0; k < n_cand; k++)
+        if (fits[k] && e[k].erlang <= budget) return k;
+      return last_fit; /* past every variant's capacity: the most answers per second */
+  }
+  return -1;
 }
 
 at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
                             at_plan_decision *out) {
-  if (!p || !out) return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or decision");
-  double deadline = at_planner_deadline_s(p, deadline_s);
-  *out = (at_plan_decision){.variant = -1, .deadline_s = deadline};
+  at_plan_request rq = {.deadline_s = deadline_s, .age_s = 0, .n_texts = 1};
+  return at_planner_decide_req(p, now_ns, &rq, out);
+}
+
+/* Fill a refusal: the reason and when a retry could fit. Caller holds lock. */
+static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, double budget,
+                          double overrun, at_plan_reason why, uint64_t now, at_plan_decision *out) {
+  int best = -1, feasible = 0;
+  double retry = INFINITY;
+  for (int k = 0; k < n_cand; k++) {
+    pvariant *v = &p->v[p->cand[k]];
+    v->declined++;
+    if (best < 0 || e[k].est < e[best].est) best = k;
+    if (scale_at(p, v, now) * v->s_at[1] > budget) continue; /* can never fit */
+    feasible++;
+    double wait = e[k].est + overrun - budget;
+    if (wait < retry) retry = wait;
+  }
+  if (why == AT_PLAN_REJECT_LIMIT) {
+    /* the texts over the limit leave at the pool's rate */
+    double nb, t;
+    work_locked(p, now, &nb, &t);
+    double excess = (double)(p->in_flight_total + (uint64_t)n) - p->p.inflight_limit;
+    retry = nb > 0 ? ceil(excess / p->p.workers) * t / nb : 0.001;
+  } else if (feasible == 0 && budget > 0) {
+    why = AT_PLAN_REJECT_INFEASIBLE;
+  }
+  p->rejected[why]++;
+  out->admit = false;
+  out->reason = why;
+  if (best >= 0) {
+    const estimate *b = &e[best];
+    out->variant = p->cand[best];
+    out->est_sojourn_s = b->est, out->erlang_s = b->erlang, out->backlog_s = b->backlog;
+    out->batch_assumed = b->b_join, out->rho = b->rho;
+  }
+  out->overrun_s = overrun;
+  out->retry_after_s = why == AT_PLAN_REJECT_INFEASIBLE ? 0.0 : retry;
+}
+
+at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_request *rq,
+                                at_plan_decision *out) {
+  if (!p || !rq || !out)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner, request or decision");
+  if (rq->n_texts < 1 || rq->n_texts > 1 << 20)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: a request has 1..%d texts, got %d", 1 << 20,
+                   rq->n_texts);
+  int n = rq->n_texts;
+  double deadline = at_planner_deadline_s(p, rq->deadline_s);
+  double age = rq->age_s > 0 && isfinite(rq->age_s) ? rq->age_s : 0.0;
+  *out = (at_plan_decision){.variant = -1, .deadline_s = deadline, .budget_s = deadline - age,
+                            .n_texts = n};
+  double budget = out->budget_s;
 
   pthread_mutex_lock(&p->lock);
   p->decisions++;
-  at_rate_record(&p->rate, CH_OFFERED, now_ns);
+  at_rate_record_n(&p->rate, CH_OFFERED, now_ns, (uint32_t)n);
   double lambda = p->p.rate_basis == AT_PLAN_RATE_OFFERED
                       ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
-                      : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, 1);
-  double backlog = backlog_locked(p, now_ns);
-  int n_cand = p->p.policy == AT_PLAN_ACCURATE_ONLY ? (p->n_cand > 0 ? 1 : 0) : p->n_cand;
+                      : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, (uint64_t)n);
+  int n_cand = p->p.policy == AT_PLAN_ADAPTIVE ? p->n_cand : (p->n_cand > 0 ? 1 : 0);
+  double overrun = p->p.overrun_quantile > 0 ? overrun_at(p, now_ns) : 0.0;
   out->rate_rps = lambda;
-
-  int best = -1, feasible = 0, finite = 0;
-  estimate best_e = {.est = INFINITY};
-  double retry = INFINITY;
-  for (int k = 0; k < n_cand; k++) {
-    int vi = p->cand[k];
-    estimate e = estimate_locked(p, vi, lambda, backlog, now_ns);
-    if (e.est <= deadline) {
-      pvariant *v = &p->v[vi];
-      v->in_flight++;
-      v->admitted++;
-      p->in_flight_total++;
-      p->admitted++;
-      at_rate_record(&p->rate, CH_ADMITTED, now_ns);
-      pthread_mutex_unlock(&p->lock);
-      out->admit = true;
-      out->reason = AT_PLAN_ADMIT;
-      out->variant = vi;
-      out->est_sojourn_s = e.est;
-      out->erlang_s = e.erlang;
-      out->backlog_s = backlog;
-      out->batch_assumed = e.b_join;
-      out->rho = e.rho;
-      return AT_OK;
-    }
-    p->v[vi].declined++;
-    if (best < 0 || e.est < best_e.est) best = vi, best_e = e;
-    if (scale_at(p, &p->v[vi], now_ns) * p->v[vi].s_at[1] > deadline) continue; /* can never fit */
-    feasible++;
-    double wait = isfinite(e.est) ? e.est - deadline : p->p.window_s + backlog;
-    finite += isfinite(e.est);
-    if (wait < retry) retry = wait;
+  estimate e[AT_PLAN_MAX_VARIANTS];
+  for (int k = 0; k < n_cand; k++) e[k] = estimate_locked(p, p->cand[k], n, lambda, now_ns);
+  at_plan_reason why;
+  int k = choose(p, e, n_cand, n, budget, overrun, &why);
+  if (k < 0) {
+    refuse_locked(p, e, n_cand, n, budget, overrun, why, now_ns, out);
+    pthread_mutex_unlock(&p->lock);
+    return AT_OK;
   }
-  at_plan_reason why = feasible == 0   ? AT_PLAN_REJECT_INFEASIBLE
-                       : finite == 0   ? AT_PLAN_REJECT_UNSTABLE
-                                       : AT_PLAN_REJECT_DEADLINE;
-  p->rejected[why]++;
+  int vi = p->cand[k];
+  admit_locked(p, vi, n, now_ns);
   pthread_mutex_unlock(&p->lock);
-  out->admit = false;
-  out->reason = why;
-  out->variant = best;
-  if (best >= 0) {
-    out->est_sojourn_s = best_e.est;
-    out->erlang_s = best_e.erlang;
-    out->batch_assumed = best_e.b_join;
-    out->rho = best_e.rho;
-  }
-  out->backlog_s = backlog;
-  out->retry_after_s = why == AT_PLAN_REJECT_INFEASIBLE ? 0.0 : retry;
+  out->admit = true;
+  out->reason = AT_PLAN_ADMIT;
+  out->variant = vi;
+  out->est_sojourn_s = e[k].est;
+  out->overrun_s = e[k].idle ? 0.0 : overrun;
+  out->erlang_s = e[k].erlang;
+  out->backlog_s = e[k].backlog;
+  out->batch_assumed = e[k].b_join;
+  out->rho = e[k].rho;
   return AT_OK;
 }
 
@@ -425,11 +538,7 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns) {
   if (!p || variant < 0 || variant >= p->n)
     return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
   pthread_mutex_lock(&p->lock);
-  p->v[variant].in_flight++;
-  p->v[variant].admitted++;
-  p->in_flight_total++;
-  p->admitted++;
-  at_rate_record(&p->rate, CH_ADMITTED, now_ns);
+  admit_locked(p, variant, 1, now_ns);
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
 }
@@ -441,19 +550,25 @@ at_status at_planner_finished(at_planner *p, int variant, int batch_size,
 
 at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
                                  double observed_service_s, int peers, uint64_t now_ns) {
-  if (!p || variant < 0 || variant >= p->n)
-    return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
+  return at_planner_finished_n(p, variant, 1, batch_size, observed_service_s, peers, now_ns);
+}
+
+at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
+                                double observed_service_s, int peers, uint64_t now_ns) {
+  if (!p || variant < 0 || variant >= p->n || n_texts < 1)
+    return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d or %d texts", variant, n_texts);
   pvariant *v = &p->v[variant];
   /* The table's prediction needs no lock: the table is immutable. */
   double predicted = batch_size >= 1 ? at_plan_variant_service_s(&v->table, batch_size) : NAN;
   pthread_mutex_lock(&p->lock);
-  if (v->in_flight == 0) {
+  if (v->in_flight < (uint64_t)n_texts) {
     pthread_mutex_unlock(&p->lock);
-    return at_fail(AT_ERR_STATE, "planner: finished() for %s with nothing in flight", v->name);
+    return at_fail(AT_ERR_STATE, "planner: finished() for %d texts of %s with %llu in flight",
+                   n_texts, v->name, (unsigned long long)v->in_flight);
   }
-  v->in_flight--;
-  v->finished++;
-  p->in_flight_total--;
+  v->in_flight -= (uint64_t)n_texts;
+  v->finished += (uint64_t)n_texts;
+  p->in_flight_total -= (uint64_t)n_texts;
   double a = p->p.service_alpha;
   if (a > 0 && observed_service_s > 0 && isfinite(observed_service_s) && predicted > 0) {
     double r = observed_service_s / predicted;
@@ -474,6 +589,26 @@ at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
   return AT_OK;
 }
 
+at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns) {
+  if (!p || !isfinite(est_s) || !isfinite(actual_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or a non-finite observation");
+  double q = p->p.overrun_quantile;
+  if (q <= 0) return AT_OK;
+  /* Stochastic quantile tracking: up by step·q when the observation lies
+   * above the estimate, down by step·(1 − q) otherwise, so it settles
+   * where a fraction 1 − q lie above. The step is a hundredth of the
+   * default deadline: a few dozen observations move it by a deadline's
+   * worth when the model is badly off. */
+  double step = p->p.default_deadline_s / 100, err = actual_s - est_s;
+  pthread_mutex_lock(&p->lock);
+  double o = overrun_at(p, now_ns);
+  o += err > o ? step * q : -step * (1 - q);
+  p->overrun = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
+  p->overrun_ns = now_ns;
+  pthread_mutex_unlock(&p->lock);
+  return AT_OK;
+}
+
 at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats *out) {
   if (!p || !out) return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or stats");
   memset(out, 0, sizeof *out);
@@ -485,8 +620,14 @@ at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats 
   out->rejected_deadline = p->rejected[AT_PLAN_REJECT_DEADLINE];
   out->rejected_unstable = p->rejected[AT_PLAN_REJECT_UNSTABLE];
   out->rejected_infeasible = p->rejected[AT_PLAN_REJECT_INFEASIBLE];
-  out->rejected = out->rejected_deadline + out->rejected_unstable + out->rejected_infeasible;
+  out->rejected_limit = p->rejected[AT_PLAN_REJECT_LIMIT];
+  out->rejected = out->rejected_deadline + out->rejected_unstable + out->rejected_infeasible +
+                  out->rejected_limit;
   out->in_flight = p->in_flight_total;
+  out->overrun_s = overrun_at(p, now_ns);
+  double nb, t;
+  work_locked(p, now_ns, &nb, &t);
+  out->queue_fill = t / p->p.workers / p->p.default_deadline_s;
   out->n_variants = p->n;
   for (int i = 0; i < p->n; i++) {
     const pvariant *v = &p->v[i];

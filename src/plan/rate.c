@@ -46,14 +46,18 @@ static void advance(at_rate_window *w, uint64_t now_ns) {
 }
 
 void at_rate_record(at_rate_window *w, int channel, uint64_t now_ns) {
-  if (channel < 0 || channel >= AT_RATE_CHANNELS) return;
+  at_rate_record_n(w, channel, now_ns, 1);
+}
+
+void at_rate_record_n(at_rate_window *w, int channel, uint64_t now_ns, uint32_t n) {
+  if (channel < 0 || channel >= AT_RATE_CHANNELS || n == 0) return;
   advance(w, now_ns);
   uint64_t idx = now_ns / w->bucket_ns;
   if (idx + (uint64_t)w->n <= w->head) return; /* older than the window */
   uint32_t *slot = w->counts + (idx % (uint64_t)w->n) * AT_RATE_CHANNELS;
-  if (slot[channel] == UINT32_MAX) return;
-  slot[channel]++;
-  w->total[channel]++;
+  if (n > UINT32_MAX - slot[channel]) n = UINT32_MAX - slot[channel]; /* saturate */
+  slot[channel] += n;
+  w->total[channel] += n;
 }
 
 uint64_t at_rate_count(at_rate_window *w, int channel, uint64_t now_ns) {

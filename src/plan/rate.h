@@ -34,6 +34,8 @@ void at_rate_free(at_rate_window *w);
  * are dropped; events older than the newest bucket but inside the window
  * count in their own bucket. */
 void at_rate_record(at_rate_window *w, int channel, uint64_t now_ns);
+/* The same for `n` events at once (a bucket saturates at UINT32_MAX). */
+void at_rate_record_n(at_rate_window *w, int channel, uint64_t now_ns, uint32_t n);
 
 /* Events in `channel` in the buckets that make up the window at `now_ns`
  * (the current bucket and the n-1 before it). */
