@@ -388,16 +388,17 @@ static void erlang_locked(const at_planner *p, int vi, int n, double lambda, dou
   e->erlang = wq + scale * v->s_at[e->b_join];
 }
 
-/* Both tests' inputs for `n` texts on variant `vi`. Caller holds p->lock. */
-static estimate estimate_locked(const at_planner *p, int vi, int n, double lambda, uint64_t now) {
+/* Both tests' inputs for `n` texts on variant `vi`, given the work in
+ * flight (nb0 batches of total time t0). Caller holds p->lock. */
+static estimate estimate_locked(const at_planner *p, int vi, int n, double lambda, double nb0,
+                                double t0, uint64_t now) {
   estimate e = {0};
   int c = p->p.workers;
   double scale = scale_at(p, &p->v[vi], now);
   /* the new texts as batches of their own behind the work in flight (the
    * batcher may fold them into a forming batch: this errs long by at most
    * one batch) */
-  double nb0, t0, nb1 = 0, t1 = 0;
-  work_locked(p, now, &nb0, &t0);
+  double nb1 = 0, t1 = 0;
   batches_of(p, &p->v[vi], (uint64_t)n, scale, &nb1, &t1);
   nb1 += nb0, t1 += t0;
   e.est = drain_s(nb1, t1, c);
@@ -511,7 +512,9 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   double overrun = p->p.overrun_quantile > 0 ? overrun_at(p, now_ns) : 0.0;
   out->rate_rps = lambda;
   estimate e[AT_PLAN_MAX_VARIANTS];
-  for (int k = 0; k < n_cand; k++) e[k] = estimate_locked(p, p->cand[k], n, lambda, now_ns);
+  double nb0, t0;
+  work_locked(p, now_ns, &nb0, &t0);
+  for (int k = 0; k < n_cand; k++) e[k] = estimate_locked(p, p->cand[k], n, lambda, nb0, t0, now_ns);
   at_plan_reason why;
   int k = choose(p, e, n_cand, n, budget, overrun, &why);
   if (k < 0) {
