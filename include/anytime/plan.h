@@ -168,7 +168,9 @@ typedef struct at_planner_params {
   double max_deadline_s;     /* cap on client deadlines; default 10 */
   at_plan_policy policy;     /* default AT_PLAN_ADAPTIVE */
   at_plan_rate_basis rate_basis; /* default AT_PLAN_RATE_OFFERED */
-  double window_s;           /* arrival-rate window, 0.01..60; default 1.0 */
+  double window_s;           /* demand-rate window, 0.01..60; default 0.3 (it
+                                only chooses: short, so a burst moves traffic
+                                to a cheaper variant within a few hundred ms) */
   int window_buckets;        /* resolution of the window, 2..4096; default 50 */
   int max_batch;             /* largest batch the batcher forms; default 1 */
   /* Weight of each observed batch service time in the per-variant
@@ -203,10 +205,13 @@ typedef struct at_planner_params {
   int inflight_limit;
   /* The overrun feedback (see at_planner_observe): the quantile of
    * (observed sojourn - the model's estimate) the planner tracks and adds
-   * to every estimate made with work queued. 0 disables it; default 0.99. */
+   * to every estimate made with work queued. 0 disables it; default 0.999
+   * (0.99 let 1-6 % of answers overrun after rare stalled Runs in the
+   * simulator: docs/simulator.md). */
   double overrun_quantile;
-  /* Without observations the overrun decays to 0 with this half-life, so a
-   * past stall cannot keep admission tight. > 0; default 1 s. */
+  /* Once no answer has been observed for this long, the overrun decays to
+   * 0 with this half-life, so a past stall cannot keep admission tight
+   * when traffic stops. > 0; default 1 s. */
   double overrun_half_life_s;
 } at_planner_params;
 
@@ -383,8 +388,9 @@ at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int bat
  * (what the model does not see: hand-offs between threads, writing the
  * answer, a slower host) and adds it to later estimates made with work
  * queued, so admitted requests keep their deadline even where the model is
- * optimistic. The allowance stays within [0, default deadline] and decays
- * to 0 without observations (params.overrun_half_life_s). Thread-safe.
+ * optimistic. The allowance stays within [0, default deadline] and, after
+ * a half-life without observations, decays to 0 (params.overrun_half_life_s).
+ * Thread-safe.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL, or a non-finite value). */
 at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns);
 

@@ -84,14 +84,14 @@ at_planner_params at_planner_default_params(void) {
       .max_deadline_s = 10.0,
       .policy = AT_PLAN_ADAPTIVE,
       .rate_basis = AT_PLAN_RATE_OFFERED,
-      .window_s = 1.0,
+      .window_s = 0.3,
       .window_buckets = 50,
       .max_batch = 1,
       .service_alpha = 0.05,
       .service_tau_s = 0.5,
       .scale_half_life_s = 10.0,
       .inflight_limit = 512,
-      .overrun_quantile = 0.99,
+      .overrun_quantile = 0.999,
       .overrun_half_life_s = 1.0,
   };
 }
@@ -314,11 +314,15 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
   return full > part ? full : part;
 }
 
-/* The overrun allowance at `now`: the tracked value decayed toward 0 by
- * the time since it last moved. Caller holds p->lock. */
+/* The overrun allowance at `now`: the tracked value, decayed toward 0 once
+ * no answer has been observed for a whole half-life (so under steady
+ * traffic only the quantile steps move it; a decay between observations
+ * would pull it below the quantile it tracks). Caller holds p->lock. */
 static double overrun_at(const at_planner *p, uint64_t now) {
+  double h = p->p.overrun_half_life_s;
   if (p->overrun <= 0 || p->overrun_ns == 0 || now <= p->overrun_ns) return p->overrun;
-  return p->overrun * exp2(-(double)(now - p->overrun_ns) / 1e9 / p->p.overrun_half_life_s);
+  double idle = (double)(now - p->overrun_ns) / 1e9 - h;
+  return idle > 0 ? p->overrun * exp2(-idle / h) : p->overrun;
 }
 
 /* Batches and their total (corrected) time for q texts of variant v. */
