@@ -1,0 +1,546 @@
+/* src/plan/sim_core.c — the simulator's event loop (see anytime/sim.h):
+ * a binary heap of timed events, the clients, the server (a FIFO of
+ * admitted texts in front of c workers, or the clairvoyant oracle) and the
+ * host's speed factor. src/plan/sim.c sets runs up and turns the counts
+ * into a result.
+ *
+ * DESIGN
+ *   Single-threaded and deterministic: one run's state lives in one `sim`;
+ *   events are ordered by (time, scheduling sequence), so equal times run
+ *   in the order they were scheduled, and every random draw comes from one
+ *   of four at_rng streams seeded from params.seed (arrivals, think times,
+ *   Run times, everything else) plus the host speed's own stream, which is
+ *   generated in time order whatever asks for it — the planner run and
+ *   every oracle run see the same host.
+ *   Events: ARRIVAL (the next open-loop send), DECIDE (an attempt reaches
+ *   the decision, rtt/2 + parse after its send), RUN_DONE (a worker's Run
+ *   ends: at_planner_finished_n for each text), READY (an answer is written:
+ *   at_planner_observe, and the client has it rtt/2 later), BIN (sample
+ *   the planner's overrun every 100 ms). A client's reaction to an answer
+ *   is computed when the answer is produced and scheduled as the DECIDE of
+ *   its next attempt, so each client has at most one event pending.
+ *   Ownership: the attempts live in a pool with a free list; an attempt is
+ *   freed when its client is answered. The planner is borrowed (sim.c
+ *   creates and destroys it); every planner call is given the simulated
+ *   time, never the wall clock.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "plan/sim_internal.h"
+
+enum { EV_ARRIVAL = 0, EV_DECIDE, EV_RUN_DONE, EV_READY, EV_BIN };
+
+static bool grow(void **buf, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return true;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *b = realloc(*buf, n * elem);
+  if (!b) return false;
+  *buf = b;
+  *cap = n;
+  return true;
+}
+
+static void oom(sim *s) {
+  if (s->err == AT_OK) s->err = at_fail(AT_ERR_NOMEM, "simulator: out of memory");
+}
+
+/* ---- the event heap ------------------------------------------------------- */
+
+static bool ev_before(const sim_ev *a, const sim_ev *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void push(sim *s, double t, int type, int32_t arg) {
+  if (!grow((void **)&s->heap, &s->hcap, s->hn + 1, sizeof *s->heap)) {
+    oom(s);
+    return;
+  }
+  sim_ev e = {.t = t, .seq = s->seq++, .type = type, .arg = arg};
+  size_t i = s->hn++;
+  while (i > 0) {
+    size_t up = (i - 1) / 2;
+    if (!ev_before(&e, &s->heap[up])) break;
+    s->heap[i] = s->heap[up];
+    i = up;
+  }
+  s->heap[i] = e;
+}
+
+static sim_ev pop(sim *s) {
+  sim_ev top = s->heap[0], last = s->heap[--s->hn];
+  size_t i = 0, n = s->hn;
+  for (;;) {
+    size_t l = 2 * i + 1, m = l + 1, k = i;
+    const sim_ev *best = &last;
+    if (l < n && ev_before(&s->heap[l], best)) k = l, best = &s->heap[l];
+    if (m < n && ev_before(&s->heap[m], best)) k = m;
+    if (k == i) break;
+    s->heap[i] = s->heap[k];
+    i = k;
+  }
+  if (n > 0) s->heap[i] = last;
+  return top;
+}
+
+/* ---- randomness and the host ------------------------------------------------ */
+
+static double unif(at_rng *r, double lo, double hi) {
+  return lo + (hi - lo) * at_rng_uniform(r);
+}
+static double expo(at_rng *r, double mean) {
+  return mean > 0 ? -mean * log(1.0 - at_rng_uniform(r)) : 0.0;
+}
+static double gauss(at_rng *r) {
+  double u1 = 1.0 - at_rng_uniform(r), u2 = at_rng_uniform(r);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static double speed_at(sim *s, double t) {
+  const at_sim_params *p = s->p;
+  if (!p->host_noise || !(p->speed_max > 1)) return 1.0;
+  sim_speed *sp = &s->speed;
+  /* append segments, in time order, until one ends after t */
+  while (sp->n == 0 || sp->seg[sp->n - 1].end <= t) {
+    if (!grow((void **)&sp->seg, &sp->cap, sp->n + 1, sizeof *sp->seg)) {
+      oom(s);
+      return 1.0;
+    }
+    double start = sp->n ? sp->seg[sp->n - 1].end : 0.0;
+    sp->seg[sp->n].level = exp(at_rng_uniform(&sp->rng) * log(p->speed_max));
+    sp->seg[sp->n].end = start + unif(&sp->rng, p->speed_dwell_min_s, p->speed_dwell_max_s);
+    sp->n++;
+  }
+  size_t lo = 0, hi = sp->n - 1; /* the first segment that ends after t */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (sp->seg[mid].end > t)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return sp->seg[lo].level;
+}
+
+/* One Run's noise: lognormal (median 1) times the occasional stall. */
+static double run_noise(sim *s) {
+  const at_sim_params *p = s->p;
+  if (!p->host_noise) return 1.0;
+  double x = 1.0;
+  if (p->noise_sigma > 0) x *= exp(p->noise_sigma * gauss(&s->r_svc));
+  if (p->stall_prob > 0 && at_rng_uniform(&s->r_svc) < p->stall_prob) x *= p->stall_factor;
+  return x;
+}
+
+/* True duration of a Run of b texts on v starting at t with noise `noise`. */
+static double run_time(sim *s, int v, int b, double t, double noise) {
+  return at_plan_variant_service_s(&s->p->variants[v], (double)b) * speed_at(s, t) * noise;
+}
+
+static double respond_time(sim *s) {
+  return unif(&s->r_misc, s->p->respond_min_s, s->p->respond_max_s);
+}
+
+/* ---- attempts and clients ---------------------------------------------------- */
+
+static bool in_window(const sim *s, double t) {
+  return t >= s->warm_t && t < s->end_t;
+}
+
+/* Create an attempt sent at `t` by client `ci` (-1: open loop). */
+static void send_at(sim *s, int32_t ci, double t) {
+  if (++s->attempts > s->p->max_attempts) {
+    if (s->err == AT_OK)
+      s->err = at_fail(AT_ERR_LIMIT, "simulator: more than %llu attempts (max_attempts)",
+                       (unsigned long long)s->p->max_attempts);
+    return;
+  }
+  int32_t id = s->free_att;
+  if (id >= 0) {
+    s->free_att = s->att[id].next_free;
+  } else {
+    if (!grow((void **)&s->att, &s->attcap, s->natt + 1, sizeof *s->att)) {
+      oom(s);
+      return;
+    }
+    id = (int32_t)s->natt++;
+  }
+  sim_att *a = &s->att[id];
+  memset(a, 0, sizeof *a);
+  a->send_t = t;
+  a->arrive_t = t + s->p->rtt_s / 2;
+  a->client = ci;
+  a->variant = -1;
+  a->next_free = -1;
+  if (in_window(s, t)) s->a.sent++;
+  push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
+}
+
+static double retry_wait(const sim *s, double ra) {
+  if (s->p->retry_after_header) return (double)at_plan_retry_after_header(ra);
+  return ra > 0 ? ra : 0.0;
+}
+
+/* What client ci does after an answer (ok: 200) reaching it at tc. */
+static void client_next(sim *s, int32_t ci, bool ok, double tc, double ra, bool counted) {
+  sim_client *c = &s->cl[ci];
+  double next = tc;
+  if (ok) {
+    c->tries = 0;
+    next = tc + expo(&s->r_think, c->think_s);
+  } else if (c->kind == AT_SIM_CLOSED) {
+    next = tc + expo(&s->r_think, c->think_s);
+  } else if (c->kind == AT_SIM_RETRY_AFTER) {
+    next = tc + retry_wait(s, ra);
+  } else if (c->kind == AT_SIM_OPENAI) {
+    if (c->tries < s->p->openai_max_retries) {
+      double w = s->p->retry_after_header ? retry_wait(s, ra) : ra;
+      if (!(w > 0 && w < 60)) {
+        double base = fmin(0.5 * pow(2.0, c->tries), 8.0);
+        w = base * (1.0 - 0.25 * at_rng_uniform(&s->r_think));
+      }
+      c->tries++;
+      next = tc + w;
+    } else {
+      c->tries = 0;
+      if (counted) s->a.failed++;
+      next = tc + expo(&s->r_think, c->think_s);
+    }
+  } /* AT_SIM_RETRY: at once */
+  if (next < c->stop_t) send_at(s, ci, next);
+}
+
+/* The client of attempt `id` gets its answer at tc (ok: 200, else 429). */
+static void answer(sim *s, int32_t id, bool ok, double tc, double ra) {
+  sim_att *a = &s->att[id];
+  double lat = tc - a->send_t;
+  bool good = ok && lat <= s->deadline_s;
+  bool counted = in_window(s, a->send_t);
+  if (counted) {
+    if (ok) {
+      s->a.answered++;
+      s->a.by_variant[a->variant]++;
+      s->a.acc_sum += s->p->variants[a->variant].accuracy;
+      if (good)
+        s->a.within++;
+      else
+        s->a.late++;
+      if (!grow((void **)&s->a.lat, &s->a.cap_lat, s->a.n_lat + 1, sizeof(double)))
+        oom(s);
+      else
+        s->a.lat[s->a.n_lat++] = lat;
+    } else {
+      s->a.refused++;
+    }
+  }
+  int32_t ci = a->client;
+  if (ci >= 0 && s->cl[ci].light) {
+    int k = a->send_t - s->p->burst_s < 1.0 ? 0 : 1;
+    s->a.light_n[k]++;
+    if (good) s->a.light_ok[k]++;
+  }
+  a->next_free = s->free_att;
+  s->free_att = id;
+  if (ci >= 0) client_next(s, ci, ok, tc, ra, counted);
+}
+
+/* ---- the server --------------------------------------------------------------- */
+
+static void count_admit(sim *s, const sim_att *a) {
+  if (!in_window(s, a->decide_t) || !s->a.bins) return;
+  size_t b = (size_t)((a->decide_t - s->warm_t) / SIM_BIN_S);
+  if (b < s->a.n_bins) s->a.bins[b * s->p->n_variants + (size_t)a->variant]++;
+}
+
+static void start_run(sim *s, double t) {
+  int k = s->idle[--s->n_idle];
+  sim_worker *w = &s->w[k];
+  int v = s->att[s->q[s->qhead]].variant, n = 0;
+  while (s->qn > 0 && n < s->B && s->att[s->q[s->qhead]].variant == v) {
+    w->ids[n++] = s->q[s->qhead];
+    s->qhead = (s->qhead + 1) % s->qcap;
+    s->qn--;
+  }
+  w->variant = v;
+  w->n = n;
+  w->svc_s = run_time(s, v, n, t, run_noise(s));
+  w->before = s->running++;
+  w->seq = s->run_starts++;
+  push(s, t + w->svc_s, EV_RUN_DONE, k);
+}
+
+static void dispatch(sim *s, double t) {
+  while (s->qn > 0 && s->n_idle > 0 && s->err == AT_OK) start_run(s, t);
+}
+
+static void enqueue(sim *s, int32_t id) {
+  if (s->qn == s->qcap) {
+    size_t ncap = s->qcap ? s->qcap * 2 : 256;
+    int32_t *nq = malloc(ncap * sizeof *nq);
+    if (!nq) {
+      oom(s);
+      return;
+    }
+    for (size_t i = 0; i < s->qn; i++) nq[i] = s->q[(s->qhead + i) % s->qcap];
+    free(s->q);
+    s->q = nq;
+    s->qcap = ncap;
+    s->qhead = 0;
+  }
+  s->q[(s->qhead + s->qn) % s->qcap] = id;
+  s->qn++;
+}
+
+static void decide_planner(sim *s, int32_t id, double t) {
+  sim_att *a = &s->att[id];
+  at_plan_request rq = {.deadline_s = s->p->deadline_s, .age_s = t - a->arrive_t, .n_texts = 1};
+  at_plan_decision d;
+  at_status st = at_planner_decide_req(s->pl, sim_ns(t), &rq, &d);
+  if (st != AT_OK) {
+    s->err = at_fail(AT_ERR_STATE, "simulator: at_planner_decide_req at t=%.6f s returned %s", t,
+                     at_status_name(st));
+    return;
+  }
+  a->decide_t = t;
+  if (!d.admit) {
+    if (in_window(s, a->send_t) && (int)d.reason >= 0 && (int)d.reason < 5)
+      s->a.by_reason[d.reason]++;
+    answer(s, id, false, t + s->p->rtt_s / 2, d.retry_after_s);
+    return;
+  }
+  a->variant = d.variant;
+  a->est_s = d.est_sojourn_s;
+  count_admit(s, a);
+  enqueue(s, id);
+  dispatch(s, t);
+}
+
+/* The clairvoyant server: FIFO on c workers, every Run's time known. */
+static void decide_oracle(sim *s, int32_t id, double t) {
+  sim_att *a = &s->att[id];
+  a->decide_t = t;
+  int k = 0;
+  for (int i = 1; i < s->c; i++)
+    if (s->wfree[i] < s->wfree[k]) k = i;
+  double start = fmax(t, s->wfree[k]);
+  /* the worker's next Run has its noise (and its answer its overhead)
+   * already: refusing a request whose Run would be slow and admitting its
+   * retry cannot pick faster Runs */
+  double fin = start + run_time(s, s->ovar, 1, start, s->onoise[k]);
+  double ready = fin + s->oresp[k];
+  double late = ready + s->p->rtt_s / 2 - a->send_t - s->deadline_s;
+  if (late > 0) {
+    if (in_window(s, a->send_t)) s->a.by_reason[AT_PLAN_REJECT_DEADLINE]++;
+    answer(s, id, false, t + s->p->rtt_s / 2, late);
+    return;
+  }
+  s->wfree[k] = fin;
+  s->onoise[k] = run_noise(s);
+  s->oresp[k] = respond_time(s);
+  a->variant = s->ovar;
+  count_admit(s, a);
+  push(s, ready, EV_READY, id);
+}
+
+static void run_done(sim *s, int k, double t) {
+  sim_worker *w = &s->w[k];
+  uint64_t during = s->run_starts - w->seq - 1;
+  uint64_t peers = (uint64_t)w->before + during;
+  if (peers > (uint64_t)(s->c - 1)) peers = (uint64_t)(s->c - 1);
+  s->running--;
+  for (int i = 0; i < w->n; i++) {
+    at_status st =
+        at_planner_finished_n(s->pl, w->variant, 1, w->n, w->svc_s, (int)peers, sim_ns(t));
+    if (st != AT_OK) {
+      s->err = at_fail(AT_ERR_STATE,
+                       "simulator: at_planner_finished_n(variant %d, batch %d) at t=%.6f s "
+                       "returned %s",
+                       w->variant, w->n, t, at_status_name(st));
+      return;
+    }
+    push(s, t + respond_time(s), EV_READY, w->ids[i]);
+  }
+  s->idle[s->n_idle++] = k;
+  dispatch(s, t);
+}
+
+static void ready(sim *s, int32_t id, double t) {
+  sim_att *a = &s->att[id];
+  if (s->pl) {
+    at_status st = at_planner_observe(s->pl, a->est_s, t - a->decide_t, sim_ns(t));
+    if (st != AT_OK) {
+      s->err = at_fail(AT_ERR_STATE, "simulator: at_planner_observe(%g, %g) returned %s", a->est_s,
+                       t - a->decide_t, at_status_name(st));
+      return;
+    }
+  }
+  answer(s, id, true, t + s->p->rtt_s / 2, 0);
+}
+
+/* ---- open-loop arrivals ------------------------------------------------------- */
+
+static double rate_at(const sim *s, double t, double *seg_end) {
+  const at_sim_params *p = s->p;
+  if (p->clients != AT_SIM_ONOFF) {
+    *seg_end = INFINITY;
+    return s->rate_rps;
+  }
+  double period = p->on_s + p->off_s, k = floor(t / period), ph = t - k * period;
+  if (ph < p->on_s) {
+    *seg_end = k * period + p->on_s;
+    return s->rate_rps * p->on_factor;
+  }
+  *seg_end = (k + 1) * period;
+  return s->rate_rps * p->off_factor;
+}
+
+/* The next open-loop send after t (piecewise-constant Poisson rate: the
+ * process is memoryless, so a draw that crosses a boundary restarts there). */
+static double next_arrival(sim *s, double t) {
+  for (int guard = 0; guard < 1000000; guard++) {
+    double end, r = rate_at(s, t, &end);
+    double nt = r > 0 ? t + expo(&s->r_arr, 1.0 / r) : INFINITY;
+    if (nt < end) return nt;
+    if (!isfinite(end)) return INFINITY;
+    t = end;
+  }
+  return INFINITY;
+}
+
+static void arrival(sim *s, double t) {
+  send_at(s, -1, t);
+  double nt = next_arrival(s, t);
+  if (nt < s->end_t) push(s, nt, EV_ARRIVAL, -1);
+}
+
+static void bin_sample(sim *s, double t) {
+  at_planner_stats st;
+  if (at_planner_stats_get(s->pl, sim_ns(t), &st) != AT_OK) return;
+  s->a.overrun_sum += st.overrun_s;
+  s->a.overrun_n++;
+  if (st.overrun_s > s->a.overrun_max) s->a.overrun_max = st.overrun_s;
+  double nt = t + SIM_BIN_S;
+  if (nt < s->end_t) push(s, nt, EV_BIN, 0);
+}
+
+/* ---- set-up and the loop ------------------------------------------------------ */
+
+static at_status init_clients(sim *s, int n_clients) {
+  const at_sim_params *p = s->p;
+  bool burst = p->clients == AT_SIM_BURST;
+  s->ncl = burst ? p->burst_clients + p->light_clients : n_clients;
+  s->cl = calloc((size_t)(s->ncl > 0 ? s->ncl : 1), sizeof *s->cl);
+  if (!s->cl) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
+  for (int i = 0; i < s->ncl; i++) {
+    sim_client *c = &s->cl[i];
+    double start = 0;
+    if (burst && i >= p->burst_clients) {
+      *c = (sim_client){.kind = AT_SIM_CLOSED,
+                        .think_s = p->light_think_s,
+                        .stop_t = p->burst_s + p->light_s,
+                        .light = true};
+      start = p->burst_s;
+    } else if (burst) {
+      *c = (sim_client){.kind = AT_SIM_RETRY, .think_s = 0, .stop_t = p->burst_s};
+    } else {
+      *c = (sim_client){.kind = p->clients, .think_s = p->think_s, .stop_t = s->end_t};
+    }
+    /* the first send: as if each had just finished thinking */
+    double first =
+        start + (c->think_s > 0 ? expo(&s->r_think, c->think_s) : unif(&s->r_think, 0, p->rtt_s));
+    if (first < c->stop_t) send_at(s, i, first);
+  }
+  return s->err;
+}
+
+static void seed_streams(sim *s) {
+  uint64_t seed = s->p->seed;
+  at_rng_seed(&s->r_arr, seed ^ 0x61727269766c7331ull);
+  at_rng_seed(&s->r_think, seed ^ 0x7468696e6b3a3a32ull);
+  at_rng_seed(&s->r_svc, seed ^ 0x736572766963653aull);
+  at_rng_seed(&s->r_misc, seed ^ 0x6d6973633a3a3a34ull);
+  at_rng_seed(&s->speed.rng, seed ^ 0x686f737473706564ull);
+}
+
+at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, double rate_rps,
+                   int n_clients) {
+  memset(s, 0, sizeof *s);
+  s->p = p;
+  s->pl = pl;
+  s->ovar = ovar;
+  s->c = p->planner.workers;
+  s->B = pl ? p->planner.max_batch : 1;
+  s->deadline_s =
+      at_plan_cap_deadline(p->deadline_s, p->planner.default_deadline_s, p->planner.max_deadline_s);
+  bool burst = p->clients == AT_SIM_BURST;
+  s->warm_t = burst ? 0 : p->warmup_s;
+  s->end_t = burst ? p->burst_s + p->light_s : p->duration_s;
+  s->rate_rps = rate_rps;
+  s->free_att = -1;
+  seed_streams(s);
+  s->a.n_bins = (size_t)floor((s->end_t - s->warm_t) / SIM_BIN_S + 1e-9);
+  s->a.bins = calloc(s->a.n_bins ? s->a.n_bins * p->n_variants : 1, sizeof *s->a.bins);
+  s->w = calloc((size_t)s->c, sizeof *s->w);
+  s->idle = calloc((size_t)s->c, sizeof *s->idle);
+  s->wfree = calloc((size_t)s->c, sizeof *s->wfree);
+  s->onoise = calloc((size_t)s->c, sizeof *s->onoise);
+  s->oresp = calloc((size_t)s->c, sizeof *s->oresp);
+  if (!s->a.bins || !s->w || !s->idle || !s->wfree || !s->onoise || !s->oresp)
+    return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
+  for (int k = 0; k < s->c && !pl; k++) s->onoise[k] = run_noise(s), s->oresp[k] = respond_time(s);
+  for (int k = 0; k < s->c; k++) {
+    s->w[k].ids = calloc((size_t)s->B, sizeof(int32_t));
+    if (!s->w[k].ids) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
+    s->idle[s->n_idle++] = s->c - 1 - k; /* worker 0 is taken first */
+  }
+  if (p->clients == AT_SIM_POISSON || p->clients == AT_SIM_ONOFF) {
+    double t = next_arrival(s, 0.0);
+    if (t < s->end_t) push(s, t, EV_ARRIVAL, -1);
+  } else if (init_clients(s, n_clients) != AT_OK) {
+    return s->err ? s->err : AT_ERR_NOMEM;
+  }
+  if (pl && s->a.n_bins > 0) push(s, s->warm_t, EV_BIN, 0);
+  return s->err;
+}
+
+at_status sim_loop(sim *s) {
+  while (s->hn > 0 && s->err == AT_OK) {
+    sim_ev e = pop(s);
+    s->now = e.t;
+    s->events++;
+    switch (e.type) {
+      case EV_ARRIVAL: arrival(s, e.t); break;
+      case EV_DECIDE:
+        if (s->pl)
+          decide_planner(s, e.arg, e.t);
+        else
+          decide_oracle(s, e.arg, e.t);
+        break;
+      case EV_RUN_DONE: run_done(s, e.arg, e.t); break;
+      case EV_READY: ready(s, e.arg, e.t); break;
+      case EV_BIN: bin_sample(s, e.t); break;
+    }
+  }
+  return s->err;
+}
+
+void sim_free(sim *s) {
+  if (!s) return;
+  for (int k = 0; s->w && k < s->c; k++) free(s->w[k].ids);
+  free(s->w);
+  free(s->idle);
+  free(s->wfree);
+  free(s->onoise);
+  free(s->oresp);
+  free(s->heap);
+  free(s->att);
+  free(s->cl);
+  free(s->q);
+  free(s->speed.seg);
+  free(s->a.lat);
+  free(s->a.bins);
+  memset(s, 0, sizeof *s);
+}
