@@ -204,15 +204,22 @@ typedef struct at_planner_params {
    * (TEI's max_concurrent_requests default). */
   int inflight_limit;
   /* The overrun feedback (see at_planner_observe): the quantile of
-   * (observed sojourn - the model's estimate) the planner tracks and adds
-   * to every estimate made with work queued. 0 disables it; default 0.999
-   * (0.99 let 1-6 % of answers overrun after rare stalled Runs in the
-   * simulator: docs/simulator.md). */
+   * (observed time − the model's estimate) that the planner adds to every
+   * estimate made with work queued. 0 disables it; default 0.999 (0.99 let 1-6 % of answers overrun after
+   * rare stalled Runs in the simulator: docs/simulator.md). */
   double overrun_quantile;
-  /* Once no answer has been observed for this long, the overrun decays to
-   * 0 with this half-life, so a past stall cannot keep admission tight
-   * when traffic stops. > 0; default 1 s. */
-  double overrun_half_life_s;
+  /* The window of its fast estimate, 0.01..60 s; default 2 s: after a
+   * burst of late answers the allowance falls back within one window once
+   * answers are on time again, and it is 0 after a window without any. */
+  double overrun_window_s;
+  double overrun_half_life_s; /* unused; kept until the server's config drops it */
+  /* ADAPTIVE: every candidate but the cheapest may fill the queue only up
+   * to this share of the budget; the rest is kept for the cheapest, so the
+   * start of a burst (before the demand rate has caught up) overflows to it
+   * instead of filling the queue with expensive work. 0.1..1; default 0.9
+   * (simulator: on/off bursts 0.96 -> 0.98 of the oracle, and ρ = 0.4 still
+   * all most-accurate, which 0.75 was not). */
+  double adaptive_fill;
 } at_planner_params;
 
 /* Why a decision came out as it did. */
@@ -337,10 +344,11 @@ void at_planner_destroy(at_planner *p);
  *     v carries the demand when erlang_v <= budget.
  *   Choice. Candidates are the frontier variants by accuracy (highest
  *     first; ties: lower cost first); ACCURATE_ONLY, NONE and LIMIT use
- *     only the first. ADAPTIVE takes the first candidate that fits and
- *     carries the demand; if none carries it (the demand is past every
- *     variant's capacity) the LAST candidate that fits — the cheapest, the
- *     most answers per second. ACCURATE_ONLY admits its one candidate when
+ *     only the first. ADAPTIVE takes the first candidate that fits,
+ *     carries the demand and — unless it is the last (cheapest) candidate —
+ *     fits within params.adaptive_fill of the budget; if none does (the
+ *     demand is past every variant's capacity) the LAST candidate that fits
+ *     — the cheapest, the most answers per second. ACCURATE_ONLY admits its one candidate when
  *     it fits. NONE admits always. LIMIT admits while the texts in flight
  *     plus n stay <= params.inflight_limit (reason LIMIT otherwise).
  *   Refusal: INFEASIBLE when the budget is below every candidate's
@@ -384,13 +392,14 @@ at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int bat
 /* The overrun feedback. After an admitted request is answered, report the
  * model's estimate for it (decision.est_sojourn_s) and the time it really
  * took from the decision to its answer being ready (`actual_s`). The
- * planner tracks the params.overrun_quantile quantile of actual - estimate
- * (what the model does not see: hand-offs between threads, writing the
- * answer, a slower host) and adds it to later estimates made with work
- * queued, so admitted requests keep their deadline even where the model is
- * optimistic. The allowance stays within [0, default deadline] and, after
- * a half-life without observations, decays to 0 (params.overrun_half_life_s).
- * Thread-safe.
+ * planner estimates the params.overrun_quantile quantile of actual −
+ * estimate (what the model does not see: hand-offs between threads,
+ * writing the answer, a slower host) twice — a stochastic quantile tracker
+ * (steps of a hundredth of the default deadline) and the quantile over the
+ * last params.overrun_window_s — and adds the smaller, within [0, default
+ * deadline], to later estimates made with work queued, so admitted requests
+ * keep their deadline where the model is optimistic (docs/planner.md, "The
+ * overrun feedback", says why two). Thread-safe.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL, or a non-finite value). */
 at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns);
 

@@ -30,6 +30,7 @@
 #include "anytime/plan.h"
 #include "core/internal.h"
 #include "plan/rate.h"
+#include "plan/wquant.h"
 
 enum { CH_OFFERED = 0, CH_ADMITTED = 1 };
 #define SCALE_MIN 0.25
@@ -40,6 +41,7 @@ enum { CH_OFFERED = 0, CH_ADMITTED = 1 };
  * it up to OBS_MAX. */
 #define OBS_MIN 0.5
 #define OBS_MAX 4.0
+
 
 typedef struct pvariant {
   char name[64];
@@ -73,8 +75,8 @@ struct at_planner {
   uint64_t admitted;        /* guarded by lock */
   uint64_t rejected[5];     /* guarded by lock: by at_plan_reason */
   uint64_t in_flight_total; /* guarded by lock: texts */
-  double overrun;           /* guarded by lock: tracked quantile of actual − estimate */
-  uint64_t overrun_ns;      /* guarded by lock: when it last moved (0: never) */
+  at_wquant overrun;        /* guarded by lock: actual − estimate over the window */
+  double overrun_track;     /* guarded by lock: its stochastic quantile estimate */
 };
 
 at_planner_params at_planner_default_params(void) {
@@ -92,7 +94,8 @@ at_planner_params at_planner_default_params(void) {
       .scale_half_life_s = 10.0,
       .inflight_limit = 512,
       .overrun_quantile = 0.999,
-      .overrun_half_life_s = 1.0,
+      .overrun_window_s = 2.0,
+      .adaptive_fill = 0.9,
   };
 }
 
@@ -141,8 +144,10 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: in-flight limit must be 1..1000000");
   if (!(p->overrun_quantile >= 0 && p->overrun_quantile < 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: overrun quantile must be 0 (off) or in (0, 1)");
-  if (!(p->overrun_half_life_s > 0) || !isfinite(p->overrun_half_life_s))
-    return at_fail(AT_ERR_INVALID_ARG, "planner: overrun half-life must be > 0 seconds");
+  if (!(p->adaptive_fill >= 0.1 && p->adaptive_fill <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: adaptive fill must be 0.1..1");
+  if (!(p->overrun_window_s >= 0.01 && p->overrun_window_s <= 60))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: overrun window must be 0.01..60 s");
   if (p->rate_basis != AT_PLAN_RATE_ADMITTED && p->rate_basis != AT_PLAN_RATE_OFFERED)
     return at_fail(AT_ERR_INVALID_ARG, "planner: unknown rate basis %d", (int)p->rate_basis);
   if (!(p->window_s >= 0.01 && p->window_s <= 60))
@@ -222,7 +227,9 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
     at_planner_destroy(p);
     return at_fail(AT_ERR_NOMEM, "planner: %zu variants", n);
   }
-  if ((s = at_rate_init(&p->rate, window_ns, params->window_buckets)) != AT_OK) {
+  if ((s = at_rate_init(&p->rate, window_ns, params->window_buckets)) != AT_OK ||
+      (s = at_wquant_init(&p->overrun, (uint64_t)llround(params->overrun_window_s * 1e9),
+                          params->default_deadline_s)) != AT_OK) {
     at_planner_destroy(p);
     return s;
   }
@@ -314,15 +321,23 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
   return full > part ? full : part;
 }
 
-/* The overrun allowance at `now`: the tracked value, decayed toward 0 once
- * no answer has been observed for a whole half-life (so under steady
- * traffic only the quantile steps move it; a decay between observations
- * would pull it below the quantile it tracks). Caller holds p->lock. */
-static double overrun_at(const at_planner *p, uint64_t now) {
-  double h = p->p.overrun_half_life_s;
-  if (p->overrun <= 0 || p->overrun_ns == 0 || now <= p->overrun_ns) return p->overrun;
-  double idle = (double)(now - p->overrun_ns) / 1e9 - h;
-  return idle > 0 ? p->overrun * exp2(-idle / h) : p->overrun;
+/* The overrun allowance at `now` (0 when off): the smaller of two estimates
+ * of the configured quantile of (answer time − estimate).
+ *   - The stochastic tracker: steady, settles at the quantile over
+ *     thousands of answers, but at q = 0.999 it comes down a thousand times
+ *     slower than it goes up, so after a burst of late answers it would keep
+ *     admission tight for tens of seconds.
+ *   - The window's quantile: follows a change within one window, but over a
+ *     few hundred answers the 99.9th percentile is the maximum, so at light
+ *     load one stalled Run would make it refuse for a whole window.
+ * The smaller is right in both cases: steady traffic with rare stalls gets
+ * the tracker; after a burst the window brings it down at once; with no
+ * answers in the window it is 0. Caller holds p->lock. */
+static double overrun_at(at_planner *p, uint64_t now) {
+  double q = p->p.overrun_quantile;
+  if (q <= 0) return 0.0;
+  double w = at_wquant_get(&p->overrun, q, now);
+  return w < p->overrun_track ? w : p->overrun_track;
 }
 
 /* Batches and their total (corrected) time for q texts of variant v. */
@@ -444,7 +459,10 @@ static int choose(const at_planner *p, const estimate *e, int n_cand, int n, dou
     case AT_PLAN_ACCURATE_ONLY: return fits[0] ? 0 : -1;
     case AT_PLAN_ADAPTIVE:
       for (int k = 0; k < n_cand; k++)
-        if (fits[k] && e[k].erlang <= budget) return k;
+        if (fits[k] && e[k].erlang <= budget &&
+            (k == n_cand - 1 ||
+             e[k].est + (e[k].idle ? 0.0 : overrun) <= p->p.adaptive_fill * budget))
+          return k;
       return last_fit; /* past every variant's capacity: the most answers per second */
   }
   return -1;
@@ -513,7 +531,7 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
                       ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
                       : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, (uint64_t)n);
   int n_cand = p->p.policy == AT_PLAN_ADAPTIVE ? p->n_cand : (p->n_cand > 0 ? 1 : 0);
-  double overrun = p->p.overrun_quantile > 0 ? overrun_at(p, now_ns) : 0.0;
+  double overrun = overrun_at(p, now_ns);
   out->rate_rps = lambda;
   estimate e[AT_PLAN_MAX_VARIANTS];
   double nb0, t0;
@@ -601,17 +619,14 @@ at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint6
     return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or a non-finite observation");
   double q = p->p.overrun_quantile;
   if (q <= 0) return AT_OK;
-  /* Stochastic quantile tracking: up by step·q when the observation lies
-   * above the estimate, down by step·(1 − q) otherwise, so it settles
-   * where a fraction 1 − q lie above. The step is a hundredth of the
-   * default deadline: a few dozen observations move it by a deadline's
-   * worth when the model is badly off. */
+  /* Stochastic quantile steps of a hundredth of the default deadline: up
+   * by step·q when the answer overran the tracked value, down by
+   * step·(1 − q) otherwise, so a fraction 1 − q lie above it. */
   double step = p->p.default_deadline_s / 100, err = actual_s - est_s;
   pthread_mutex_lock(&p->lock);
-  double o = overrun_at(p, now_ns);
-  o += err > o ? step * q : -step * (1 - q);
-  p->overrun = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
-  p->overrun_ns = now_ns;
+  at_wquant_record(&p->overrun, err, now_ns);
+  double o = p->overrun_track + (err > p->overrun_track ? step * q : -step * (1 - q));
+  p->overrun_track = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
 }

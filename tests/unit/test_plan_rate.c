@@ -1,9 +1,14 @@
-/* tests/unit/test_plan_rate.c — the sliding-window rate estimator with known
- * event times: counts per window, expiry, late events, idle gaps, the rate
- * for a steady stream, and channels kept apart. */
+/* tests/unit/test_plan_rate.c — the planner's two window estimators with
+ * known event times. The rate window: counts per window, expiry, late
+ * events, idle gaps, the rate for a steady stream, channels kept apart,
+ * several events at once. The window quantile: against the exact quantile
+ * of the same values sorted (to within one bin), clamping, expiry. */
 #include <math.h>
+#include <stdlib.h>
 
+#include "anytime/rng.h"
 #include "plan/rate.h"
+#include "plan/wquant.h"
 #include "testutil.h"
 
 #define MS 1000000ull
@@ -68,10 +73,64 @@ static void test_steady_stream_rate(void **state) {
   at_rate_free(&w2);
 }
 
+static void test_record_n(void **state) {
+  (void)state;
+  at_rate_window w;
+  assert_int_equal(at_rate_init(&w, 1000 * MS, 10), AT_OK);
+  at_rate_record_n(&w, 0, 10 * MS, 64);
+  at_rate_record_n(&w, 0, 20 * MS, 0); /* nothing */
+  assert_int_equal(at_rate_count(&w, 0, 20 * MS), 64);
+  assert_int_equal(at_rate_count(&w, 0, 1200 * MS), 0);
+  at_rate_free(&w);
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Random values in one window: the estimate is the upper edge of the bin
+ * holding the exact quantile, so it lies in [exact, exact + bin). */
+static void test_wquant_matches_sorted(void **state) {
+  (void)state;
+  static at_wquant w;
+  const double hi = 0.020, bin = hi / (AT_WQ_BINS - 1);
+  at_rng r;
+  at_rng_seed(&r, 7);
+  static double v[5000];
+  for (int round = 0; round < 20; round++) {
+    assert_int_equal(at_wquant_init(&w, 1000 * MS, hi), AT_OK);
+    int n = 1 + (int)(at_rng_next(&r) % 5000);
+    for (int i = 0; i < n; i++) {
+      v[i] = (at_rng_uniform(&r) * 1.2 - 0.1) * hi; /* some <= 0, some > hi */
+      at_wquant_record(&w, v[i], (uint64_t)i * 100000); /* all within 0.5 s */
+    }
+    assert_int_equal(at_wquant_count(&w, 600 * MS), (uint64_t)n);
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    const double qs[] = {0.5, 0.9, 0.99, 0.999};
+    for (int k = 0; k < 4; k++) {
+      size_t rank = (size_t)ceil(qs[k] * n);
+      double exact = v[rank - 1];
+      exact = exact < 0 ? 0 : exact > hi ? hi : exact;
+      double got = at_wquant_get(&w, qs[k], 600 * MS);
+      if (exact <= 0) assert_true(got == 0);
+      else assert_true(got >= exact - 1e-15 && got <= exact + bin + 1e-15);
+    }
+  }
+  /* everything leaves a window after its last value */
+  assert_true(at_wquant_get(&w, 0.5, 1600 * MS) == 0);
+  assert_int_equal(at_wquant_count(&w, 1600 * MS), 0);
+  assert_int_equal(at_wquant_init(&w, 5, hi), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_wquant_init(&w, 1000 * MS, 0), AT_ERR_INVALID_ARG);
+  at_wquant_record(&w, NAN, 0); /* ignored */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_and_expiry),
       cmocka_unit_test(test_steady_stream_rate),
+      cmocka_unit_test(test_record_n),
+      cmocka_unit_test(test_wquant_matches_sorted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
