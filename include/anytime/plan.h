@@ -212,7 +212,6 @@ typedef struct at_planner_params {
    * burst of late answers the allowance falls back within one window once
    * answers are on time again, and it is 0 after a window without any. */
   double overrun_window_s;
-  double overrun_half_life_s; /* unused; kept until the server's config drops it */
   /* ADAPTIVE: every candidate but the cheapest may fill the queue only up
    * to this share of the budget; the rest is kept for the cheapest, so the
    * start of a burst (before the demand rate has caught up) overflows to it

@@ -2,9 +2,11 @@
  *
  * A server owns one engine (all variants of all served models share its
  * worker pool), one batcher in front of it, one planner per model, the
- * metrics, and a libmicrohttpd daemon. HTTP threads parse, validate and
- * tokenise, ask the planner for a variant (or refuse with 429 at once), and
- * suspend the connection; engine workers compute, apply the task head
+ * metrics, and a libmicrohttpd daemon. HTTP threads ask the planner first
+ * (a request of N texts counts N; a refusal answers 429 with Retry-After
+ * and retry-after-ms at once, before any tokenising and, for the text
+ * routes, before the body is parsed), then parse, validate and tokenise,
+ * and suspend the connection; engine workers compute, apply the task head
  * (softmax / mean pooling) and resume it. Routes and their shapes:
  * docs/api.md.
  *
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "anytime/plan.h"
 #include "anytime/status.h"
 
 #ifdef __cplusplus
@@ -85,7 +88,8 @@ typedef struct at_server_config {
   size_t max_queued;      /* items waiting in the batcher; default 4096 */
   int max_batch_size;     /* default 16 */
   int max_queue_delay_us; /* default 0 */
-  char policy[32];        /* "adaptive" (default) | "accurate-only" */
+  char policy[32];        /* "adaptive" (default) | "accurate-only" | "none" (no admission
+                             control) | "limit" (at most inflight_limit texts in flight) */
   char rate_basis[16];    /* "offered" (default) | "admitted": the rate Erlang C sees */
   double deadline_ms;     /* default 50 */
   double max_deadline_ms; /* cap on x-deadline-ms; default 10000 */
@@ -93,6 +97,12 @@ typedef struct at_server_config {
   double service_alpha;     /* planner: EWMA weight of one observed Run; < 0 = the planner's default */
   double service_tau_s;     /* planner: time constant of that EWMA; < 0 = the planner's default */
   double wait_quantile;     /* planner: 0 = mean wait, (0,1) = that quantile; < 0 = default */
+  int inflight_limit;       /* policy "limit": texts in flight at most, 1..1e6; default 512 */
+  double overrun_quantile;  /* planner: quantile of the overrun feedback, 0 = off; < 0 = default */
+  double overrun_window_s;  /* planner: window of the overrun's fast estimate, s; < 0 = default */
+  double adaptive_fill;     /* planner: share of the budget all but the cheapest variant may
+                               fill, 0.1..1; < 0 = default */
+  double window_s;          /* planner: demand-rate window, s; < 0 = default */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
@@ -103,6 +113,19 @@ typedef struct at_server at_server;
 
 /* Defaults as documented on each field, with no models. */
 at_server_config at_server_config_default(void);
+
+/* The planner parameters a configuration asks for: the planner's defaults
+ * (at_planner_default_params) with every planner.* key, engine.workers and
+ * batching.max_batch_size the configuration sets. The one place the
+ * server, `anytime simulate` and anything else that builds a planner from a
+ * config map it. Returns AT_OK, AT_ERR_INVALID_ARG (NULL, unknown policy). */
+at_status at_server_config_planner_params(const at_server_config *cfg, at_planner_params *out);
+
+/* A configured variant as the planner sees it: name (borrowed from `vc`),
+ * accuracy, cost, its service-time table and the busy factor (the pool's
+ * slowdown at the smallest batch, service_busy_ms / service_ms). Returns
+ * false, with *out's table empty, when the config has no table for it. */
+bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out);
 
 /* The `generator:` section of `cfg` as YAML (nothing when it is not enabled),
  * for tools that rewrite a configuration. Returns bytes written, or -1 if

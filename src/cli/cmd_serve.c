@@ -18,7 +18,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: anytime serve [--config FILE | --model MODEL [--variant NAME]]\n"
           "                     [--host ADDR] [--port N] [--workers N]\n"
-          "                     [--policy adaptive|accurate-only|none] [--deadline-ms MS]\n"
+          "                     [--policy adaptive|accurate-only|none|limit] [--inflight-limit N]\n"
+          "                     [--deadline-ms MS]\n"
           "                     [--rate-basis offered|admitted] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
@@ -37,8 +38,19 @@ static void usage(FILE *f) {
           "turns it off.\n"
           "Flags override the file. --port 0 picks a free port; --port-file writes the\n"
           "bound port to PATH once the server is ready (for scripts).\n"
-          "--policy none admits everything to the most accurate variant (no admission\n"
-          "control; for benchmarks and comparison with servers that have none).\n"
+          "Admission policies (--policy, or planner.policy in the config):\n"
+          "  adaptive       (default) admit while the work already queued can finish\n"
+          "                 within the request's deadline; choose the most accurate\n"
+          "                 variant that carries the demand, else the cheapest that fits;\n"
+          "                 refuse the excess at once with 429 + Retry-After.\n"
+          "  accurate-only  the same admission rule on the most accurate variant only.\n"
+          "  none           no admission control: everything to the most accurate\n"
+          "                 variant, never refused (what most servers do by default).\n"
+          "  limit          the most accurate variant while the texts in flight, this\n"
+          "                 request's included, stay within --inflight-limit (default\n"
+          "                 512, planner.inflight_limit), else 429 (like TEI's\n"
+          "                 max_concurrent_requests).\n"
+          "A request of N texts counts as N; a refusal adds nothing to the load.\n"
           "SIGINT/SIGTERM: stop accepting, finish every admitted request, exit 0.\n");
 }
 
@@ -112,7 +124,7 @@ int at_cli_serve(int argc, char **argv) {
   const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
   const char *model = NULL, *variant = NULL, *cache_dir = NULL;
   bool no_cache = false;
-  long port = -1, workers = -1, max_batch = -1, max_delay = -1;
+  long port = -1, workers = -1, max_batch = -1, max_delay = -1, inflight_limit = -1;
   double deadline = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -130,6 +142,7 @@ int at_cli_serve(int argc, char **argv) {
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
     else if (!strcmp(a, "--max-delay-us")) rc = num_arg(a, v, 0, 10000000, &max_delay), i++;
+    else if (!strcmp(a, "--inflight-limit")) rc = num_arg(a, v, 1, 1000000, &inflight_limit), i++;
     else if (!strcmp(a, "--deadline-ms") && v) {
       char *end;
       deadline = strtod(v, &end);
@@ -180,12 +193,14 @@ int at_cli_serve(int argc, char **argv) {
     snprintf(cfg.rate_basis, sizeof cfg.rate_basis, "%s", basis);
   }
   if (policy) {
-    if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only") && strcmp(policy, "none")) {
-      fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only or none\n");
+    if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only") && strcmp(policy, "none") &&
+        strcmp(policy, "limit")) {
+      fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only, none or limit\n");
       return AT_EXIT_USAGE;
     }
     snprintf(cfg.policy, sizeof cfg.policy, "%s", policy);
   }
+  if (inflight_limit > 0) cfg.inflight_limit = (int)inflight_limit;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

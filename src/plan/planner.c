@@ -474,7 +474,10 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
   return at_planner_decide_req(p, now_ns, &rq, out);
 }
 
-/* Fill a refusal: the reason and when a retry could fit. Caller holds lock. */
+/* Fill a refusal: the reason and when a retry could fit. Infeasible is
+ * judged on the deadline itself, not on what the request's age left of it:
+ * a request that waited too long before the decision can be retried.
+ * Caller holds lock. */
 static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, double budget,
                           double overrun, at_plan_reason why, uint64_t now, at_plan_decision *out) {
   int best = -1, feasible = 0;
@@ -483,7 +486,7 @@ static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, d
     pvariant *v = &p->v[p->cand[k]];
     v->declined++;
     if (best < 0 || e[k].est < e[best].est) best = k;
-    if (scale_at(p, v, now) * v->s_at[1] > budget) continue; /* can never fit */
+    if (scale_at(p, v, now) * v->s_at[1] > out->deadline_s) continue; /* can never fit */
     feasible++;
     double wait = e[k].est + overrun - budget;
     if (wait < retry) retry = wait;
@@ -494,7 +497,7 @@ static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, d
     work_locked(p, now, &nb, &t);
     double excess = (double)(p->in_flight_total + (uint64_t)n) - p->p.inflight_limit;
     retry = nb > 0 ? ceil(excess / p->p.workers) * t / nb : 0.001;
-  } else if (feasible == 0 && budget > 0) {
+  } else if (feasible == 0) {
     why = AT_PLAN_REJECT_INFEASIBLE;
   }
   p->rejected[why]++;

@@ -37,6 +37,11 @@ at_server_config at_server_config_default(void) {
   c.service_alpha = -1;
   c.service_tau_s = -1;
   c.wait_quantile = -1;
+  c.inflight_limit = 512;
+  c.overrun_quantile = -1;
+  c.overrun_window_s = -1;
+  c.adaptive_fill = -1;
+  c.window_s = -1;
   at_server_generator_config *g = &c.generator;
   snprintf(g->name, sizeof g->name, "decoder");
   g->threads = 1;
@@ -370,8 +375,19 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       if (!strcmp(k, "planner") && !strcmp(k2, "policy")) {
         if ((s = get_str(c, v, k2, cfg->policy, sizeof cfg->policy))) return s;
         if (strcmp(cfg->policy, "adaptive") && strcmp(cfg->policy, "accurate-only") &&
-            strcmp(cfg->policy, "none"))
-          return bad(c, v, "'policy' must be 'adaptive', 'accurate-only' or 'none'");
+            strcmp(cfg->policy, "none") && strcmp(cfg->policy, "limit"))
+          return bad(c, v, "'policy' must be 'adaptive', 'accurate-only', 'none' or 'limit'");
+        continue;
+      }
+      if (!strcmp(k, "planner") && !strcmp(k2, "inflight_limit")) {
+        if ((s = get_num(c, v, k2, 1, 1000000, &d))) return s;
+        if (d != floor(d)) return bad(c, v, "'inflight_limit' must be a whole number");
+        cfg->inflight_limit = (int)d;
+        continue;
+      }
+      if (!strcmp(k, "planner") && !strcmp(k2, "overrun_quantile")) {
+        if ((s = get_num(c, v, k2, 0, 0.999999, &d))) return s;
+        cfg->overrun_quantile = d; /* 0 turns the feedback off; else a quantile in (0, 1) */
         continue;
       }
       NUM("server", "port", 0, 65535, cfg->port)
@@ -390,6 +406,9 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       NUM("planner", "service_alpha", 0, 1, cfg->service_alpha)
       NUM("planner", "service_tau_s", 0, 3600, cfg->service_tau_s)
       NUM("planner", "wait_quantile", 0, 0.999999, cfg->wait_quantile)
+      NUM("planner", "overrun_window_s", 0.01, 60, cfg->overrun_window_s)
+      NUM("planner", "adaptive_fill", 0.1, 1, cfg->adaptive_fill)
+      NUM("planner", "window_s", 0.01, 60, cfg->window_s)
 #undef NUM
       return unknown(c, v, k, k2);
     }
@@ -414,6 +433,43 @@ static at_status load_from_parser(yaml_parser_t *parser, const char *name, const
                 name, cfg->max_deadline_ms, cfg->deadline_ms);
   yaml_document_delete(&doc);
   return s;
+}
+
+at_status at_server_config_planner_params(const at_server_config *cfg, at_planner_params *out) {
+  if (!cfg || !out) return at_fail(AT_ERR_INVALID_ARG, "planner params: NULL config or out");
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = cfg->workers;
+  pp.default_deadline_s = cfg->deadline_ms / 1000.0;
+  pp.max_deadline_s = cfg->max_deadline_ms / 1000.0;
+  pp.max_batch = cfg->max_batch_size;
+  pp.rate_basis = strcmp(cfg->rate_basis, "offered") == 0 ? AT_PLAN_RATE_OFFERED
+                                                          : AT_PLAN_RATE_ADMITTED;
+  if (cfg->scale_half_life_s >= 0) pp.scale_half_life_s = cfg->scale_half_life_s;
+  if (cfg->service_alpha >= 0) pp.service_alpha = cfg->service_alpha;
+  if (cfg->service_tau_s >= 0) pp.service_tau_s = cfg->service_tau_s;
+  if (cfg->wait_quantile >= 0) pp.wait_quantile = cfg->wait_quantile;
+  if (cfg->overrun_quantile >= 0) pp.overrun_quantile = cfg->overrun_quantile;
+  if (cfg->overrun_window_s > 0) pp.overrun_window_s = cfg->overrun_window_s;
+  if (cfg->adaptive_fill > 0) pp.adaptive_fill = cfg->adaptive_fill;
+  if (cfg->window_s > 0) pp.window_s = cfg->window_s;
+  pp.inflight_limit = cfg->inflight_limit;
+  /* every policy, "none" and "limit" included, lives in the planner */
+  at_status st = at_plan_policy_parse(cfg->policy, &pp.policy);
+  if (st != AT_OK) return st;
+  *out = pp;
+  return AT_OK;
+}
+
+bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out) {
+  *out = (at_plan_variant){.name = vc->name, .accuracy = vc->accuracy, .cost = vc->cost};
+  if (vc->n_points < 1) return false;
+  out->n_points = (size_t)vc->n_points;
+  for (int k = 0; k < vc->n_points; k++)
+    out->batch[k] = vc->batch[k], out->service_s[k] = vc->service_s[k];
+  /* the pool's slowdown at the smallest batch measured both ways */
+  if (vc->n_busy_points > 0 && vc->busy_batch[0] == vc->batch[0])
+    out->busy_factor = vc->busy_s[0] / vc->service_s[0];
+  return true;
 }
 
 at_status at_server_config_load(const char *path, at_server_config *cfg) {

@@ -35,10 +35,12 @@ typedef struct series {
   struct series *next;
 } series;
 
+#define N_KINDS 4
 struct at_metrics {
   pthread_mutex_t lock;
-  series *head;       /* guarded by lock */
-  int64_t inflight;   /* guarded by lock */
+  series *head[N_KINDS]; /* guarded by lock: one list per kind, so the hot
+                            lookups (a refusal's) scan only their own kind */
+  int64_t inflight;      /* guarded by lock */
 };
 
 at_metrics *at_metrics_create(void) {
@@ -49,10 +51,11 @@ at_metrics *at_metrics_create(void) {
 
 void at_metrics_destroy(at_metrics *m) {
   if (!m) return;
-  for (series *s = m->head, *n; s; s = n) {
-    n = s->next;
-    free(s);
-  }
+  for (int k = 0; k < N_KINDS; k++)
+    for (series *s = m->head[k], *n; s; s = n) {
+      n = s->next;
+      free(s);
+    }
   pthread_mutex_destroy(&m->lock);
   free(m);
 }
@@ -69,14 +72,14 @@ static void esc(char *dst, size_t cap, const char *v) {
 }
 
 static series *find(at_metrics *m, int kind, const char *key) {
-  for (series *s = m->head; s; s = s->next)
-    if (s->kind == kind && strcmp(s->key, key) == 0) return s;
+  for (series *s = m->head[kind]; s; s = s->next)
+    if (strcmp(s->key, key) == 0) return s;
   series *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->kind = kind;
   snprintf(s->key, sizeof s->key, "%s", key);
-  s->next = m->head;
-  m->head = s;
+  s->next = m->head[kind];
+  m->head[kind] = s;
   return s;
 }
 
@@ -122,15 +125,19 @@ void at_metrics_batch(at_metrics *m, const char *model, int batch_size) {
   pthread_mutex_unlock(&m->lock);
 }
 
-void at_metrics_rejection(at_metrics *m, const char *model, const char *reason) {
+void at_metrics_rejection_add(at_metrics *m, const char *model, const char *reason, uint64_t n) {
   char mo[96], re[96], key[512];
   esc(mo, sizeof mo, model);
   esc(re, sizeof re, reason);
   snprintf(key, sizeof key, "model=\"%s\",reason=\"%s\"", mo, re);
   pthread_mutex_lock(&m->lock);
   series *s = find(m, 2, key);
-  if (s) s->count++;
+  if (s) s->count += n;
   pthread_mutex_unlock(&m->lock);
+}
+
+void at_metrics_rejection(at_metrics *m, const char *model, const char *reason) {
+  at_metrics_rejection_add(m, model, reason, 1);
 }
 
 void at_metrics_set_inflight(at_metrics *m, int64_t n) {
@@ -192,21 +199,21 @@ char *at_metrics_render(at_metrics *m, int64_t queued, at_metrics_extra_fn extra
   pthread_mutex_lock(&m->lock);
   put(&b, "# HELP anytime_requests_total Requests answered, by route, model, variant and HTTP status.\n"
           "# TYPE anytime_requests_total counter\n");
-  for (series *s = m->head; s; s = s->next)
-    if (s->kind == 0) put(&b, "anytime_requests_total{%s} %llu\n", s->key, (unsigned long long)s->count);
-  put(&b, "# HELP anytime_rejections_total Requests refused at admission, by model and reason.\n"
+  for (series *s = m->head[0]; s; s = s->next)
+    put(&b, "anytime_requests_total{%s} %llu\n", s->key, (unsigned long long)s->count);
+  put(&b, "# HELP anytime_rejections_total Requests refused at admission, by model and reason (deadline, infeasible, limit, queue_full).\n"
           "# TYPE anytime_rejections_total counter\n");
-  for (series *s = m->head; s; s = s->next)
-    if (s->kind == 2) put(&b, "anytime_rejections_total{%s} %llu\n", s->key, (unsigned long long)s->count);
+  for (series *s = m->head[2]; s; s = s->next)
+    put(&b, "anytime_rejections_total{%s} %llu\n", s->key, (unsigned long long)s->count);
   for (int i = 0; i < 4; i++) {
     put(&b, "# HELP %s %s\n# TYPE %s histogram\n", hnames[i], hhelp[i], hnames[i]);
-    for (series *s = m->head; s; s = s->next)
-      if (s->kind == 3) put_hist(&b, hnames[i], s->key, &s->h[i], k_dur_buckets, N_DUR_BUCKETS);
+    for (series *s = m->head[3]; s; s = s->next)
+      put_hist(&b, hnames[i], s->key, &s->h[i], k_dur_buckets, N_DUR_BUCKETS);
   }
   put(&b, "# HELP anytime_batch_size Items per batch run by the engine.\n"
           "# TYPE anytime_batch_size histogram\n");
-  for (series *s = m->head; s; s = s->next)
-    if (s->kind == 1) put_hist(&b, "anytime_batch_size", s->key, &s->h[0], k_batch_buckets, N_BATCH_BUCKETS);
+  for (series *s = m->head[1]; s; s = s->next)
+    put_hist(&b, "anytime_batch_size", s->key, &s->h[0], k_batch_buckets, N_BATCH_BUCKETS);
   put(&b, "# HELP anytime_inflight_requests Requests admitted and not yet answered.\n"
           "# TYPE anytime_inflight_requests gauge\nanytime_inflight_requests %lld\n",
       (long long)m->inflight);
@@ -214,9 +221,11 @@ char *at_metrics_render(at_metrics *m, int64_t queued, at_metrics_extra_fn extra
   put(&b, "# HELP anytime_queued_items Items waiting in the batcher.\n"
           "# TYPE anytime_queued_items gauge\nanytime_queued_items %lld\n", (long long)queued);
   if (extra) {
-    char tmp[16384];
-    size_t n = extra(extra_user, tmp, sizeof tmp);
-    if (n > 0 && n < sizeof tmp) put(&b, "%s", tmp);
+    size_t cap = 1u << 17;
+    char *tmp = malloc(cap);
+    size_t n = tmp ? extra(extra_user, tmp, cap) : 0;
+    if (n > 0 && n < cap) put(&b, "%s", tmp);
+    free(tmp);
   }
   if (!b.p) put(&b, "%s", "");
   *len = b.len;

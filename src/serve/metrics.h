@@ -21,6 +21,8 @@ void at_metrics_request(at_metrics *m, const char *route, const char *model,
 void at_metrics_batch(at_metrics *m, const char *model, int batch_size);
 /* One admission refusal by the planner or a full queue. */
 void at_metrics_rejection(at_metrics *m, const char *model, const char *reason);
+/* The same for `n` refusals; n = 0 declares the series (it shows 0). */
+void at_metrics_rejection_add(at_metrics *m, const char *model, const char *reason, uint64_t n);
 /* Gauges. */
 void at_metrics_set_inflight(at_metrics *m, int64_t n);
 

@@ -18,6 +18,11 @@ static at_status read_config_json(served_model *m, const char *path) {
   if (!root)
     return at_fail(AT_ERR_PARSE, "model '%s': config.json '%s' line %d: %s", m->name, path,
                    err.line, err.text);
+  /* the model's own tables, for checking V2 tensor rows before they share
+   * a batch with other requests' rows */
+  json_t *vs = json_object_get(root, "vocab_size"), *tvs = json_object_get(root, "type_vocab_size");
+  if (json_is_integer(vs) && json_integer_value(vs) > 0) m->id_limit = json_integer_value(vs);
+  if (json_is_integer(tvs) && json_integer_value(tvs) > 0) m->type_limit = json_integer_value(tvs);
   json_t *mpe = json_object_get(root, "max_position_embeddings");
   if (json_is_integer(mpe) && json_integer_value(mpe) > 2 &&
       (size_t)json_integer_value(mpe) < m->max_tokens)
@@ -158,7 +163,10 @@ at_status serve_load_models(at_server *s) {
       return at_fail(st, "model '%s': tokenizer: %s", m->name, detail);
     }
     m->pad_id = at_tokenizer_pad_id(m->tok);
+    m->type_limit = 1;
     if ((st = read_config_json(m, mc->config_json)) != AT_OK) return st;
+    size_t tv = at_tokenizer_vocab_size(m->tok);
+    if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
     memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
     qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
     m->n_variants = mc->n_variants;
@@ -216,17 +224,9 @@ at_status serve_load_models(at_server *s) {
     memset(pv, 0, sizeof pv);
     for (int v = 0; v < m->n_variants; v++) {
       const at_server_variant_config *vc = &vcfg[i][v];
+      bool profiled = at_server_variant_plan(vc, &pv[v]);
       pv[v].name = m->variants[v].name;
-      pv[v].accuracy = vc->accuracy;
-      pv[v].cost = vc->cost;
-      if (vc->n_points > 0) {
-        pv[v].n_points = (size_t)vc->n_points;
-        for (int k = 0; k < vc->n_points; k++)
-          pv[v].batch[k] = vc->batch[k], pv[v].service_s[k] = vc->service_s[k];
-        /* the pool's slowdown at the smallest batch measured both ways */
-        if (vc->n_busy_points > 0 && vc->busy_batch[0] == vc->batch[0])
-          pv[v].busy_factor = vc->busy_s[0] / vc->service_s[0];
-      } else {
+      if (!profiled) {
         /* No profile in the config: measure batch 1 and 8 now. */
         int ev = m->variants[v].engine_index;
         double s1 = measure_batch_s(s->engine, ev, 1, m->tok);
@@ -241,24 +241,17 @@ at_status serve_load_models(at_server *s) {
                "s(8)=%.3f ms", m->name, m->variants[v].name, s1 * 1e3, s8 * 1e3);
       }
     }
-    at_planner_params pp = at_planner_default_params();
-    pp.workers = cfg->workers;
-    pp.default_deadline_s = cfg->deadline_ms / 1000.0;
-    pp.max_deadline_s = cfg->max_deadline_ms / 1000.0;
-    pp.max_batch = cfg->max_batch_size;
-    pp.rate_basis = strcmp(cfg->rate_basis, "offered") == 0 ? AT_PLAN_RATE_OFFERED : AT_PLAN_RATE_ADMITTED;
-    if (cfg->scale_half_life_s >= 0) pp.scale_half_life_s = cfg->scale_half_life_s;
-    if (cfg->service_alpha >= 0) pp.service_alpha = cfg->service_alpha;
-    if (cfg->service_tau_s >= 0) pp.service_tau_s = cfg->service_tau_s;
-    if (cfg->wait_quantile >= 0) pp.wait_quantile = cfg->wait_quantile;
-    if (strcmp(cfg->policy, "none") == 0) pp.policy = AT_PLAN_ACCURATE_ONLY; /* see serve_decide */
-    else if ((st = at_plan_policy_parse(cfg->policy, &pp.policy)) != AT_OK)
-      return at_fail(AT_ERR_INVALID_ARG, "unknown planner policy '%s'", cfg->policy);
+    at_planner_params pp;
+    if ((st = at_server_config_planner_params(cfg, &pp)) != AT_OK) return st;
     if ((st = at_planner_create(&pp, pv, (size_t)m->n_variants, &m->planner)) != AT_OK) {
       char detail[512];
       snprintf(detail, sizeof detail, "%s", at_last_error());
       return at_fail(st, "model '%s': planner: %s", m->name, detail);
     }
+    /* every refusal reason shows from the start (0), so rate() works at once */
+    static const char *const k_reasons[] = {"deadline", "infeasible", "limit", "queue_full"};
+    for (size_t k = 0; k < sizeof k_reasons / sizeof *k_reasons; k++)
+      at_metrics_rejection_add(s->metrics, m->name, k_reasons[k], 0);
   }
   return AT_OK;
 }

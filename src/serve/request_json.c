@@ -2,11 +2,19 @@
  * rejects invalid UTF-8 and malformed documents with a position), and turn
  * an "inputs"/"input" member that is a string or a list of strings into
  * arrays the text pipeline takes. Every failure becomes a 400 that names
- * the problem. */
+ * the problem.
+ *
+ * Before parsing, rj_predecide() lets the planner refuse a text request
+ * from a scan of the body (how many texts, which model) that builds
+ * nothing: under overload most requests are refused, and parsing a body of
+ * 64 long texts only to refuse it would cost a thousand times the refusal.
+ * The scan only counts: jansson still parses and validates every admitted
+ * body, and a count that disagrees with the parse is re-decided. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "serve/request_json.h"
 
 json_t *rj_parse(req_ctx *r, enum MHD_Result *res) {
@@ -107,4 +115,154 @@ double rj_deadline_s(req_ctx *r) {
   double ms = strtod(h, &end);
   if (end == h || *end || !(ms > 0)) return -1; /* invalid: the route answers 400 */
   return ms / 1000.0;
+}
+
+/* ------------------------------------------------------------ pre-scan */
+
+#define SCAN_MAX_DEPTH 64
+
+static const char *scan_ws(const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+/* p at '"': the end of the string (after its closing quote), or NULL.
+ * memchr finds each candidate quote; a quote is the string's end when an
+ * even number of backslashes precede it (runs are walked once: O(length)).
+ * *escaped (if given) is set when the string holds any backslash. */
+static const char *scan_string(const char *p, const char *e, bool *escaped) {
+  const char *q = p + 1;
+  for (;;) {
+    const char *quote = memchr(q, '"', (size_t)(e - q));
+    if (!quote) return NULL;
+    size_t bs = 0;
+    for (const char *b = quote; b > p + 1 && b[-1] == '\\'; b--) bs++;
+    if (bs % 2 == 0) {
+      if (escaped && memchr(p + 1, '\\', (size_t)(quote - p - 1))) *escaped = true;
+      return quote + 1;
+    }
+    q = quote + 1;
+  }
+}
+
+/* p at '[' or '{': past its matching bracket, or NULL; *items = its
+ * top-level elements. Brackets are matched by depth only (the parse that
+ * follows an admission validates the document). */
+static const char *scan_container(const char *p, const char *e, size_t *items) {
+  int depth = 0;
+  size_t commas = 0;
+  bool any = false;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '"') {
+      if (depth == 1) any = true;
+      if (!(p = scan_string(p, e, NULL))) return NULL;
+      p--;
+    } else if (c == '[' || c == '{') {
+      if (depth == 1) any = true;
+      if (++depth > SCAN_MAX_DEPTH) return NULL;
+    } else if (c == ']' || c == '}') {
+      if (--depth == 0) {
+        *items = any ? commas + 1 : 0;
+        return p + 1;
+      }
+    } else if (depth == 1) {
+      if (c == ',') commas++;
+      else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') any = true;
+    }
+  }
+  return NULL;
+}
+
+int rj_prescan(const char *body, size_t len, const char *key, size_t *n, const char **model,
+               size_t *model_len) {
+  const char *p = body, *e = body + len;
+  bool seen_key = false, seen_model = false;
+  *n = 0;
+  *model = NULL;
+  *model_len = 0;
+  p = scan_ws(p, e);
+  if (p >= e || *p != '{') return -1;
+  p = scan_ws(p + 1, e);
+  if (p < e && *p == '}') return -1; /* no members: the parse says what is missing */
+  size_t klen = strlen(key);
+  while (p < e) {
+    if (*p != '"') return -1;
+    bool esc = false;
+    const char *k0 = p + 1, *k1 = scan_string(p, e, &esc);
+    if (!k1 || esc) return -1; /* an escaped member name: leave it to the parse */
+    size_t kl = (size_t)(k1 - 1 - k0);
+    p = scan_ws(k1, e);
+    if (p >= e || *p != ':') return -1;
+    p = scan_ws(p + 1, e);
+    if (p >= e) return -1;
+    bool is_key = kl == klen && !memcmp(k0, key, klen);
+    bool is_model = kl == 5 && !memcmp(k0, "model", 5);
+    if ((is_key && seen_key) || (is_model && seen_model)) return -1; /* duplicates: 400 later */
+    if (*p == '"') {
+      bool vesc = false;
+      const char *v0 = p + 1, *v1 = scan_string(p, e, &vesc);
+      if (!v1) return -1;
+      if (is_key) *n = 1, seen_key = true;
+      if (is_model) {
+        if (vesc) return -1;
+        *model = v0, *model_len = (size_t)(v1 - 1 - v0), seen_model = true;
+      }
+      p = v1;
+    } else if (*p == '[' || *p == '{') {
+      size_t items = 0;
+      bool arr = *p == '[';
+      if (!(p = scan_container(p, e, &items))) return -1;
+      if (is_key) {
+        if (!arr) return -1;
+        *n = items, seen_key = true;
+      }
+      if (is_model) return -1;
+    } else { /* number, true, false, null */
+      if (is_key) return -1;
+      const char *v0 = p;
+      while (p < e && *p != ',' && *p != '}' && *p != ' ' && *p != '\t' && *p != '\n' &&
+             *p != '\r')
+        p++;
+      if (is_model) {
+        if ((size_t)(p - v0) != 4 || memcmp(v0, "null", 4)) return -1;
+        seen_model = true; /* "model": null is no model */
+      }
+    }
+    p = scan_ws(p, e);
+    if (p >= e) return -1;
+    if (*p == '}') {
+      p = scan_ws(p + 1, e);
+      return p == e && seen_key && *n > 0 ? 0 : -1;
+    }
+    if (*p != ',') return -1;
+    p = scan_ws(p + 1, e);
+  }
+  return -1;
+}
+
+bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result *res) {
+  at_server *s = r->srv;
+  size_t n, ml;
+  const char *mname;
+  if (!r->body || rj_prescan(r->body, r->body_len, key, &n, &mname, &ml) != 0) return false;
+  if (n > s->cfg.max_inputs) return false; /* the parse path answers 413 */
+  served_model *m = NULL;
+  if (mname) {
+    char name[64];
+    if (ml >= sizeof name) return false;
+    memcpy(name, mname, ml);
+    name[ml] = '\0';
+    m = serve_find_model(s, name);
+    if (!m || m->task != task) return false; /* 404/400 from the parse path */
+  } else {
+    for (int i = 0; i < s->n_models && !m; i++)
+      if (s->models[i].task == task) m = &s->models[i];
+    if (!m) return false;
+  }
+  double dl = rj_deadline_s(r);
+  if (dl < 0) return false; /* 400 from the parse path */
+  if (serve_admit(r, m, dl, n, res)) return false; /* admitted: parse and run */
+  atomic_fetch_add(&s->prescan_refusals, 1);
+  return true; /* refused without parsing; *res is the answer */
 }

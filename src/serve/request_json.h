@@ -20,6 +20,25 @@ int rj_bool(req_ctx *r, json_t *body, const char *key, bool dflt, bool *out, enu
 /* The request's x-deadline-ms header in seconds: 0 if absent, -1 if invalid. */
 double rj_deadline_s(req_ctx *r);
 
+/* Scan a JSON object body without building anything: the number of texts
+ * in its top-level member `key` (a string: 1, an array: its elements) and
+ * the raw span of a string "model" member (NULL if absent or null).
+ * Returns 0 when the body is an object the scan could follow with `key`
+ * present and non-empty; -1 otherwise (malformed, a duplicate or escaped
+ * member name, an escaped model name, nesting deeper than 64): the caller
+ * then parses first. The count is not a validation: the parse checks the
+ * body once admitted. Pure; any thread. */
+int rj_prescan(const char *body, size_t len, const char *key, size_t *n, const char **model,
+               size_t *model_len);
+/* Admission before parsing, for text routes whose texts are in `key`: from
+ * rj_prescan() and the x-deadline-ms header, the model the route would
+ * pick asks its planner. Returns true when the request was refused (the
+ * 429/422 is sent, *res says how): the body was never parsed. Returns
+ * false otherwise — admitted (r->adm holds the texts; the text job checks
+ * the parsed count against them) or not decided (the scan could not
+ * follow the body, or it names a model that is not there): parse as usual. */
+bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result *res);
+
 
 
 /* Shared by the routes (routes_tei.c). */

@@ -61,6 +61,7 @@ static void finish_embeddings(req_ctx *r) {
 
 static enum MHD_Result embeddings(req_ctx *r) {
   enum MHD_Result res = MHD_YES;
+  if (rj_predecide(r, TASK_EMBED, "input", &res)) return res; /* refused unparsed */
   json_t *body = rj_parse(r, &res);
   if (!body) return res;
   oai_state *st = calloc(1, sizeof *st);

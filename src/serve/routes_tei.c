@@ -112,6 +112,7 @@ static void finish_predict(req_ctx *r) {
 
 static enum MHD_Result text_route(req_ctx *r, serve_task task) {
   enum MHD_Result res = MHD_YES;
+  if (rj_predecide(r, task, "inputs", &res)) return res; /* refused unparsed */
   json_t *body = rj_parse(r, &res);
   if (!body) return res;
   served_model *m = serve_pick_model(r, body, task, &res);

@@ -1,11 +1,23 @@
 /* src/serve/routes_v2.c — KServe V2 / Open Inference Protocol routes:
  * health, server and model metadata, readiness, and POST
  * /v2/models/{m}/infer. An infer request either carries one BYTES input of
- * texts (tokenised here, batched like every text request; outputs "logits"
- * and "probabilities" for classifiers, "embedding" for embedders) or the
- * model's own tensors (INT64/INT32/FP32, flat or nested "data"), which run
- * as one engine request on the variant the planner picks. "outputs"
- * selects what comes back. */
+ * texts (a text job: admitted, tokenised and batched like every text
+ * request; outputs "logits" and "probabilities" for classifiers,
+ * "embedding" for embedders) or the model's own tensors (INT64/INT32/FP32,
+ * flat or nested "data"). "outputs" selects what comes back.
+ *
+ * Tensors go through the same admission as texts (n_texts = the batch
+ * dimension) and, row by row, through the same batcher: each row of
+ * input_ids [B, S] becomes one batcher item whose length is its attention
+ * mask's run of leading ones, so V2 rows share batches with text requests.
+ * Each output row is copied back into a [B, ...] tensor; along an output
+ * axis that is the input's sequence axis (same symbolic dimension name)
+ * positions past a row's real length are 0. A request the batcher cannot
+ * carry exactly — a missing input, a mask that is not ones-then-zeros,
+ * ids or type ids outside the model's tables (they would fail every row of
+ * a shared batch), an output with another dynamic axis, ranks other than
+ * [B, S] — runs alone as one engine request, as before, under the same
+ * admission. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +27,13 @@
 #include "serve/request_json.h"
 
 #define V2_MAX_ELEMS (1u << 22)
+
+/* One selected output of a batched tensor request: where rows go. */
+typedef struct v2_out {
+  int index;                 /* position in the model's outputs */
+  int seq_axis;              /* output axis that is the input's sequence axis; -1 none */
+  size_t row_elems;          /* elements of one row at the client's sequence length */
+} v2_out;
 
 typedef struct v2_state {
   char id[128];
@@ -29,10 +48,13 @@ typedef struct v2_state {
   char out_name_store[AT_MAX_OUTPUTS][128];
   size_t n_results;
   at_tensor results[AT_MAX_OUTPUTS];  /* data malloc'ed */
+  v2_out outs[AT_MAX_OUTPUTS];        /* batched path: results[k] <- outs[k] */
+  int64_t seq_len;                    /* batched path: the client's S */
   at_status run_status;
   char run_error[512];
   served_model *m;
   int slot;
+  size_t rows;                        /* B: texts admitted */
   uint64_t queue_ns, compute_ns;
 } v2_state;
 
@@ -141,7 +163,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
   st->queue_ns = t->started_ns - t->submitted_ns;
   st->compute_ns = t->finished_ns - t->started_ns;
   if (status != AT_OK) {
-    snprintf(st->run_error, sizeof st->run_error, "%s", err);
+    if (err != st->run_error) snprintf(st->run_error, sizeof st->run_error, "%s", err ? err : "");
   } else {
     size_t n = at_outputs_count(outs);
     for (size_t i = 0; i < n && i < AT_MAX_OUTPUTS; i++) {
@@ -154,7 +176,11 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
       st->n_results = i + 1;
     }
   }
-  at_planner_finished(st->m->planner, st->slot, 1, (double)st->compute_ns / 1e9, t->peers);
+  /* the request's B rows leave the planner together, as one Run of B */
+  int b = st->rows > 0 ? (int)st->rows : 1;
+  serve_planner_release(r->srv, st->m, st->slot, b, b,
+                        status == AT_OK ? (double)st->compute_ns / 1e9 : 0, t->peers,
+                        at_now_ns());
   MHD_resume_connection(r->conn);
 }
 
@@ -182,6 +208,207 @@ static void finish_tensor(req_ctx *r) {
                                           at_dtype_name(v->dtype), "shape", sh, "data", d));
   }
   serve_prepare_json(r, 200, v2_envelope(st, st->m->name, outs));
+}
+
+/* ------------------------------------------------ tensor rows as items */
+
+static const at_tensor *find_input(const v2_state *st, const char *name) {
+  for (size_t k = 0; k < st->n_in; k++)
+    if (!strcmp(st->in[k].name, name)) return &st->in[k];
+  return NULL;
+}
+
+/* Length of a mask row that is ones then zeros (>= 1 one); 0 otherwise. */
+static size_t mask_len(const int64_t *mask, size_t S) {
+  size_t len = 0;
+  while (len < S && mask[len] == 1) len++;
+  for (size_t k = len; k < S; k++)
+    if (mask[k] != 0) return 0;
+  return len;
+}
+
+/* Can the batcher carry this request exactly? If so, lay out where its
+ * output rows go (st->outs, st->results with zeroed buffers). */
+static bool batchable(req_ctx *r, v2_state *st) {
+  served_model *m = st->m;
+  const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
+  const at_tensor *ids = find_input(st, "input_ids"), *mask = find_input(st, "attention_mask");
+  const at_tensor *types = find_input(st, "token_type_ids");
+  if (!ids || ids->ndim != 2 || ids->dtype != AT_DTYPE_INT64) return false;
+  int64_t B = ids->shape[0], S = ids->shape[1];
+  if (B < 1 || S < 1) return false;
+  for (size_t k = 0; k < st->n_in; k++) /* every input is int64 [B, S] */
+    if (st->in[k].ndim != 2 || st->in[k].dtype != AT_DTYPE_INT64 || st->in[k].shape[0] != B ||
+        st->in[k].shape[1] != S)
+      return false;
+  /* every input of the model given (a missing one stays the engine's 400) */
+  if (!mask || st->n_in != mi->n_inputs) return false;
+  if (st->n_in != (size_t)(1 + (mask != NULL) + (types != NULL))) return false;
+  const int64_t *idv = ids->data, *mv = mask ? mask->data : NULL, *tv = types ? types->data : NULL;
+  for (int64_t i = 0; i < B; i++) {
+    size_t len = mv ? mask_len(mv + i * S, (size_t)S) : (size_t)S;
+    if (len == 0 || len > m->max_tokens) return false;
+    for (size_t k = 0; k < len; k++) {
+      int64_t id = idv[i * S + (int64_t)k];
+      if (id < 0 || id >= m->id_limit) return false;
+      if (tv && (tv[i * S + (int64_t)k] < 0 || tv[i * S + (int64_t)k] >= m->type_limit)) return false;
+    }
+  }
+  /* outputs: [batch, fixed...] with at most one axis that is the input's
+   * sequence axis (the same symbolic name) */
+  const char *seq_name = NULL;
+  for (size_t k = 0; k < mi->n_inputs; k++)
+    if (!strcmp(mi->inputs[k].name, "input_ids") && mi->inputs[k].ndim == 2)
+      seq_name = mi->inputs[k].dim_names[1];
+  size_t n_sel = st->n_out_names ? st->n_out_names : mi->n_outputs;
+  if (n_sel > AT_MAX_OUTPUTS) return false;
+  for (size_t k = 0; k < n_sel; k++) {
+    int q = -1;
+    if (!st->n_out_names) q = (int)k;
+    else
+      for (size_t x = 0; x < mi->n_outputs; x++)
+        if (mi->outputs[x].name == st->out_names[k]) q = (int)x;
+    if (q < 0) return false;
+    const at_value_info *o = &mi->outputs[q];
+    if (o->ndim < 1 || o->dims[0] >= 0) return false;
+    bool okt = o->dtype == AT_DTYPE_FLOAT32 || o->dtype == AT_DTYPE_INT64 ||
+               o->dtype == AT_DTYPE_INT32;
+    if (!okt) return false;
+    v2_out *vo = &st->outs[k];
+    vo->index = q;
+    vo->seq_axis = -1;
+    vo->row_elems = 1;
+    for (size_t a = 1; a < o->ndim; a++) {
+      int64_t d = o->dims[a];
+      if (d < 0) {
+        bool is_seq = seq_name && seq_name[0] && o->dim_names[a] &&
+                      !strcmp(o->dim_names[a], seq_name);
+        if (!is_seq || vo->seq_axis >= 0) return false;
+        vo->seq_axis = (int)a;
+        d = S;
+      }
+      vo->row_elems *= (size_t)d;
+      if (vo->row_elems * (size_t)B > V2_MAX_ELEMS) return false;
+    }
+  }
+  /* lay out the results: [B, ...] zeroed */
+  st->seq_len = S;
+  for (size_t k = 0; k < n_sel; k++) {
+    const at_value_info *o = &mi->outputs[st->outs[k].index];
+    at_tensor *t = &st->results[k];
+    t->name = o->name;
+    t->dtype = o->dtype;
+    t->ndim = o->ndim;
+    t->shape[0] = B;
+    for (size_t a = 1; a < o->ndim; a++)
+      t->shape[a] = (int)a == st->outs[k].seq_axis ? S : o->dims[a];
+    t->data = calloc((size_t)B * st->outs[k].row_elems, at_dtype_size(o->dtype));
+    st->n_results = k + 1;
+    if (!t->data) return false; /* v2_free frees what was laid out; run alone */
+  }
+  return true;
+}
+
+/* On an engine worker: copy this row's outputs into the request's tensors. */
+static at_status v2_row(job *j, job_item *it, const at_item_result *res, char *err, size_t cap) {
+  v2_state *st = j->row_user;
+  for (size_t k = 0; k < st->n_results; k++) {
+    const v2_out *vo = &st->outs[k];
+    at_tensor *dst = &st->results[k];
+    if ((size_t)vo->index >= res->n_outputs) {
+      snprintf(err, cap, "output '%s' is missing from the batch's outputs", dst->name);
+      return AT_ERR_SHAPE;
+    }
+    const at_tensor *row = &res->outputs[vo->index];
+    size_t esz = at_dtype_size(dst->dtype);
+    if (row->dtype != dst->dtype || row->ndim != dst->ndim) {
+      snprintf(err, cap, "output '%s' changed type or rank in a batch", dst->name);
+      return AT_ERR_SHAPE;
+    }
+    size_t outer = 1, inner = 1, P = 1;
+    for (size_t a = 1; a < row->ndim; a++) {
+      if ((int)a == vo->seq_axis) {
+        P = (size_t)row->shape[a];
+        continue;
+      }
+      if (row->shape[a] != dst->shape[a]) {
+        snprintf(err, cap, "output '%s' axis %zu is %lld in a batch, %lld expected", dst->name,
+                 a, (long long)row->shape[a], (long long)dst->shape[a]);
+        return AT_ERR_SHAPE;
+      }
+      if (vo->seq_axis >= 0 && (int)a < vo->seq_axis) outer *= (size_t)row->shape[a];
+      else inner *= (size_t)row->shape[a];
+    }
+    char *out = (char *)dst->data + it->index * vo->row_elems * esz;
+    const char *in = row->data;
+    if (vo->seq_axis < 0) {
+      memcpy(out, in, vo->row_elems * esz);
+      continue;
+    }
+    size_t S = (size_t)st->seq_len, len = it->len;
+    if (len > P || len > S) {
+      snprintf(err, cap, "output '%s': the row's %zu positions do not fit", dst->name, len);
+      return AT_ERR_SHAPE;
+    }
+    for (size_t q = 0; q < outer; q++) /* positions past len stay 0 */
+      memcpy(out + q * S * inner * esz, in + q * P * inner * esz, len * inner * esz);
+  }
+  return AT_OK;
+}
+
+/* Every row one batcher item, sharing batches with text requests. */
+static enum MHD_Result run_batched(req_ctx *r, v2_state *st) {
+  const at_tensor *ids = find_input(st, "input_ids"), *mask = find_input(st, "attention_mask");
+  const at_tensor *types = find_input(st, "token_type_ids");
+  size_t B = (size_t)ids->shape[0], S = (size_t)ids->shape[1];
+  job *j = serve_job_alloc(r, st->m, B, 0);
+  if (!j) {
+    serve_release(r, r->adm.held);
+    return serve_error(r, 500, "out of memory");
+  }
+  const int64_t *idv = ids->data, *mv = mask ? mask->data : NULL, *tv = types ? types->data : NULL;
+  for (size_t i = 0; i < B; i++) {
+    job_item *it = &j->items[i];
+    it->ids = idv + i * S;
+    it->types = tv ? tv + i * S : NULL;
+    it->len = mv ? mask_len(mv + i * S, S) : S;
+    j->prompt_tokens += it->len;
+  }
+  j->on_row = v2_row;
+  j->row_user = st;
+  return serve_submit_job(r, j, finish_tensor);
+}
+
+/* The request as one engine Run of its own (a request the batcher cannot
+ * carry exactly): admitted like the rest, its B rows released together. */
+static enum MHD_Result run_alone(req_ctx *r, v2_state *st) {
+  at_server *s = r->srv;
+  served_model *m = st->m;
+  for (size_t k = 0; k < st->n_results; k++) free(st->results[k].data);
+  memset(st->results, 0, sizeof st->results);
+  st->n_results = 0;
+  pthread_mutex_lock(&s->lock);
+  bool stopping = s->stopping;
+  if (!stopping) s->inflight++;
+  pthread_mutex_unlock(&s->lock);
+  if (stopping) {
+    serve_release(r, r->adm.held);
+    return serve_error(r, 503, "server is shutting down");
+  }
+  r->inflight_counted = true;
+  r->finish = finish_tensor;
+  r->suspended = true;
+  r->adm.held = 0; /* on_tensor_done releases the B rows, exactly once */
+  MHD_suspend_connection(r->conn);
+  at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,
+                                  st->n_out_names ? st->out_names : NULL, st->n_out_names,
+                                  on_tensor_done, r);
+  if (ss != AT_OK) { /* never admitted by the engine: complete it ourselves */
+    at_timing t = {0, 0, 0, 0};
+    snprintf(st->run_error, sizeof st->run_error, "%s", at_last_error());
+    on_tensor_done(r, ss, NULL, &t, st->run_error);
+  }
+  return MHD_YES;
 }
 
 static enum MHD_Result infer(req_ctx *r, served_model *m) {
@@ -276,8 +503,12 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     goto out;
   }
   /* Tensor path. Every tensor is for the planner's chosen variant; all
-   * variants of a model share one signature. */
+   * variants of a model share one signature. First the cheap checks on
+   * names, types and shapes (no data read), then admission with n_texts =
+   * the batch dimension, then the data. */
   const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
+  json_t *datas[AT_MAX_INPUTS];
+  size_t numels[AT_MAX_INPUTS];
   size_t ii;
   json_t *iv;
   json_array_foreach(inputs, ii, iv) {
@@ -298,6 +529,11 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
       res = serve_error(r, 400, "model '%s' has no input '%s'", m->name, json_string_value(nm));
       goto out;
     }
+    for (size_t k = 0; k < st->n_in; k++)
+      if (st->in[k].name == want->name) {
+        res = serve_error(r, 400, "input '%s' is given twice", want->name);
+        goto out;
+      }
     const char *ds = json_string_value(dty);
     bool is_i64 = !strcmp(ds, "INT64"), is_i32 = !strcmp(ds, "INT32"), is_f32 = !strcmp(ds, "FP32");
     if (!(is_i64 || is_i32 || is_f32)) {
@@ -334,24 +570,19 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
         goto out;
       }
     }
-    st->bufs[st->n_in] = malloc((numel ? numel : 1) * 8);
-    t->data = st->bufs[st->n_in];
+    if (t->ndim < 1 || t->shape[0] < 1) {
+      res = serve_error(r, 400, "input '%s': the first dimension is the batch and must be at least 1",
+                        want->name);
+      goto out;
+    }
+    if (st->n_in > 0 && t->shape[0] != st->in[0].shape[0]) {
+      res = serve_error(r, 400, "input '%s' has batch %lld, input '%s' %lld", want->name,
+                        (long long)t->shape[0], st->in[0].name, (long long)st->in[0].shape[0]);
+      goto out;
+    }
+    datas[st->n_in] = data;
+    numels[st->n_in] = numel;
     st->n_in++;
-    if (!t->data) {
-      res = serve_error(r, 500, "out of memory");
-      goto out;
-    }
-    size_t got = 0;
-    int rc = collect_numbers(data, t->dtype, t->data, &got, numel);
-    if (rc == -3) {
-      res = serve_error(r, 400, "input '%s': %s data must be integers", want->name, ds);
-      goto out;
-    }
-    if (rc || got != numel) {
-      res = serve_error(r, 400, "input '%s': \"data\" has %s%zu numbers, the shape needs %zu",
-                        want->name, rc == -1 ? "more than " : "", got, numel);
-      goto out;
-    }
   }
   for (size_t k = 0; k < st->n_out_names; k++) {
     bool found = false;
@@ -365,49 +596,48 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
       goto out;
     }
   }
-  at_plan_decision d;
-  serve_decide(r->srv, m, dl, &d);
-  if (!d.admit) {
-    at_metrics_rejection(r->srv->metrics, m->name, at_plan_reason_name(d.reason));
-    snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(d.retry_after_s));
-    res = serve_error(r, d.reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429,
-                      "overloaded: no variant of '%s' can answer within %.3f ms", m->name,
-                      d.deadline_s * 1e3);
+  size_t rows = (size_t)st->in[0].shape[0];
+  if (rows > r->srv->cfg.max_inputs) {
+    res = serve_error(r, 413, "batch of %zu rows in one request; the limit is %zu (server.max_inputs)",
+                      rows, r->srv->cfg.max_inputs);
     goto out;
   }
-  st->slot = d.variant;
-  at_server *s = r->srv;
-  pthread_mutex_lock(&s->lock);
-  bool stopping = s->stopping;
-  if (!stopping) s->inflight++;
-  pthread_mutex_unlock(&s->lock);
-  r->inflight_counted = !stopping;
-  if (stopping) {
-    at_planner_finished(m->planner, st->slot, 1, 0, 0);
-    res = serve_error(r, 503, "server is shutting down");
-    goto out;
+  /* Admission: a refusal reads no data. */
+  if (!serve_admit(r, m, dl, rows, &res)) goto out;
+  st->rows = rows;
+  st->slot = r->adm.d.variant;
+  for (size_t k = 0; k < st->n_in; k++) {
+    at_tensor *t = &st->in[k];
+    st->bufs[k] = malloc((numels[k] ? numels[k] : 1) * 8);
+    t->data = st->bufs[k];
+    if (!t->data) {
+      res = serve_error(r, 500, "out of memory");
+      goto out; /* on_completed releases what the admission holds */
+    }
+    size_t got = 0;
+    int rc = collect_numbers(datas[k], t->dtype, t->data, &got, numels[k]);
+    if (rc == -3) {
+      res = serve_error(r, 400, "input '%s': %s data must be integers", t->name,
+                        t->dtype == AT_DTYPE_FLOAT32 ? "FP32" : "INT64");
+      goto out;
+    }
+    if (rc || got != numels[k]) {
+      res = serve_error(r, 400, "input '%s': \"data\" has %s%zu numbers, the shape needs %zu",
+                        t->name, rc == -1 ? "more than " : "", got, numels[k]);
+      goto out;
+    }
   }
   r->route_state = st;
   r->free_state = v2_free;
-  r->finish = finish_tensor;
-  r->suspended = true;
-  MHD_suspend_connection(r->conn);
-  at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,
-                                  st->n_out_names ? st->out_names : NULL, st->n_out_names,
-                                  on_tensor_done, r);
+  v2_state *owned = st;
   st = NULL;
-  if (ss != AT_OK) { /* never admitted by the engine: complete it ourselves */
-    v2_state *s2 = r->route_state;
-    at_timing t = {0, 0, 0, 0};
-    snprintf(s2->run_error, sizeof s2->run_error, "%s", at_last_error());
-    on_tensor_done(r, ss, NULL, &t, s2->run_error);
-  }
-  res = MHD_YES;
+  res = batchable(r, owned) ? run_batched(r, owned) : run_alone(r, owned);
 out:
   free(texts);
   free(lens);
   v2_free(st);
   json_decref(body);
+  if (r->adm.held && !r->suspended) serve_release(r, r->adm.held); /* answered with an error */
   return res;
 }
 

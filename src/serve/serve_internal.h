@@ -35,6 +35,9 @@ typedef struct served_model {
   char **labels;            /* id2label, n_labels entries (classify) */
   int n_labels;
   size_t max_tokens;        /* per input, including special tokens */
+  int64_t id_limit;         /* token ids below this are safe to batch: the smaller of
+                               config.json's vocab_size and the tokenizer's */
+  int64_t type_limit;       /* token_type_ids below this (type_vocab_size; default 1) */
   size_t out_dim;           /* n_labels (classify) or hidden size (embed) */
   int head_output;          /* output index: logits / last_hidden_state */
   int n_variants;           /* ordered most accurate first */
@@ -59,6 +62,10 @@ struct at_server {
   at_generator *gen;         /* its scheduler; owns the decoder */
   uint64_t started_ns;
 
+  atomic_uint_least64_t release_errors; /* planner releases refused (a bug if ever > 0) */
+  atomic_uint_least64_t prescan_refusals;  /* refused before the body was parsed */
+  atomic_uint_least64_t prescan_mismatches; /* a scanned count the parse disagreed with */
+
   pthread_mutex_t lock;
   pthread_cond_t idle;       /* inflight reached 0 */
   int inflight;              /* guarded by lock: admitted async requests */
@@ -66,6 +73,19 @@ struct at_server {
 };
 
 struct job;
+
+/* A request's admission: the planner's decision and when it was made. Set
+ * by serve_admit(); `admitted` texts are in flight in the planner until
+ * released — by the job's items as they finish, or by serve_release() when
+ * they will never run. */
+typedef struct serve_admission {
+  served_model *m;           /* NULL: no admission asked */
+  at_plan_decision d;
+  uint64_t decided_ns;       /* monotonic; 0 after the overrun was observed */
+  size_t held;               /* admitted texts neither handed to the batcher nor
+                                released yet (HTTP thread only); whatever is
+                                left when the request ends is released then */
+} serve_admission;
 
 /* One HTTP request from first byte to answer. */
 typedef struct req_ctx {
@@ -83,9 +103,11 @@ typedef struct req_ctx {
   char *resp;                /* malloc'ed */
   size_t resp_len;
   const char *content_type;
-  char retry_after[16];
+  char retry_after[16];      /* 429: Retry-After (whole seconds) */
+  char retry_after_ms[24];   /* 429: retry-after-ms (what OpenAI's SDK reads first) */
   char ttft[24], tpot[24];   /* completions: x-time-to-first-token / -per-output-token */
   const char *model_hdr;     /* x-model for answers without a job (static or server-owned) */
+  serve_admission adm;       /* the planner's decision, if one was asked */
   struct job *job;
   /* Set by the async work before resuming: builds resp from job. */
   void (*finish)(struct req_ctx *r);
@@ -93,14 +115,22 @@ typedef struct req_ctx {
   void (*free_state)(void *);
 } req_ctx;
 
-/* One text input of a job. */
+/* One row of a job: a text's token ids, or one row of a V2 tensor request. */
 typedef struct job_item {
   struct job *j;
-  int64_t *ids;
+  const int64_t *ids;        /* len tokens; owned by the job or the route's state */
+  const int64_t *types;      /* token_type_ids (len) or NULL */
   size_t len;
-  float *out;                /* out_dim floats: logits, or pooled embedding */
+  size_t index;              /* row in the request */
+  float *out;                /* text jobs: out_dim floats: logits, or pooled embedding */
   int batch_size;
 } job_item;
+
+/* Rows a route handles itself (V2 tensors): called on an engine worker for
+ * each item that ran, instead of the task head; writes only that row's
+ * storage. A status other than AT_OK fails the job with `err`. */
+typedef at_status (*job_row_fn)(struct job *j, job_item *it, const at_item_result *res,
+                                char *err, size_t err_cap);
 
 /* The items of one request, sent to one variant. Owned by the req_ctx. */
 typedef struct job {
@@ -109,6 +139,8 @@ typedef struct job {
   int slot;                  /* position in m->variants */
   size_t n;
   job_item *items;
+  job_row_fn on_row;         /* NULL: the model's task head */
+  void *row_user;
   atomic_int remaining;
   atomic_int failed;         /* an at_status, 0 if none */
   char error[256];
@@ -116,7 +148,6 @@ typedef struct job {
   atomic_uint_least64_t max_queue_ns, max_compute_ns;
   size_t prompt_tokens;
   bool truncated_any;
-  at_plan_decision decision;
 } job;
 
 /* ---- response helpers (server.c) ---- */
@@ -130,11 +161,28 @@ void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 served_model *serve_find_model(at_server *s, const char *name);
-/* Admission for one request: the model's planner decides, except under
- * policy "none" (no admission control: always the most accurate variant,
- * counted in flight so the books stay balanced). Same contract as
- * at_planner_decide(). */
-void serve_decide(at_server *s, served_model *m, double deadline_s, at_plan_decision *d);
+/* Admission for one request of `rq->n_texts` texts at `now_ns`: every
+ * policy (adaptive, accurate-only, none, limit) lives in the model's
+ * planner; this is at_planner_decide_req(). On admit the texts are in
+ * flight until released with at_planner_finished_n(). */
+at_status serve_decide(at_server *s, served_model *m, uint64_t now_ns, const at_plan_request *rq,
+                       at_plan_decision *d);
+/* Ask the planner about a request of `n_texts` texts with the client's
+ * deadline (seconds, <= 0 = the default) and its age (now - r->t0_ns).
+ * Admitted: fills r->adm and returns true; the caller owns the n_texts in
+ * flight and must release each exactly once (the job's items do as they
+ * finish; serve_release() for any that never run). Refused: the answer has
+ * been sent (429 with Retry-After and retry-after-ms, or 422 when no
+ * variant could ever make the deadline), *res says how, returns false. */
+bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
+                 enum MHD_Result *res);
+/* Release `n` admitted texts that will never run (observed 0). */
+void serve_release(req_ctx *r, size_t n);
+/* at_planner_finished_n() for texts of model `m`, counting a refusal (a
+ * text released twice, or never admitted) in s->release_errors, which
+ * /metrics exports so tests can hold it at 0. Any thread. */
+void serve_planner_release(at_server *s, served_model *m, int variant, int n_texts,
+                           int batch_size, double observed_s, int peers, uint64_t now_ns);
 /* The tokenizer workspace of the calling HTTP thread. */
 at_tok_workspace *serve_workspace(at_server *s);
 
@@ -144,14 +192,27 @@ typedef struct text_opts {
   double deadline_s;         /* <= 0: the planner's default */
 } text_opts;
 
-/* Tokenise `texts`, ask the planner, and submit every item to the batcher;
- * on success the connection is suspended and `finish` runs (on the HTTP
- * thread, after resume) to build the answer from r->job. On failure an
- * error answer has been sent (4xx/429/503) and the return value says so. */
+/* Cheap checks (count, empty strings), then the planner (serve_admit: a
+ * refusal costs no tokenising; a request admitted before parsing by
+ * rj_predecide() is checked against its parsed count and model, and
+ * decided again if they differ), then tokenise and submit every text to the
+ * batcher; on success the connection is suspended and `finish` runs (on
+ * the HTTP thread, after resume) to build the answer from r->job. On
+ * failure an error answer has been sent (4xx/429/503), every admitted text
+ * has been released, and the return value says how the answer went. */
 enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *const *texts,
                                    const size_t *lens, size_t n, const text_opts *o,
                                    void (*finish)(req_ctx *r));
-/* Tokenise only (no model run): used by /tokenize. */
+/* A job of `n` items with `extra` zeroed bytes after its items (for token
+ * ids and head outputs); one calloc, freed with the req_ctx. NULL if out
+ * of memory. */
+job *serve_job_alloc(req_ctx *r, served_model *m, size_t n, size_t extra);
+/* Submit an admitted job (r->adm) to the batcher: suspend the connection,
+ * queue every item; `finish` builds the answer after the last item. Items
+ * that never enter the batcher are released and fail the job (503/500).
+ * Shutting down: answers 503 and releases everything. Takes ownership of
+ * `j` (r->job). */
+enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r));
 
 /* ---- routes ---- */
 enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method);

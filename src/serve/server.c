@@ -12,6 +12,15 @@
  *     wait for inference and JSON is never built on a worker.
  *   Ordering: a connection is suspended BEFORE its work is submitted, so a
  *     fast completion can never resume a connection that is not suspended.
+ *   Admission: serve_admit() asks the model's planner with the request's
+ *     text count, deadline and age (now - t0); a refusal is answered at once
+ *     by refuse() — one snprintf, no JSON library, no logging — with 429 +
+ *     Retry-After + retry-after-ms (or 422). r->adm.held counts the admitted
+ *     texts not yet handed to the batcher or released; serve_reply() on the
+ *     HTTP thread and on_completed() release whatever is still held, so each
+ *     admitted text leaves the planner exactly once. When an admitted
+ *     request's answer is ready, serve_reply() reports the planner's
+ *     estimate against the time since the decision (at_planner_observe).
  *   Ownership: req_ctx (and its job) is created on the first call for a
  *     request and freed by MHD's request-completed callback, which runs
  *     exactly once per request, including when the client went away.
@@ -41,18 +50,119 @@ served_model *serve_find_model(at_server *s, const char *name) {
   return NULL;
 }
 
-void serve_decide(at_server *s, served_model *m, double deadline_s, at_plan_decision *d) {
-  uint64_t now = at_now_ns();
-  if (strcmp(s->cfg.policy, "none") != 0) {
-    at_planner_decide(m->planner, now, deadline_s, d);
-    return;
+at_status serve_decide(at_server *s, served_model *m, uint64_t now_ns, const at_plan_request *rq,
+                       at_plan_decision *d) {
+  (void)s; /* every policy, "none" and "limit" included, lives in the planner */
+  return at_planner_decide_req(m->planner, now_ns, rq, d);
+}
+
+/* `us` microseconds as milliseconds with three decimals ("12.345"), without
+ * printf (every answer carries four of these). Returns the length. */
+static size_t fmt_ms3(char *dst, uint64_t us) {
+  char tmp[32];
+  size_t n = 0;
+  uint64_t ms = us / 1000, frac = us % 1000;
+  do tmp[n++] = (char)('0' + ms % 10), ms /= 10; while (ms);
+  size_t o = 0;
+  while (n) dst[o++] = tmp[--n];
+  dst[o++] = '.';
+  dst[o++] = (char)('0' + frac / 100);
+  dst[o++] = (char)('0' + frac / 10 % 10);
+  dst[o++] = (char)('0' + frac % 10);
+  dst[o] = '\0';
+  return o;
+}
+
+/* Escape `v` into a JSON string body (no quotes added); truncates. */
+static void json_esc(char *dst, size_t cap, const char *v) {
+  size_t o = 0;
+  for (; *v && o + 7 < cap; v++) {
+    unsigned char c = (unsigned char)*v;
+    if (c == '"' || c == '\\') dst[o++] = '\\', dst[o++] = (char)c;
+    else if (c < 0x20) o += (size_t)snprintf(dst + o, cap - o, "\\u%04x", c);
+    else dst[o++] = (char)c;
   }
-  memset(d, 0, sizeof *d);
-  d->admit = true;
-  d->reason = AT_PLAN_ADMIT;
-  d->variant = 0;
-  d->deadline_s = at_planner_deadline_s(m->planner, deadline_s);
-  at_planner_admitted(m->planner, 0, now);
+  dst[o] = '\0';
+}
+
+/* The refusal: 429 (or 422 when no variant could ever make the deadline),
+ * built with one snprintf — no JSON library, no logging — because under
+ * overload this is the server's most frequent answer. */
+static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decision *d) {
+  at_server *s = r->srv;
+  at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(d->reason));
+  r->model_hdr = m->name;
+  char name[160], body[768];
+  json_esc(name, sizeof name, m->name);
+  double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
+  if (ra_s > 3600) ra_s = 3600; /* as Retry-After: at most an hour */
+  double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
+  int status = 429, len;
+  if (d->reason == AT_PLAN_REJECT_INFEASIBLE) {
+    status = 422;
+    len = snprintf(body, sizeof body,
+                   "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
+                   "time; no variant of '%s' can answer in time\",\"code\":422}",
+                   d->deadline_s * 1e3, name);
+  } else if (d->reason == AT_PLAN_REJECT_LIMIT) {
+    len = snprintf(body, sizeof body,
+                   "{\"error\":\"overloaded: in-flight limit %d reached (model '%s'); retry "
+                   "after %.3f ms\",\"code\":429}",
+                   at_planner_get_params(m->planner)->inflight_limit, name, ra_ms);
+  } else {
+    len = snprintf(body, sizeof body,
+                   "{\"error\":\"overloaded: the work queued cannot finish within %.3f ms "
+                   "(model '%s'); retry after %.3f ms\",\"code\":429}",
+                   d->deadline_s * 1e3, name, ra_ms);
+  }
+  if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
+  if (status == 429) {
+    snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(ra_s));
+    fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));
+  }
+  char *copy = malloc((size_t)len + 1);
+  if (!copy) return MHD_NO;
+  memcpy(copy, body, (size_t)len + 1);
+  return serve_reply(r, status, "application/json", copy, (size_t)len);
+}
+
+bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
+                 enum MHD_Result *res) {
+  uint64_t now = at_now_ns();
+  at_plan_request rq = {.deadline_s = deadline_s,
+                        .age_s = (double)(now - r->t0_ns) / 1e9,
+                        .n_texts = (int)n_texts};
+  at_plan_decision d;
+  if (n_texts < 1 || n_texts > (size_t)INT32_MAX ||
+      serve_decide(r->srv, m, now, &rq, &d) != AT_OK) {
+    *res = serve_error(r, 500, "admission failed: %s", at_last_error());
+    return false;
+  }
+  if (!d.admit) {
+    *res = refuse(r, m, &d);
+    return false;
+  }
+  r->adm.m = m;
+  r->adm.d = d;
+  r->adm.decided_ns = now;
+  r->adm.held = n_texts;
+  return true;
+}
+
+void serve_release(req_ctx *r, size_t n) {
+  serve_admission *a = &r->adm;
+  if (!a->m || n == 0) return;
+  if (n > a->held) n = a->held; /* never more than is held: exactly once */
+  if (n == 0) return;
+  a->held -= n;
+  serve_planner_release(r->srv, a->m, a->d.variant, (int)n, 1, 0, 0, at_now_ns());
+}
+
+void serve_planner_release(at_server *s, served_model *m, int variant, int n_texts,
+                           int batch_size, double observed_s, int peers, uint64_t now_ns) {
+  if (at_planner_finished_n(m->planner, variant, n_texts, batch_size, observed_s, peers,
+                            now_ns) != AT_OK)
+    atomic_fetch_add(&s->release_errors, 1);
 }
 
 static void destroy_ws(void *p) { at_tok_workspace_destroy(p); }
@@ -65,7 +175,7 @@ at_tok_workspace *serve_workspace(at_server *s) {
 
 static void add_ms_header(struct MHD_Response *resp, const char *name, uint64_t ns) {
   char v[32];
-  snprintf(v, sizeof v, "%.3f", (double)ns / 1e6);
+  fmt_ms3(v, (ns + 500) / 1000);
   MHD_add_response_header(resp, name, v);
 }
 
@@ -90,28 +200,51 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
     return MHD_NO;
   }
   if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
-  uint64_t total = at_now_ns() - r->t0_ns, queue = 0, infer = 0, tok = 0;
+  uint64_t now = at_now_ns();
+  uint64_t total = now - r->t0_ns, queue = 0, infer = 0, tok = 0;
+  /* An answer given on the HTTP thread while admitted texts are still held
+   * (an error after an admission before parsing, a failed check): they will
+   * never run, release them now. */
+  if (r->adm.held && !r->suspended) serve_release(r, r->adm.held);
   const char *variant = "", *model = "";
   job *j = r->job;
   if (j) {
     queue = atomic_load(&j->max_queue_ns);
     infer = atomic_load(&j->max_compute_ns);
     tok = j->tokenize_ns;
-    model = j->m->name;
-    if (j->slot >= 0) {
-      variant = j->m->variants[j->slot].name;
+  }
+  serve_admission *a = &r->adm;
+  if (a->m) { /* admitted: the answer names the model, and the variant if it ran */
+    model = a->m->name;
+    MHD_add_response_header(resp, "x-model", model);
+    bool ran = r->finish != NULL; /* submitted to the batcher or the engine */
+    if (ran) {
+      variant = a->m->variants[a->d.variant].name;
       MHD_add_response_header(resp, "x-variant", variant);
-      MHD_add_response_header(resp, "x-model", model);
+    }
+    if (ran && a->decided_ns && status < 400 && isfinite(a->d.est_sojourn_s)) {
+      /* The overrun feedback: the model's estimate against the time from
+       * the decision to this answer being ready. */
+      at_planner_observe(a->m->planner, a->d.est_sojourn_s, (double)(now - a->decided_ns) / 1e9,
+                         now);
+      a->decided_ns = 0;
     }
   }
   add_ms_header(resp, "x-total-time", total);
   add_ms_header(resp, "x-queue-time", queue);
   add_ms_header(resp, "x-inference-time", infer);
   add_ms_header(resp, "x-tokenization-time", tok);
+  if (status == 429) { /* every 429 says when to come back, in both forms */
+    if (!r->retry_after[0]) snprintf(r->retry_after, sizeof r->retry_after, "1");
+    if (!r->retry_after_ms[0])
+      snprintf(r->retry_after_ms, sizeof r->retry_after_ms, "%.3f",
+               1e3 * strtod(r->retry_after, NULL));
+  }
   if (r->retry_after[0]) MHD_add_response_header(resp, "Retry-After", r->retry_after);
+  if (r->retry_after_ms[0]) MHD_add_response_header(resp, "retry-after-ms", r->retry_after_ms);
   if (r->ttft[0]) MHD_add_response_header(resp, "x-time-to-first-token", r->ttft);
   if (r->tpot[0]) MHD_add_response_header(resp, "x-time-per-output-token", r->tpot);
-  if (!j && r->model_hdr) {
+  if (!a->m && r->model_hdr) {
     model = r->model_hdr;
     MHD_add_response_header(resp, "x-model", model);
   }
@@ -180,22 +313,45 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
   size_t o = 0;
   uint64_t now = at_now_ns();
   o += (size_t)snprintf(buf + o, cap - o,
-                        "# HELP anytime_planner_arrival_rate Requests per second seen by the planner (window).\n"
+                        "# HELP anytime_planner_arrival_rate Texts per second offered to the planner and admitted by it (window); offered minus admitted is the demand refused.\n"
                         "# TYPE anytime_planner_arrival_rate gauge\n"
-                        "# HELP anytime_variant_admitted_total Requests the planner sent to each variant.\n"
+                        "# HELP anytime_planner_inflight_texts Texts admitted and not yet finished (the work the planner sees queued).\n"
+                        "# TYPE anytime_planner_inflight_texts gauge\n"
+                        "# HELP anytime_planner_overrun_seconds The overrun allowance the planner adds to estimates made with work queued.\n"
+                        "# TYPE anytime_planner_overrun_seconds gauge\n"
+                        "# HELP anytime_planner_queue_fill Work in flight over the worker pool, in default deadlines (1 = a whole deadline of work queued).\n"
+                        "# TYPE anytime_planner_queue_fill gauge\n"
+                        "# HELP anytime_planner_release_errors_total Releases of admitted texts the planner refused (released twice or never admitted); stays 0.\n"
+                        "# TYPE anytime_planner_release_errors_total counter\n"
+                        "anytime_planner_release_errors_total %llu\n"
+                        "# HELP anytime_prescan_refusals_total Text requests refused from a scan of the body, before it was parsed.\n"
+                        "# TYPE anytime_prescan_refusals_total counter\n"
+                        "anytime_prescan_refusals_total %llu\n"
+                        "# HELP anytime_prescan_mismatches_total Requests admitted on a scanned text count the parse disagreed with (decided again); stays 0.\n"
+                        "# TYPE anytime_prescan_mismatches_total counter\n"
+                        "anytime_prescan_mismatches_total %llu\n"
+                        "# HELP anytime_variant_admitted_total Texts the planner sent to each variant.\n"
                         "# TYPE anytime_variant_admitted_total counter\n"
                         "# HELP anytime_planner_service_scale Observed/profiled service-time factor.\n"
                         "# TYPE anytime_planner_service_scale gauge\n"
                         "# HELP anytime_planner_service_scale_pool The factor from Runs with the whole worker pool busy (full) and from the others (part); the planner uses the larger.\n"
-                        "# TYPE anytime_planner_service_scale_pool gauge\n");
+                        "# TYPE anytime_planner_service_scale_pool gauge\n",
+                        (unsigned long long)atomic_load(&s->release_errors),
+                        (unsigned long long)atomic_load(&s->prescan_refusals),
+                        (unsigned long long)atomic_load(&s->prescan_mismatches));
   for (int i = 0; i < s->n_models && o < cap; i++) {
     served_model *m = &s->models[i];
     at_planner_stats st;
     if (at_planner_stats_get(m->planner, now, &st) != AT_OK) continue;
     o += (size_t)snprintf(buf + o, cap - o,
                           "anytime_planner_arrival_rate{model=\"%s\",basis=\"offered\"} %.3f\n"
-                          "anytime_planner_arrival_rate{model=\"%s\",basis=\"admitted\"} %.3f\n",
-                          m->name, st.offered_rps, m->name, st.admitted_rps);
+                          "anytime_planner_arrival_rate{model=\"%s\",basis=\"admitted\"} %.3f\n"
+                          "anytime_planner_inflight_texts{model=\"%s\"} %llu\n"
+                          "anytime_planner_overrun_seconds{model=\"%s\"} %.6f\n"
+                          "anytime_planner_queue_fill{model=\"%s\"} %.4f\n",
+                          m->name, st.offered_rps, m->name, st.admitted_rps, m->name,
+                          (unsigned long long)st.in_flight, m->name, st.overrun_s, m->name,
+                          st.queue_fill);
     for (int v = 0; v < st.n_variants && o < cap; v++)
       o += (size_t)snprintf(buf + o, cap - o,
                             "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"
@@ -325,7 +481,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->body_len = r->body_cap = 0;
       } else {
         if (r->body_len + *upload_size + 1 > r->body_cap) {
-          size_t cap = r->body_cap ? r->body_cap : 4096;
+          size_t cap = r->body_cap ? r->body_cap : 1024; /* small bodies: malloc's fast path */
           while (cap < r->body_len + *upload_size + 1) cap *= 2;
           char *nb = realloc(r->body, cap);
           if (!nb) return MHD_NO;
@@ -358,6 +514,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   /* A client that went away while its request was suspended: MHD may close
    * the connection after resume without calling on_request again. */
   finish_inflight(r);
+  /* Admitted texts still held (a path that answered without releasing
+   * them): release them now, so every admitted text leaves exactly once. */
+  serve_release(r, r->adm.held);
   if (r->free_state) r->free_state(r->route_state);
   free(r->job); /* one block with its items */
   free(r->resp);

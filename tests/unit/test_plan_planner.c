@@ -477,10 +477,17 @@ static void test_age_shortens_budget(void **state) {
   assert_int_equal(at_planner_decide_req(p, MS, &rq, &d), AT_OK);
   assert_true(d.admit);
   assert_true(near(d.budget_s, 0.011, 1e-12));
-  rq.age_s = 0.006; /* 9 ms left: below the 10 ms service time */
+  rq.age_s = 0.006; /* 9 ms left: below the 10 ms service time, but a
+                       * retry (a new request) could fit: not infeasible */
+  assert_int_equal(at_planner_decide_req(p, MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(d.retry_after_s > 0);
+  rq.deadline_s = 0.009, rq.age_s = 0; /* the deadline itself is too short */
   assert_int_equal(at_planner_decide_req(p, MS, &rq, &d), AT_OK);
   assert_false(d.admit);
   assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  assert_true(d.retry_after_s == 0);
   rq.n_texts = 0;
   assert_int_equal(at_planner_decide_req(p, MS, &rq, &d), AT_ERR_INVALID_ARG);
   at_planner_destroy(p);
