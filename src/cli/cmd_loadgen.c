@@ -1,9 +1,13 @@
-/* src/cli/cmd_loadgen.c — `anytime loadgen`: an open-loop Poisson load
- * generator for a TEI-style /predict route. Sends are scheduled from the
- * seed alone, whatever the server does; each answer is scored against the
- * CSV label and the deadline; a summary (text or --json) and optionally a
- * per-request CSV come out. The pieces live in loadgen_proto.c (schedule,
- * CSV, HTTP parsing, summary) and loadgen_run.c (the epoll client). */
+/* src/cli/cmd_loadgen.c — `anytime loadgen`: a load generator for a
+ * TEI-style /predict route, in two modes. Open loop (--rate): Poisson sends
+ * scheduled from the seed alone, whatever the server does. Closed loop
+ * (--clients): N clients that each send, wait for the answer, think, and
+ * come back after a 429 as --retry says (the clients that kept the old
+ * planner shut; issue #14), optionally after a burst of retry-at-once
+ * clients (--burst-s). Each attempt is scored against the CSV label and
+ * the deadline; a summary (text or --json) and optionally a per-attempt CSV
+ * come out. The pieces live in loadgen_proto.c (schedule, CSV, HTTP
+ * parsing, retry rules, summary) and loadgen_run.c (the epoll clients). */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -16,34 +20,65 @@
 
 static void help(void) {
   printf(
-      "usage: anytime loadgen --url URL (--rate R | --rho X --capacity C) [options]\n\n"
-      "Open-loop Poisson load against a TEI-style /predict route: request i is sent at\n"
-      "its scheduled time (exponential gaps drawn from --seed) whether or not earlier\n"
-      "ones were answered. Body {\"inputs\": TEXT}; 200 answers are scored against the\n"
-      "CSV label (top label of [{\"label\",\"score\"},...]), 429 counts as rejected.\n\n"
+      "usage: anytime loadgen --url URL (--rate R | --rho X --capacity C | --clients N)\n"
+      "                       [options]\n\n"
+      "Open loop (--rate, or --rho with --capacity): Poisson load against a TEI-style\n"
+      "/predict route: request i is sent at its scheduled time (exponential gaps drawn\n"
+      "from --seed) whether or not earlier ones were answered.\n"
+      "Closed loop (--clients N): N clients, one keep-alive connection each; each\n"
+      "sends, waits for the answer, thinks --think-ms (exponential, mean Z; 0 = back\n"
+      "to back), and sends its next text; after a 429 it does what --retry says.\n"
+      "Body {\"inputs\": TEXT}; 200 answers are scored against the CSV label (top label\n"
+      "of [{\"label\",\"score\"},...]), 429 counts as rejected.\n\n"
       "options:\n"
       "  --url URL            http://HOST:PORT/PATH (HOST numeric IPv4 or localhost)\n"
-      "  --rate R             requests per second\n"
+      "  --rate R             requests per second (open loop)\n"
       "  --rho X --capacity C rate = X * C (C in requests per second)\n"
-      "  --duration S         seconds of sending (default 10)\n"
+      "  --clients N          closed-loop clients (instead of a rate)\n"
+      "  --think-ms Z         closed loop: mean think time between requests (default 0)\n"
+      "  --retry MODE         closed loop, on a 429: none (give up; default), now (resend\n"
+      "                       at once), after (wait the server's retry-after-ms, else\n"
+      "                       Retry-After, else 1 s), backoff (the OpenAI SDK: at most 2\n"
+      "                       retries; the server's advice when 0 < it < 60 s, else\n"
+      "                       min(0.5 * 2^k, 8) * (1 - 0.25 U) s for retry k = 0, 1)\n"
+      "  --burst-s S --burst-clients M\n"
+      "                       closed loop: M clients send back to back and resend every\n"
+      "                       429 at once for the first S seconds; the N clients run\n"
+      "                       from S to --duration (the \"burst, then c = N\" scenario)\n"
+      "  --duration S         seconds of sending (default 10; with a burst, the whole run)\n"
       "  --seed N             schedule and text choice (default 1)\n"
       "  --data FILE.csv      label,text rows (default $ANYTIME_DATA_DIR or\n"
       "                       ~/.cache/anytime/data, then pang-lee/test.csv)\n"
       "  --text TEXT          send this one text instead (no label: accuracy n/a)\n"
       "  --deadline-ms D      sent as x-deadline-ms; answers later than D are not goodput\n"
-      "  --out FILE.csv       one row per request\n"
+      "  --out FILE.csv       one row per attempt\n"
       "  --json               summary as one JSON object\n"
-      "  --connections N      connection cap (default 512); more than this in flight\n"
-      "                       and sends wait: counted as late sends\n"
+      "  --connections N      open loop: connection cap (default 512); more than this in\n"
+      "                       flight and sends wait: counted as late sends\n"
       "  --late-ms L          a send more than L ms after its time is late (default 1)\n"
       "  --drain-s S          wait this long for answers after the last send (default 10)\n\n"
-      "Latency is measured from each request's scheduled time. Goodput = answers within\n"
-      "the deadline per second of --duration; attainment = those / sent; admitted share\n"
-      "= (sent - 429s) / sent; percentiles are of 200 answers (nearest rank).\n"
+      "Every attempt is a record. Latency is measured from each attempt's scheduled\n"
+      "time (open loop: the schedule; closed loop: when the client's think time or\n"
+      "retry delay ended). Goodput = attempts answered within the deadline per second\n"
+      "of --duration; attainment = those / sent; admitted share = (sent - 429s) /\n"
+      "sent; percentiles are of 200 answers (nearest rank). Logical requests (a first\n"
+      "attempt and its retries): how many finally got a 200, and how many within the\n"
+      "deadline counted from the first attempt. With a burst, after_burst is the share\n"
+      "of 200s among the N clients' attempts from one second after the burst on.\n"
       "answered_rps = answers per second from the first send to the last answer: with\n"
-      "--connections above the server's workers, --late-ms 1000000 and a rate it\n"
-      "cannot meet, the server's throughput when saturated.\n");
+      "more clients (or --connections, --late-ms 1000000 and a rate it cannot meet)\n"
+      "than the server has workers, the server's throughput when saturated.\n");
 }
+
+/* Everything the command line says. */
+typedef struct opts {
+  const char *url, *data_path, *text, *out_path;
+  double rate, rho, capacity, duration, seed, deadline_ms;
+  double conns, late_ms, drain_s;
+  double clients, think_ms, burst_s, burst_clients;
+  lg_retry retry;
+  bool json;
+} opts;
 
 static int num_arg(const char *opt, const char *v, double lo, double *out) {
   char *e;
@@ -55,6 +90,83 @@ static int num_arg(const char *opt, const char *v, double lo, double *out) {
   }
   *out = x;
   return 0;
+}
+
+/* One option with its value. Returns 0, or -1 (message printed). */
+static int parse_one(opts *o, const char *a, const char *v) {
+  if (strcmp(a, "--url") == 0) o->url = v;
+  else if (strcmp(a, "--data") == 0) o->data_path = v;
+  else if (strcmp(a, "--text") == 0) o->text = v;
+  else if (strcmp(a, "--out") == 0) o->out_path = v;
+  else if (strcmp(a, "--rate") == 0) return num_arg(a, v, 1e-9, &o->rate);
+  else if (strcmp(a, "--rho") == 0) return num_arg(a, v, 1e-9, &o->rho);
+  else if (strcmp(a, "--capacity") == 0) return num_arg(a, v, 1e-9, &o->capacity);
+  else if (strcmp(a, "--duration") == 0) return num_arg(a, v, 1e-3, &o->duration);
+  else if (strcmp(a, "--seed") == 0) return num_arg(a, v, 0, &o->seed);
+  else if (strcmp(a, "--deadline-ms") == 0) return num_arg(a, v, 1e-6, &o->deadline_ms);
+  else if (strcmp(a, "--connections") == 0) return num_arg(a, v, 1, &o->conns);
+  else if (strcmp(a, "--late-ms") == 0) return num_arg(a, v, 0, &o->late_ms);
+  else if (strcmp(a, "--drain-s") == 0) return num_arg(a, v, 0.001, &o->drain_s);
+  else if (strcmp(a, "--clients") == 0) return num_arg(a, v, 1, &o->clients);
+  else if (strcmp(a, "--think-ms") == 0) return num_arg(a, v, 0, &o->think_ms);
+  else if (strcmp(a, "--burst-s") == 0) return num_arg(a, v, 1e-3, &o->burst_s);
+  else if (strcmp(a, "--burst-clients") == 0) return num_arg(a, v, 1, &o->burst_clients);
+  else if (strcmp(a, "--retry") == 0) {
+    if (!v || lg_retry_parse(v, &o->retry) != 0) {
+      fprintf(stderr, "anytime loadgen: --retry must be none, now, after or backoff\n");
+      return -1;
+    }
+  } else {
+    fprintf(stderr, "anytime loadgen: unknown option '%s' (see --help)\n", a);
+    return -1;
+  }
+  return 0;
+}
+
+/* Parse and check argv. Returns AT_EXIT_OK or AT_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, opts *o) {
+  *o = (opts){.rate = -1, .rho = -1, .capacity = -1, .duration = 10, .seed = 1,
+              .conns = 512, .late_ms = 1, .drain_s = 10, .retry = LG_RETRY_NONE};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--json") == 0) {
+      o->json = true;
+      continue;
+    }
+    if (parse_one(o, a, v) != 0) return AT_EXIT_USAGE;
+    if (!v) {
+      fprintf(stderr, "anytime loadgen: %s needs a value\n", a);
+      return AT_EXIT_USAGE;
+    }
+    i++;
+  }
+  if (!o->url) {
+    fprintf(stderr, "anytime loadgen: --url is required\n");
+    return AT_EXIT_USAGE;
+  }
+  bool closed = o->clients > 0;
+  if (closed ? (o->rate > 0 || o->rho > 0)
+             : ((o->rate > 0) == (o->rho > 0) || (o->rho > 0) != (o->capacity > 0))) {
+    fprintf(stderr, "anytime loadgen: give --rate, or --rho with --capacity, or --clients\n");
+    return AT_EXIT_USAGE;
+  }
+  if (!closed && (o->burst_s > 0 || o->burst_clients > 0 || o->think_ms > 0 ||
+                  o->retry != LG_RETRY_NONE)) {
+    fprintf(stderr, "anytime loadgen: --think-ms, --retry and --burst-* need --clients\n");
+    return AT_EXIT_USAGE;
+  }
+  if ((o->burst_s > 0) != (o->burst_clients > 0) ||
+      (o->burst_s > 0 && !(o->burst_s < o->duration))) {
+    fprintf(stderr, "anytime loadgen: --burst-s and --burst-clients go together, and the "
+                    "burst must be shorter than --duration\n");
+    return AT_EXIT_USAGE;
+  }
+  if (o->rho > 0) o->rate = o->rho * o->capacity;
+  if (o->conns > 60000 || o->seed > 1.8e19 || o->clients + o->burst_clients > 60000) {
+    fprintf(stderr, "anytime loadgen: --connections, --clients or --seed out of range\n");
+    return AT_EXIT_USAGE;
+  }
+  return AT_EXIT_OK;
 }
 
 static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null(); }
@@ -73,7 +185,8 @@ static const char *status_text(int s) {
 static int write_csv(const char *path, const lg_result *res) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item,inference_s\n");
+  fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item,inference_s,"
+             "client,attempt,origin_s,retry_after_ms\n");
   for (size_t i = 0; i < res->n; i++) {
     const lg_record *x = &res->records[i];
     fprintf(f, "%.6f,%.6f,", x->scheduled_s, x->sent_s);
@@ -95,9 +208,156 @@ static int write_csv(const char *path, const lg_result *res) {
     if (x->retry_after_s >= 0) fprintf(f, "%g", x->retry_after_s);
     fprintf(f, ",%d,", x->item);
     if (x->inference_s >= 0) fprintf(f, "%.6f", x->inference_s);
+    fprintf(f, ",%d,%d,%.6f,", x->client, x->attempt, x->origin_s);
+    if (x->retry_after_ms >= 0) fprintf(f, "%g", x->retry_after_ms);
     fputc('\n', f);
   }
   return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The share of 200s among the N clients' attempts from one second after
+ * the burst to the end (NaN without a burst). */
+static double after_burst(const opts *o, const lg_result *res, size_t *sent, size_t *ok) {
+  *sent = *ok = 0;
+  if (!(o->burst_s > 0)) return NAN;
+  return lg_window_ok_share(res->records, res->n, (int)o->burst_clients, o->burst_s + 1.0,
+                            o->duration, sent, ok);
+}
+
+static void print_json(const opts *o, const lg_config *cfg, const lg_result *res,
+                       const lg_summary *s) {
+  json_t *j = json_object(), *lat = json_object(), *mix = json_object();
+  bool closed = o->clients > 0;
+  json_object_set_new(j, "url", json_string(o->url));
+  json_object_set_new(j, "rate_rps", closed ? json_null() : json_real(o->rate));
+  json_object_set_new(j, "duration_s", json_real(o->duration));
+  json_object_set_new(j, "seed", json_integer((json_int_t)cfg->seed));
+  json_object_set_new(j, "deadline_ms", o->deadline_ms > 0 ? json_real(o->deadline_ms) : json_null());
+  json_object_set_new(j, "scheduled", json_integer((json_int_t)s->scheduled));
+  json_object_set_new(j, "sent", json_integer((json_int_t)s->sent));
+  json_object_set_new(j, "answered", json_integer((json_int_t)s->answered));
+  json_object_set_new(j, "rejected", json_integer((json_int_t)s->rejected));
+  json_object_set_new(j, "errors", json_integer((json_int_t)s->errors));
+  json_object_set_new(j, "late_sends", json_integer((json_int_t)s->late_sends));
+  json_object_set_new(j, "within_deadline", json_integer((json_int_t)s->within_deadline));
+  json_object_set_new(j, "offered_rps", jnum(s->offered_rps));
+  json_object_set_new(j, "goodput_rps", jnum(s->goodput_rps));
+  json_object_set_new(j, "attainment", jnum(s->attainment));
+  json_object_set_new(j, "admitted_share", jnum(s->admitted_share));
+  json_object_set_new(j, "accuracy", jnum(s->accuracy));
+  json_object_set_new(lat, "p50", jnum(s->p50_s));
+  json_object_set_new(lat, "p95", jnum(s->p95_s));
+  json_object_set_new(lat, "p99", jnum(s->p99_s));
+  json_object_set_new(j, "latency_s", lat);
+  json_object_set_new(j, "inference_p50_ms", jnum(s->inference_p50_s * 1e3));
+  json_object_set_new(j, "answered_rps", jnum(s->answered_rps));
+  for (int v = 0; v < res->n_variants; v++)
+    json_object_set_new(mix, res->variants[v], json_integer((json_int_t)s->variant_count[v]));
+  json_object_set_new(j, "variants", mix);
+  json_object_set_new(j, "connections_opened", json_integer((json_int_t)res->conns_opened));
+  json_object_set_new(j, "peak_connections", json_integer((json_int_t)res->peak_conns));
+  /* added with the closed loop (older readers ignore them) */
+  json_object_set_new(j, "mode", json_string(closed ? "closed" : "open"));
+  json_object_set_new(j, "clients", closed ? json_integer((json_int_t)o->clients) : json_null());
+  json_object_set_new(j, "think_ms", closed ? json_real(o->think_ms) : json_null());
+  json_object_set_new(j, "retry", closed ? json_string(lg_retry_name(o->retry)) : json_null());
+  json_object_set_new(j, "retries", json_integer((json_int_t)s->retries));
+  json_object_set_new(j, "logical", json_integer((json_int_t)s->logical));
+  json_object_set_new(j, "logical_ok", json_integer((json_int_t)s->logical_ok));
+  json_object_set_new(j, "logical_in_time", json_integer((json_int_t)s->logical_in_time));
+  json_object_set_new(j, "logical_ok_share", jnum(s->logical_ok_share));
+  json_object_set_new(j, "truncated", json_boolean(res->truncated));
+  if (o->burst_s > 0) {
+    size_t sent, ok;
+    double share = after_burst(o, res, &sent, &ok);
+    json_t *b = json_object();
+    json_object_set_new(b, "burst_s", json_real(o->burst_s));
+    json_object_set_new(b, "burst_clients", json_integer((json_int_t)o->burst_clients));
+    json_object_set_new(b, "from_s", json_real(o->burst_s + 1.0));
+    json_object_set_new(b, "sent", json_integer((json_int_t)sent));
+    json_object_set_new(b, "ok", json_integer((json_int_t)ok));
+    json_object_set_new(b, "ok_share", jnum(share));
+    json_object_set_new(j, "after_burst", b);
+  }
+  char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
+  if (txt) printf("%s\n", txt);
+  free(txt);
+  json_decref(j);
+}
+
+static void print_text(const opts *o, const lg_config *cfg, const lg_result *res,
+                       const lg_summary *s) {
+  if (o->clients > 0)
+    printf("url %s  closed loop: %.0f clients, think %.3f ms, retry %s  duration %.2f s  "
+           "seed %llu\n", o->url, o->clients, o->think_ms, lg_retry_name(o->retry),
+           o->duration, (unsigned long long)cfg->seed);
+  else
+    printf("url %s  rate %.2f/s  duration %.2f s  seed %llu\n", o->url, o->rate, o->duration,
+           (unsigned long long)cfg->seed);
+  if (o->deadline_ms > 0) printf("deadline %.3f ms\n", o->deadline_ms);
+  else printf("deadline none (every answer counts as in time)\n");
+  printf("sent %zu of %zu  answered %zu  rejected (429) %zu  errors %zu  late sends %zu\n",
+         s->sent, s->scheduled, s->answered, s->rejected, s->errors, s->late_sends);
+  printf("goodput %.2f/s  attainment %.4f  admitted share %.4f  accuracy %.4f\n",
+         s->goodput_rps, s->attainment, s->admitted_share, s->accuracy);
+  printf("latency of answers: p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", s->p50_s * 1e3,
+         s->p95_s * 1e3, s->p99_s * 1e3);
+  printf("server Run time (x-inference-time), median: %.3f ms\n", s->inference_p50_s * 1e3);
+  printf("answers per second, first send to last answer: %.2f\n", s->answered_rps);
+  printf("logical requests %zu (retries %zu): answered %zu (%.4f), within the deadline from "
+         "the first attempt %zu%s\n", s->logical, s->retries, s->logical_ok,
+         s->logical_ok_share, s->logical_in_time, res->truncated ? "  (TRUNCATED)" : "");
+  if (o->burst_s > 0) {
+    size_t sent, ok;
+    double share = after_burst(o, res, &sent, &ok);
+    printf("after the burst (%.0f clients for %.2f s), from %.2f s: %zu of %zu attempts "
+           "answered 200 (%.4f)\n", o->burst_clients, o->burst_s, o->burst_s + 1.0, ok, sent,
+           share);
+  }
+  printf("variants:");
+  for (int v = 0; v < res->n_variants; v++)
+    printf(" %s=%zu", res->variants[v], s->variant_count[v]);
+  printf("\nconnections opened %zu, peak %zu\n", res->conns_opened, res->peak_conns);
+}
+
+/* Load --data (or the default held-out split) or wrap --text. */
+static int load_data(const opts *o, lg_data *data, lg_item *one) {
+  char err[512] = "";
+  if (o->text) {
+    *one = (lg_item){.text = (char *)o->text, .label = -1};
+    *data = (lg_data){.items = one, .n = 1};
+    return 0;
+  }
+  char def[4096];
+  const char *path = o->data_path ? o->data_path : lg_default_data_path(def, sizeof def);
+  if (lg_data_load(path, data, err, sizeof err) != 0) {
+    fprintf(stderr, "anytime loadgen: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Run the open or closed loop. Returns 0, or -1 (message printed). */
+static int run_load(const opts *o, const lg_config *cfg, const lg_data *data, lg_result *res) {
+  char err[512] = "";
+  int rc;
+  if (o->clients > 0) {
+    lg_closed cl = {.clients = (size_t)o->clients, .think_s = o->think_ms / 1000.0,
+                    .retry = o->retry, .duration_s = o->duration, .burst_s = o->burst_s,
+                    .burst_clients = (size_t)o->burst_clients};
+    rc = lg_run_closed(cfg, &cl, data, res, err, sizeof err);
+  } else {
+    double *sched = NULL;
+    size_t n = 0;
+    if (lg_schedule(cfg->seed, o->rate, o->duration, 50u * 1000 * 1000, &sched, &n) != 0) {
+      fprintf(stderr, "anytime loadgen: schedule too large (rate x duration)\n");
+      return -1;
+    }
+    rc = lg_run(cfg, sched, n, o->duration, data, res, err, sizeof err);
+    free(sched);
+  }
+  if (rc != 0) fprintf(stderr, "anytime loadgen: %s\n", err);
+  return rc;
 }
 
 int at_cli_loadgen(int argc, char **argv) {
@@ -105,159 +365,35 @@ int at_cli_loadgen(int argc, char **argv) {
     help();
     return AT_EXIT_OK;
   }
-  const char *url = NULL, *data_path = NULL, *text = NULL, *out_path = NULL;
-  double rate = -1, rho = -1, capacity = -1, duration = 10, seed = 1, deadline_ms = 0;
-  double conns = 512, late_ms = 1, drain_s = 10;
-  bool json = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int rc = 0;
-    if (strcmp(a, "--json") == 0) {
-      json = true;
-      continue;
-    }
-    if (strcmp(a, "--url") == 0) url = v;
-    else if (strcmp(a, "--data") == 0) data_path = v;
-    else if (strcmp(a, "--text") == 0) text = v;
-    else if (strcmp(a, "--out") == 0) out_path = v;
-    else if (strcmp(a, "--rate") == 0) rc = num_arg(a, v, 1e-9, &rate);
-    else if (strcmp(a, "--rho") == 0) rc = num_arg(a, v, 1e-9, &rho);
-    else if (strcmp(a, "--capacity") == 0) rc = num_arg(a, v, 1e-9, &capacity);
-    else if (strcmp(a, "--duration") == 0) rc = num_arg(a, v, 1e-3, &duration);
-    else if (strcmp(a, "--seed") == 0) rc = num_arg(a, v, 0, &seed);
-    else if (strcmp(a, "--deadline-ms") == 0) rc = num_arg(a, v, 1e-6, &deadline_ms);
-    else if (strcmp(a, "--connections") == 0) rc = num_arg(a, v, 1, &conns);
-    else if (strcmp(a, "--late-ms") == 0) rc = num_arg(a, v, 0, &late_ms);
-    else if (strcmp(a, "--drain-s") == 0) rc = num_arg(a, v, 0.001, &drain_s);
-    else {
-      fprintf(stderr, "anytime loadgen: unknown option '%s' (see --help)\n", a);
-      return AT_EXIT_USAGE;
-    }
-    if (rc) return AT_EXIT_USAGE;
-    if (!v) {
-      fprintf(stderr, "anytime loadgen: %s needs a value\n", a);
-      return AT_EXIT_USAGE;
-    }
-    i++;
-  }
-  if (!url) {
-    fprintf(stderr, "anytime loadgen: --url is required\n");
-    return AT_EXIT_USAGE;
-  }
-  if ((rate > 0) == (rho > 0) || (rho > 0) != (capacity > 0)) {
-    fprintf(stderr, "anytime loadgen: give --rate, or --rho with --capacity\n");
-    return AT_EXIT_USAGE;
-  }
-  if (rho > 0) rate = rho * capacity;
-  if (conns > 60000 || seed > 1.8e19) {
-    fprintf(stderr, "anytime loadgen: --connections or --seed out of range\n");
-    return AT_EXIT_USAGE;
-  }
-  lg_config cfg = {.deadline_ms = deadline_ms, .max_conns = (size_t)conns,
-                   .initial_conns = 4, .late_s = late_ms / 1000.0, .drain_s = drain_s,
-                   .seed = (uint64_t)seed};
-  if (lg_url_parse(url, &cfg.url) != 0) {
+  opts o;
+  int prc = parse_args(argc, argv, &o);
+  if (prc != AT_EXIT_OK) return prc;
+  lg_config cfg = {.deadline_ms = o.deadline_ms, .max_conns = (size_t)o.conns,
+                   .initial_conns = 4, .late_s = o.late_ms / 1000.0, .drain_s = o.drain_s,
+                   .seed = (uint64_t)o.seed};
+  if (lg_url_parse(o.url, &cfg.url) != 0) {
     fprintf(stderr, "anytime loadgen: --url must look like http://127.0.0.1:8000/predict\n");
     return AT_EXIT_USAGE;
   }
-
   lg_data data = {0};
-  char err[512] = "";
   lg_item one;
-  if (text) {
-    one = (lg_item){.text = (char *)text, .label = -1};
-    data = (lg_data){.items = &one, .n = 1};
-  } else {
-    char def[4096];
-    if (!data_path) {
-      const char *dir = getenv("ANYTIME_DATA_DIR"), *home = getenv("HOME");
-      if (dir) snprintf(def, sizeof def, "%s/pang-lee/test.csv", dir);
-      else snprintf(def, sizeof def, "%s/.cache/anytime/data/pang-lee/test.csv",
-                    home ? home : ".");
-      data_path = def;
-    }
-    if (lg_data_load(data_path, &data, err, sizeof err) != 0) {
-      fprintf(stderr, "anytime loadgen: %s\n", err);
-      return AT_EXIT_FAIL;
-    }
-  }
-
-  double *sched = NULL;
-  size_t n = 0;
-  if (lg_schedule(cfg.seed, rate, duration, 50u * 1000 * 1000, &sched, &n) != 0) {
-    fprintf(stderr, "anytime loadgen: schedule too large (rate x duration)\n");
-    if (!text) lg_data_free(&data);
-    return AT_EXIT_FAIL;
-  }
+  if (load_data(&o, &data, &one) != 0) return AT_EXIT_FAIL;
   lg_result res;
-  int rc = lg_run(&cfg, sched, n, duration, &data, &res, err, sizeof err);
-  free(sched);
-  if (rc != 0) {
-    fprintf(stderr, "anytime loadgen: %s\n", err);
-    if (!text) lg_data_free(&data);
+  if (run_load(&o, &cfg, &data, &res) != 0) {
+    if (!o.text) lg_data_free(&data);
     return AT_EXIT_FAIL;
   }
   lg_summary s;
-  lg_summarise(res.records, res.n, res.n_variants, duration, deadline_ms / 1000.0, cfg.late_s,
-               &s);
+  lg_summarise(res.records, res.n, res.n_variants, o.duration, o.deadline_ms / 1000.0,
+               cfg.late_s, &s);
   int exit_code = AT_EXIT_OK;
-  if (out_path && write_csv(out_path, &res) != 0) {
-    fprintf(stderr, "anytime loadgen: cannot write %s: %s\n", out_path, strerror(errno));
+  if (o.out_path && write_csv(o.out_path, &res) != 0) {
+    fprintf(stderr, "anytime loadgen: cannot write %s: %s\n", o.out_path, strerror(errno));
     exit_code = AT_EXIT_FAIL;
   }
-  if (json) {
-    json_t *o = json_object(), *lat = json_object(), *mix = json_object();
-    json_object_set_new(o, "url", json_string(url));
-    json_object_set_new(o, "rate_rps", json_real(rate));
-    json_object_set_new(o, "duration_s", json_real(duration));
-    json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
-    json_object_set_new(o, "deadline_ms", deadline_ms > 0 ? json_real(deadline_ms) : json_null());
-    json_object_set_new(o, "scheduled", json_integer((json_int_t)s.scheduled));
-    json_object_set_new(o, "sent", json_integer((json_int_t)s.sent));
-    json_object_set_new(o, "answered", json_integer((json_int_t)s.answered));
-    json_object_set_new(o, "rejected", json_integer((json_int_t)s.rejected));
-    json_object_set_new(o, "errors", json_integer((json_int_t)s.errors));
-    json_object_set_new(o, "late_sends", json_integer((json_int_t)s.late_sends));
-    json_object_set_new(o, "within_deadline", json_integer((json_int_t)s.within_deadline));
-    json_object_set_new(o, "offered_rps", jnum(s.offered_rps));
-    json_object_set_new(o, "goodput_rps", jnum(s.goodput_rps));
-    json_object_set_new(o, "attainment", jnum(s.attainment));
-    json_object_set_new(o, "admitted_share", jnum(s.admitted_share));
-    json_object_set_new(o, "accuracy", jnum(s.accuracy));
-    json_object_set_new(lat, "p50", jnum(s.p50_s));
-    json_object_set_new(lat, "p95", jnum(s.p95_s));
-    json_object_set_new(lat, "p99", jnum(s.p99_s));
-    json_object_set_new(o, "latency_s", lat);
-    json_object_set_new(o, "inference_p50_ms", jnum(s.inference_p50_s * 1e3));
-    json_object_set_new(o, "answered_rps", jnum(s.answered_rps));
-    for (int v = 0; v < res.n_variants; v++)
-      json_object_set_new(mix, res.variants[v], json_integer((json_int_t)s.variant_count[v]));
-    json_object_set_new(o, "variants", mix);
-    json_object_set_new(o, "connections_opened", json_integer((json_int_t)res.conns_opened));
-    json_object_set_new(o, "peak_connections", json_integer((json_int_t)res.peak_conns));
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
-    if (txt) printf("%s\n", txt);
-    free(txt);
-    json_decref(o);
-  } else {
-    printf("url %s  rate %.2f/s  duration %.2f s  seed %llu\n", url, rate, duration,
-           (unsigned long long)cfg.seed);
-    if (deadline_ms > 0) printf("deadline %.3f ms\n", deadline_ms);
-    else printf("deadline none (every answer counts as in time)\n");
-    printf("sent %zu of %zu  answered %zu  rejected (429) %zu  errors %zu  late sends %zu\n",
-           s.sent, s.scheduled, s.answered, s.rejected, s.errors, s.late_sends);
-    printf("goodput %.2f/s  attainment %.4f  admitted share %.4f  accuracy %.4f\n",
-           s.goodput_rps, s.attainment, s.admitted_share, s.accuracy);
-    printf("latency of answers: p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", s.p50_s * 1e3,
-           s.p95_s * 1e3, s.p99_s * 1e3);
-    printf("server Run time (x-inference-time), median: %.3f ms\n", s.inference_p50_s * 1e3);
-    printf("answers per second, first send to last answer: %.2f\n", s.answered_rps);
-    printf("variants:");
-    for (int v = 0; v < res.n_variants; v++)
-      printf(" %s=%zu", res.variants[v], s.variant_count[v]);
-    printf("\nconnections opened %zu, peak %zu\n", res.conns_opened, res.peak_conns);
-  }
+  if (o.json) print_json(&o, &cfg, &res, &s);
+  else print_text(&o, &cfg, &res, &s);
   lg_result_free(&res);
-  if (!text) lg_data_free(&data);
+  if (!o.text) lg_data_free(&data);
   return exit_code;
 }

@@ -1,34 +1,45 @@
 /* src/cli/cmd_sweep.c — `anytime sweep`: the load sweep that shows what the
- * planner buys. For each repeat and each policy (accurate-only, adaptive) it
- * starts `anytime serve` on the profiled configuration, drives it with
- * `anytime loadgen` (open-loop Poisson, held-out texts) at each load
- * ρ × capacity, and records one CSV row per (repeat, policy, ρ) — with the
- * median Run time the server reported (x-inference-time), which shows how
- * fast the host was during that point, the CPU time the hypervisor gave
- * to other tenants meanwhile (steal), and a fixed piece of arithmetic timed
- * just before the point (the host's own speed, which on this VM halves for
- * seconds at a time without any steal showing).
+ * planner buys, and what it costs against a perfect one. For each repeat
+ * and each policy (adaptive, accurate-only, none = no admission control,
+ * limit = a fixed in-flight limit like TEI's max_concurrent_requests) it
+ * starts `anytime serve` on the profiled configuration and drives it
+ * in-process with the load generator (src/cli/loadgen_*.c, held-out texts)
+ * at each load ρ × capacity, with two kinds of clients: open-loop Poisson
+ * (sends at their scheduled times whatever the server does) and closed-loop
+ * clients that resend a 429 at once (the clients that kept the old planner
+ * shut, issue #14): N = ρ·C·Z clients thinking Z = 50 ms on average. One
+ * CSV row per (repeat, policy, clients, ρ) records goodput, latency, the
+ * variant mix, the median Run time the server reported (x-inference-time),
+ * the CPU time the hypervisor gave to other tenants meanwhile (steal), a
+ * fixed piece of arithmetic timed just before the point (the host's own
+ * speed, which on this VM halves for seconds at a time without any steal
+ * showing), and the ORACLE: min(offered rate, the cheapest frontier
+ * variant's capacity), what a planner that knew everything could answer
+ * within the deadline, beside which each policy's goodput is read.
+ *
  * Capacity is measured, not derived: the requests per second the server
- * answers with its most accurate variant when saturated. By default the
- * sweep measures it when it starts, on a server without admission control
- * (--policy none): 2c connections send back to back for 2 s, so a request
- * is always waiting for each worker, and capacity is the answers per second
- * from the first send to the last answer. The queueing model's own c·μ =
- * c/s(1) overstates it on this 2-vCPU host (in one sweep: 1141 req/s from
- * the profile, 973 from the Run times during the measurement, 860
- * answered): Runs overlap, the HTTP threads and the load generator share the
- * same two cores, and a worker is idle while its answer goes out; with
- * c/s(1) as the yardstick, "ρ = 0.8" was already the real knee. The median Run time meanwhile (s′)
- * and c/s′ are printed beside it. The host's speed drifts by 20 % and more
- * within minutes, so capacity is measured once, and every repeat offers the
- * same rates. --capacity RPS fixes it; --capacity profile uses c/s(1) from
- * the configuration.
+ * answers when saturated. When the sweep starts it starts a server without
+ * admission control (--policy none: everything to the most accurate
+ * variant) and has 2c closed-loop clients send back to back for 2 s;
+ * capacity C is the answers per second from the first send to the last
+ * answer. The cheapest frontier variant's capacity is measured the same
+ * way on a server whose configuration (a temporary file) holds only that
+ * variant. The queueing model's own c·μ = c/s(1) overstates capacity on
+ * this 2-vCPU host (in one sweep: 1141 req/s from the profile, 973 from the
+ * Run times during the measurement, 860 answered): Runs overlap, the HTTP
+ * threads and the load generator share the same two cores, and a worker is
+ * idle while its answer goes out. The host's speed drifts by 20 % and more
+ * within minutes, so capacity is measured once, and every repeat offers
+ * the same rates. --capacity RPS fixes it; --capacity profile uses c/s(1)
+ * from the configuration.
  * Then it writes results/load_sweep.csv, a markdown summary (medians across
- * repeats with their range) and docs/img/load_sweep.png with gnuplot. */
+ * repeats with their range, one table per kind of client) and
+ * docs/img/load_sweep.png with gnuplot (a clear warning if it is absent). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,31 +48,72 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
+#include "anytime/plan.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
+#include "cli/loadgen.h"
 
 #define MAX_RHO 16
 #define MAX_REP 10
+#define MAX_POL 4
+#define MAX_CM 2
+#define MAX_POINTS (MAX_POL * MAX_CM * MAX_RHO * MAX_REP)
 
-static char g_self[PATH_MAX];
-static const char *g_basis = "offered";
+enum { CM_POISSON = 0, CM_CLOSED_RETRY = 1 };
+static const char *const cm_names[MAX_CM] = {"poisson", "closed-retry"};
+static const char *const all_policies[MAX_POL] = {"adaptive", "accurate-only", "none", "limit"};
 
-static pid_t start_server(const char *cfg, const char *policy, const char *portfile,
-                          const char *log, const char *deadline, int *port) {
-  unlink(portfile);
+/* One point's figures (a CSV row). */
+typedef struct pt {
+  bool ok;
+  double rate, sent, answered, rejected, errors, good, att, adm, accy, p50, p95, p99;
+  double cost_rel, top, run_p50, steal, probe, offered, retries, logical, logical_ok;
+  double oracle, n_clients;
+  char mix[256];
+} pt;
+
+typedef struct sweep {
+  /* options */
+  const char *cfg_path, *out_csv, *out_md, *plot, *data_path, *basis;
+  double rhos[MAX_RHO], duration, deadline, capacity, cheap_capacity, think_ms;
+  int n_rho, repeats, seed, capacity_from_profile, inflight_limit;
+  int pol[MAX_POL], n_pol, cms[MAX_CM], n_cm;
+  bool quick, capacities_only;
+  /* the configuration */
+  at_server_config cfg;
+  at_server_model_config *mc;
+  int acc_v, cheap_v;       /* most accurate / cheapest frontier variant */
+  double best_acc, acc_cost;
+  /* measured */
+  double s_busy, cheap_s_busy, probe0;
+  bool measured, cheap_measured;
+  char cheap_how[160];
+  lg_data data;
+  char self[PATH_MAX], tmpdir[64], portfile[PATH_MAX], logf[PATH_MAX], dls[32];
+  double probes[MAX_POINTS];
+  int n_probe, failures;
+  pt pts[MAX_POL][MAX_CM][MAX_RHO][MAX_REP];
+} sweep;
+
+/* ---- the server ------------------------------------------------------------------ */
+
+static pid_t start_server(const sweep *sw, const char *cfg, const char *policy, int *port) {
+  unlink(sw->portfile);
+  char lim[32];
+  snprintf(lim, sizeof lim, "%d", sw->inflight_limit);
+  bool limit = strcmp(policy, "limit") == 0;
   pid_t pid = fork();
   if (pid == 0) {
-    FILE *f = freopen(log, "w", stderr);
+    FILE *f = freopen(sw->logf, "w", stderr);
     (void)f;
-    execl(g_self, g_self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
-          "--port-file", portfile, "--deadline-ms", deadline, "--rate-basis", g_basis, "--no-cache",
+    execl(sw->self, sw->self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
+          "--port-file", sw->portfile, "--deadline-ms", sw->dls, "--rate-basis", sw->basis,
+          "--no-cache", limit ? "--inflight-limit" : (char *)NULL, limit ? lim : (char *)NULL,
           (char *)NULL);
     _exit(127);
   }
   for (int i = 0; i < 1200; i++) { /* up to 60 s: start-up may time variants */
-    FILE *pf = fopen(portfile, "r");
+    FILE *pf = fopen(sw->portfile, "r");
     if (pf) {
       int ok = fscanf(pf, "%d", port) == 1;
       fclose(pf);
@@ -83,29 +135,16 @@ static int stop_server(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Run loadgen and parse its JSON summary; `drain_s` is how long it waits
- * for answers (and, with a connection cap, keeps sending late) after the
- * schedule ends. */
-static json_t *loadgen(int port, double rate, double duration, double deadline_ms, int seed,
-                       double drain_s, const char *data, const char *extra) {
-  char cmd[PATH_MAX * 2 + 768];
-  snprintf(cmd, sizeof cmd,
-           "'%s' loadgen --url http://127.0.0.1:%d/predict --rate %.3f --duration %.3f "
-           "--deadline-ms %.3f --seed %d --drain-s %g --json%s%s%s %s",
-           g_self, port, rate, duration, deadline_ms, seed, drain_s, data ? " --data '" : "",
-           data ? data : "", data ? "'" : "", extra ? extra : "");
-  FILE *p = popen(cmd, "r");
-  if (!p) return NULL;
-  char buf[65536];
-  size_t n = fread(buf, 1, sizeof buf - 1, p);
-  buf[n] = '\0';
-  int rc = pclose(p);
-  if (rc != 0) {
-    fprintf(stderr, "sweep: loadgen failed (%d): %s\n", rc, buf);
-    return NULL;
-  }
-  return json_loads(buf, 0, NULL);
+static lg_config lg_cfg(int port, double deadline_ms, int seed, double drain_s) {
+  lg_config c = {.deadline_ms = deadline_ms, .max_conns = 512, .initial_conns = 4,
+                 .late_s = 0.001, .drain_s = drain_s, .seed = (uint64_t)seed};
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/predict", port);
+  lg_url_parse(url, &c.url);
+  return c;
 }
+
+/* ---- the host ---------------------------------------------------------------------- */
 
 /* The host's CPU time so far (all of /proc/stat's "cpu" line) and the part
  * of it the hypervisor gave to someone else (steal), in clock ticks. A VM's
@@ -164,337 +203,726 @@ static double host_probe_ms(void) {
   return t[2];
 }
 
-static double num(json_t *o, const char *k) {
-  json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* Median of n values (n <= 2 * MAX_RHO * MAX_REP: per-point figures
- * across repeats, or the host probe across every point). */
+/* Median of n <= MAX_POINTS values that are not NaN (NaN if none). */
 static double med(const double *v, int n) {
-  double t[2 * MAX_RHO * MAX_REP];
-  memcpy(t, v, sizeof(double) * (size_t)n);
-  qsort(t, (size_t)n, sizeof *t, cmp_d);
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  static double t[MAX_POINTS];
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!isnan(v[i])) t[k++] = v[i];
+  if (k == 0) return NAN;
+  qsort(t, (size_t)k, sizeof *t, cmp_d);
+  return k % 2 ? t[k / 2] : 0.5 * (t[k / 2 - 1] + t[k / 2]);
 }
 static void minmax(const double *v, int n, double *lo, double *hi) {
-  *lo = *hi = v[0];
-  for (int i = 1; i < n; i++) *lo = v[i] < *lo ? v[i] : *lo, *hi = v[i] > *hi ? v[i] : *hi;
+  *lo = *hi = NAN;
+  for (int i = 0; i < n; i++) {
+    if (isnan(v[i])) continue;
+    if (isnan(*lo) || v[i] < *lo) *lo = v[i];
+    if (isnan(*hi) || v[i] > *hi) *hi = v[i];
+  }
 }
 
-/* Saturate a server without admission control: 2c connections send back
- * to back (no lateness limit), so each worker always has a request waiting.
+/* ---- capacity ------------------------------------------------------------------------ */
+
+/* Saturate a server without admission control: 2c closed-loop clients send
+ * back to back for 2 s, so each worker always has a request waiting.
  * Returns the answers per second (first send to last answer) and the
  * median Run time meanwhile, s′. 0 on success. */
-static int measure_saturated(int port, int workers, int seed, const char *data, double *s_busy,
-                            double *served_rps) {
-  char extra[96];
-  snprintf(extra, sizeof extra, "--connections %d --late-ms 1000000", 2 * workers);
-  json_t *j = loadgen(port, 20000.0, 2.0, 10000, seed, 0.5, data, extra);
-  if (!j) return -1;
-  *s_busy = num(j, "inference_p50_ms") / 1e3;
-  *served_rps = num(j, "answered_rps");
-  double rejected = num(j, "rejected");
-  json_decref(j);
-  if (rejected > 0) {
-    fprintf(stderr, "sweep: the server refused %.0f requests while capacity was measured\n",
-            rejected);
+static int measure_saturated(const sweep *sw, int port, double *s_busy, double *served_rps) {
+  lg_config c = lg_cfg(port, 10000, sw->seed + 99, 0.5);
+  lg_closed cl = {.clients = (size_t)(2 * sw->cfg.workers), .think_s = 0,
+                  .retry = LG_RETRY_NONE, .duration_s = 2.0};
+  lg_result res;
+  char err[256];
+  if (lg_run_closed(&c, &cl, &sw->data, &res, err, sizeof err) != 0) {
+    fprintf(stderr, "sweep: %s\n", err);
+    return -1;
+  }
+  lg_summary s;
+  lg_summarise(res.records, res.n, res.n_variants, 2.0, 0, 1, &s);
+  lg_result_free(&res);
+  *s_busy = s.inference_p50_s;
+  *served_rps = s.answered_rps;
+  if (s.rejected > 0) {
+    fprintf(stderr, "sweep: the server refused %zu requests while capacity was measured\n",
+            s.rejected);
     return -1;
   }
   return *s_busy > 0 && *served_rps > 0 ? 0 : -1;
 }
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: anytime sweep [--config FILE] [--rhos 0.4,0.6,0.8,0.95,1.3] [--repeats N]\n"
-          "                     [--duration S] [--deadline-ms MS] [--capacity RPS|profile]\n"
-          "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
-          "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n\n"
-          "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
-          "repeat and policy (accurate-only, adaptive) and drives it with open-loop Poisson\n"
-          "load (`anytime loadgen`, held-out texts) at each rho x capacity for --duration\n"
-          "seconds (default 8). Capacity is measured when the sweep starts: the\n"
-          "requests per second a server without admission control (--policy none, the\n"
-          "most accurate variant) answers while 2 x workers connections send back to\n"
-          "back for 2 s. Measured once: this host's speed drifts by 20%% and more within\n"
-          "minutes, and every repeat then offers the same rates. --capacity RPS fixes it;\n"
-          "--capacity profile uses the queueing model's c/s(1) from the configuration\n"
-          "(workers over the most accurate variant's profiled batch-1 service time),\n"
-          "which this host does not reach: Runs overlap and share the cores with HTTP.\n\n"
-          "--repeats (default 3) repeats the whole sweep. Writes results/load_sweep.csv\n"
-          "(one row per repeat, policy and rho, with the server's median Run time and\n"
-          "the share of CPU the hypervisor gave to other tenants meanwhile, steal_pct;\n"
-          "above 2%% the sweep warns; and probe_ms, a fixed piece of arithmetic timed\n"
-          "just before the point, which shows the host's own speed: a neighbour on the\n"
-          "same physical core slows it without any steal; the sweep warns when it is\n"
-          "1.3x its value at the start), results/load_sweep.md\n"
-          "(medians and ranges) and docs/img/load_sweep.png (gnuplot).\n");
+/* Start a --policy none server on config `path`, saturate it, stop it. */
+static int measure_capacity(sweep *sw, const char *path, double *cap, double *s_busy) {
+  int port;
+  pid_t pid = start_server(sw, path, "none", &port);
+  if (pid < 0) {
+    fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", sw->logf);
+    return -1;
+  }
+  int rc = measure_saturated(sw, port, s_busy, cap);
+  stop_server(pid);
+  if (rc != 0)
+    fprintf(stderr, "anytime sweep: could not measure capacity through the server (log: %s); "
+                    "pass --capacity RPS or --capacity profile\n", sw->logf);
+  return rc;
 }
 
-int at_cli_sweep(int argc, char **argv) {
-  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
-  const char *cfg_path = "configs/serving.yaml", *out_csv = "results/load_sweep.csv";
-  const char *out_md = "results/load_sweep.md", *plot = "docs/img/load_sweep.png", *data = NULL;
-  double rhos[MAX_RHO] = {0.4, 0.6, 0.8, 0.95, 1.3}, duration = 8, deadline = -1, capacity = -1;
-  int n_rho = 5, repeats = 3, seed = 1, capacity_from_profile = 0;
+/* A variant's profiled batch-1 service time (0 if none). */
+static double s1_of(const at_server_variant_config *vc) {
+  return vc->n_points > 0 && vc->batch[0] == 1 ? vc->service_s[0] : 0;
+}
+
+/* Write `s` as a double-quoted YAML scalar. */
+static void yaml_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void yaml_path(FILE *f, const char *key, const char *p) {
+  char abs[PATH_MAX];
+  fprintf(f, "    %s: ", key);
+  yaml_str(f, realpath(p, abs) ? abs : p);
+  fputc('\n', f);
+}
+
+static void yaml_table(FILE *f, const char *key, const int *b, const double *s, int n) {
+  if (n <= 0) return;
+  fprintf(f, "        %s: {", key);
+  for (int i = 0; i < n; i++) fprintf(f, "%s%d: %.6g", i ? ", " : "", b[i], s[i] * 1e3);
+  fprintf(f, "}\n");
+}
+
+/* A configuration like the sweep's own with only the classify model and
+ * only variant v, paths made absolute: a server on it serves that variant
+ * alone, so --policy none saturates it. Returns 0 or -1. */
+static int write_one_variant_config(const sweep *sw, int v, const char *path) {
+  const at_server_config *c = &sw->cfg;
+  const at_server_variant_config *vc = &sw->mc->variants[v];
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "# written by `anytime sweep`: %s with only variant %s\n", sw->cfg_path, vc->name);
+  fprintf(f, "server:\n  http_threads: %d\n  max_body_bytes: %zu\n  max_inputs: %zu\n"
+             "  max_tokens: %zu\n  max_queued: %zu\n", c->http_threads, c->max_body_bytes,
+          c->max_inputs, c->max_tokens, c->max_queued);
+  fprintf(f, "engine:\n  workers: %d\n  intra_op_threads: %d\n", c->workers, c->intra_op_threads);
+  fprintf(f, "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n", c->max_batch_size,
+          c->max_queue_delay_us);
+  fprintf(f, "planner:\n  deadline_ms: %g\n  max_deadline_ms: %g\n", c->deadline_ms,
+          c->max_deadline_ms);
+  fprintf(f, "models:\n  - name: ");
+  yaml_str(f, sw->mc->name);
+  fprintf(f, "\n    task: %s\n", sw->mc->task);
+  yaml_path(f, "tokenizer", sw->mc->tokenizer);
+  if (sw->mc->config_json[0]) yaml_path(f, "config", sw->mc->config_json);
+  fprintf(f, "    variants:\n      - name: ");
+  yaml_str(f, vc->name);
+  fprintf(f, "\n");
+  char abs[PATH_MAX];
+  fprintf(f, "        path: ");
+  yaml_str(f, realpath(vc->path, abs) ? abs : vc->path);
+  fprintf(f, "\n        accuracy: %.6f\n", vc->accuracy);
+  if (vc->cost > 0) fprintf(f, "        cost: %.6f\n", vc->cost);
+  yaml_table(f, "service_ms", vc->batch, vc->service_s, vc->n_points);
+  yaml_table(f, "service_busy_ms", vc->busy_batch, vc->busy_s, vc->n_busy_points);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* C (the most accurate variant) and C_cheap (the cheapest frontier
+ * variant), measured, given or from the profile. Returns 0 or -1. */
+static int find_capacities(sweep *sw) {
+  const at_server_variant_config *acc = &sw->mc->variants[sw->acc_v];
+  const at_server_variant_config *cheap = &sw->mc->variants[sw->cheap_v];
+  bool same = sw->acc_v == sw->cheap_v;
+  if (sw->capacity_from_profile) {
+    double s1 = s1_of(acc), s1c = s1_of(cheap);
+    if (!(s1 > 0) || !(s1c > 0)) {
+      fprintf(stderr, "anytime sweep: %s has no batch-1 service time for %s; run `anytime "
+                      "profile` or pass --capacity RPS\n", sw->cfg_path, s1 > 0 ? cheap->name : acc->name);
+      return -1;
+    }
+    sw->capacity = sw->cfg.workers / s1;
+    if (!(sw->cheap_capacity > 0)) sw->cheap_capacity = sw->cfg.workers / s1c;
+    fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (profiled) = %.0f req/s\n",
+            sw->cfg.workers, s1 * 1e3, sw->capacity);
+    snprintf(sw->cheap_how, sizeof sw->cheap_how, "the queueing model's c/s(1) from the profile");
+  }
+  if (!(sw->capacity > 0)) {
+    /* its own server without admission control (--policy none: everything
+     * to the most accurate variant), so that saturating it measures what it
+     * answers instead of provoking refusals, and leaves no planner state */
+    double cap;
+    if (measure_capacity(sw, sw->cfg_path, &cap, &sw->s_busy) != 0) return -1;
+    sw->capacity = cap;
+    sw->measured = true;
+    fprintf(stderr, "sweep: capacity %.0f req/s: what the server answered with every worker busy "
+            "(measured now); its Run time meanwhile s' = %.4f ms, c/s' = %.0f req/s (profiled "
+            "s'(1) %.4f ms, s(1) %.4f ms)\n", sw->capacity, sw->s_busy * 1e3,
+            sw->cfg.workers / sw->s_busy,
+            (acc->n_busy_points > 0 && acc->busy_batch[0] == 1 ? acc->busy_s[0] : 0) * 1e3,
+            s1_of(acc) * 1e3);
+  }
+  if (sw->cheap_capacity > 0) {
+    if (!sw->cheap_how[0]) snprintf(sw->cheap_how, sizeof sw->cheap_how, "given");
+  } else if (same) {
+    sw->cheap_capacity = sw->capacity;
+    sw->cheap_s_busy = sw->s_busy;
+    snprintf(sw->cheap_how, sizeof sw->cheap_how, "the most accurate variant is also the cheapest");
+  } else {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/only-%s.yaml", sw->tmpdir, cheap->name);
+    if (write_one_variant_config(sw, sw->cheap_v, path) != 0) {
+      fprintf(stderr, "anytime sweep: cannot write %s\n", path);
+      return -1;
+    }
+    if (measure_capacity(sw, path, &sw->cheap_capacity, &sw->cheap_s_busy) != 0) return -1;
+    sw->cheap_measured = true;
+    snprintf(sw->cheap_how, sizeof sw->cheap_how, "measured the same way on a server with only "
+             "that variant");
+  }
+  fprintf(stderr, "sweep: cheapest frontier variant %s: capacity %.0f req/s (%s)\n", cheap->name,
+          sw->cheap_capacity, sw->cheap_how);
+  return 0;
+}
+
+/* ---- one point -------------------------------------------------------------------------- */
+
+/* Drive the server on `port` with clients `cm` at ρ = rho; fill *p. */
+static int run_point(sweep *sw, int port, int cm, double rho, int seed, pt *p) {
+  double rate = rho * sw->capacity;
+  lg_config c = lg_cfg(port, sw->deadline, seed, 5.0);
+  lg_result res;
+  char err[256];
+  int rc;
+  p->rate = rate;
+  p->n_clients = NAN;
+  if (cm == CM_POISSON) {
+    double *sched = NULL;
+    size_t n = 0;
+    if (lg_schedule(c.seed, rate, sw->duration, 50u * 1000 * 1000, &sched, &n) != 0) return -1;
+    rc = lg_run(&c, sched, n, sw->duration, &sw->data, &res, err, sizeof err);
+    free(sched);
+  } else {
+    /* N = ρ·C·Z clients thinking Z on average offer ρ·C requests per
+     * second while answers are instant; each resends a 429 at once */
+    double nc = round(rate * sw->think_ms / 1e3);
+    lg_closed cl = {.clients = nc < 1 ? 1 : (size_t)nc, .think_s = sw->think_ms / 1e3,
+                    .retry = LG_RETRY_NOW, .duration_s = sw->duration};
+    p->n_clients = (double)cl.clients;
+    rc = lg_run_closed(&c, &cl, &sw->data, &res, err, sizeof err);
+  }
+  if (rc != 0) {
+    fprintf(stderr, "sweep: %s\n", err);
+    return -1;
+  }
+  lg_summary s;
+  lg_summarise(res.records, res.n, res.n_variants, sw->duration, sw->deadline / 1e3, c.late_s, &s);
+  double cost = 0, top = 0;
+  p->mix[0] = '\0';
+  for (int v = 0; v < res.n_variants; v++) {
+    double n = (double)s.variant_count[v], cv = 1;
+    for (int k = 0; k < sw->mc->n_variants; k++)
+      if (!strcmp(sw->mc->variants[k].name, res.variants[v])) {
+        cv = sw->mc->variants[k].cost > 0 ? sw->mc->variants[k].cost : 1;
+        if (sw->mc->variants[k].accuracy >= sw->best_acc) top += n;
+      }
+    cost += n * cv;
+    size_t o = strlen(p->mix);
+    snprintf(p->mix + o, sizeof p->mix - o, "%s%s=%.0f", o ? ";" : "", res.variants[v], n);
+  }
+  lg_result_free(&res);
+  double ans = (double)s.answered;
+  p->sent = (double)s.sent, p->answered = ans, p->rejected = (double)s.rejected;
+  p->errors = (double)s.errors, p->good = s.goodput_rps, p->att = s.attainment;
+  p->adm = s.admitted_share, p->accy = s.accuracy, p->p50 = s.p50_s * 1e3;
+  p->p95 = s.p95_s * 1e3, p->p99 = s.p99_s * 1e3;
+  p->cost_rel = ans > 0 ? cost / (ans * sw->acc_cost) : NAN;
+  p->top = ans > 0 ? top / ans : NAN;
+  p->run_p50 = s.inference_p50_s * 1e3, p->offered = s.offered_rps;
+  p->retries = (double)s.retries, p->logical = (double)s.logical;
+  p->logical_ok = (double)s.logical_ok;
+  p->oracle = fmin(rate, sw->cheap_capacity);
+  p->ok = true;
+  return 0;
+}
+
+static void csv_header(FILE *csv) {
+  fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
+               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,"
+               "capacity_rps,steal_pct,probe_ms,clients,n_clients,think_ms,offered_rps,retries,"
+               "logical,logical_ok,cheapest_capacity_rps,oracle_rps,goodput_over_oracle\n");
+}
+
+static void csv_row(FILE *csv, const sweep *sw, int r, const char *pol, int cm, double rho,
+                    const pt *p) {
+  fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,"
+               "%.3f,%.1f,%.2f,%.3f,%s,", r + 1, pol, rho, p->rate, p->sent, p->answered,
+          p->rejected, p->errors, p->good, p->att, p->adm, p->accy, p->p50, p->p95, p->p99,
+          p->cost_rel, p->mix, p->run_p50, sw->capacity, p->steal, p->probe, cm_names[cm]);
+  if (cm == CM_CLOSED_RETRY) fprintf(csv, "%.0f,%g,", p->n_clients, sw->think_ms);
+  else fprintf(csv, ",,");
+  fprintf(csv, "%.2f,%.0f,%.0f,%.0f,%.1f,%.2f,%.4f\n", p->offered, p->retries, p->logical,
+          p->logical_ok, sw->cheap_capacity, p->oracle, p->oracle > 0 ? p->good / p->oracle : NAN);
+  fflush(csv);
+}
+
+/* One point with its host readings, logged and written to the CSV. */
+static void point(sweep *sw, FILE *csv, int port, int r, int pi, int cm, int k) {
+  const char *pol = all_policies[sw->pol[pi]];
+  pt *p = &sw->pts[pi][cm][k][r];
+  double rho = sw->rhos[k];
+  fprintf(stderr, "sweep: repeat %d/%d %-13s %-12s rho %.2f (%.0f req/s) ...", r + 1,
+          sw->repeats, pol, cm_names[cm], rho, rho * sw->capacity);
+  double probe = host_probe_ms();
+  sw->probes[sw->n_probe++] = probe;
+  unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
+  int have_ticks = cpu_ticks(&t0, &st0) == 0;
+  int rc = run_point(sw, port, cm, rho, sw->seed + r * 100 + k + cm * 1000, p);
+  have_ticks = have_ticks && cpu_ticks(&t1, &st1) == 0 && t1 > t0;
+  p->steal = have_ticks ? 100.0 * (double)(st1 - st0) / (double)(t1 - t0) : NAN;
+  p->probe = probe;
+  if (rc != 0) {
+    sw->failures++;
+    fprintf(stderr, " failed\n");
+    return;
+  }
+  csv_row(csv, sw, r, pol, cm, rho, p);
+  fprintf(stderr, " goodput %.0f/s (oracle %.0f), attainment %.3f, p99 %.2f ms, %s, steal %.1f%%, "
+          "probe %.2f ms\n", p->good, p->oracle, p->att, p->p99, p->mix, p->steal, probe);
+  if (p->steal > 2)
+    fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
+            "point: another tenant was busy, and the point measures that as much as anytime\n",
+            p->steal);
+  if (probe > 1.3 * sw->probe0)
+    fprintf(stderr, "sweep: WARNING: the host probe took %.2f ms before that point against "
+            "%.2f ms when the sweep started: the host itself was %.1fx slower, with or "
+            "without steal\n", probe, sw->probe0, probe / sw->probe0);
+  usleep(300000); /* let the server's queue and rate window settle */
+}
+
+/* Every repeat, policy, kind of client and load. Returns 0 or -1 (fatal). */
+static int run_all(sweep *sw, FILE *csv) {
+  for (int r = 0; r < sw->repeats; r++)
+    for (int pi = 0; pi < sw->n_pol; pi++) {
+      const char *pol = all_policies[sw->pol[pi]];
+      int port;
+      pid_t pid = start_server(sw, sw->cfg_path, pol, &port);
+      if (pid < 0) {
+        /* e.g. a build whose serve does not know --policy limit yet: the
+         * other policies still run */
+        fprintf(stderr, "sweep: WARNING: the server did not start with --policy %s (log: %s); "
+                "that policy's points are missing\n", pol, sw->logf);
+        sw->failures++;
+        continue;
+      }
+      for (int ci = 0; ci < sw->n_cm; ci++) {
+        if (ci > 0) sleep(1); /* the planner's rate window forgets the last load */
+        for (int k = 0; k < sw->n_rho; k++) point(sw, csv, port, r, pi, sw->cms[ci], k);
+      }
+      int rc = stop_server(pid);
+      if (rc != 0) fprintf(stderr, "sweep: WARNING: server exited %d after SIGTERM\n", rc), sw->failures++;
+    }
+  return 0;
+}
+
+/* ---- summary and plot -------------------------------------------------------------------- */
+
+/* The figure `f` of every repeat of one point (NaN where it failed). */
+static void across(const sweep *sw, int pi, int cm, int k, size_t off, double *v) {
+  for (int r = 0; r < sw->repeats; r++) {
+    const pt *p = &sw->pts[pi][cm][k][r];
+    v[r] = p->ok ? *(const double *)((const char *)p + off) : NAN;
+  }
+}
+#define ACROSS(sw, pi, cm, k, field, v) across(sw, pi, cm, k, offsetof(pt, field), v)
+
+static void summary_intro(const sweep *sw, FILE *md) {
+  const char *cheap = sw->mc->variants[sw->cheap_v].name;
+  if (sw->measured)
+    fprintf(md, "Capacity C = %.0f req/s: what the server answered with the most accurate variant "
+                "and every worker busy (no admission control, %d connections back to back), "
+                "measured through the server when the sweep started; its median Run time "
+                "meanwhile was s′ = %.3f ms (c/s′ = %.0f req/s; the queueing model's c/s(1) "
+                "from the profile: %.0f req/s). ", sw->capacity, 2 * sw->cfg.workers,
+            sw->s_busy * 1e3, sw->cfg.workers / sw->s_busy,
+            s1_of(&sw->mc->variants[sw->acc_v]) > 0 ? sw->cfg.workers / s1_of(&sw->mc->variants[sw->acc_v]) : NAN);
+  else
+    fprintf(md, "Capacity C of the most accurate variant (%s): %.0f req/s. ",
+            sw->capacity_from_profile ? "the queueing model's c/s(1) from the profile" : "given",
+            sw->capacity);
+  fprintf(md, "The cheapest frontier variant (%s): %.0f req/s, %s. Oracle = min(offered rate, "
+              "that capacity): the goodput a planner that knew everything could reach. "
+              "Deadline %g ms; planner rate basis %s; %d repeat%s of %g s per point.\n\n",
+          cheap, sw->cheap_capacity, sw->cheap_how, sw->deadline, sw->basis, sw->repeats,
+          sw->repeats > 1 ? "s" : "", sw->duration);
+  fprintf(md, "Policies: adaptive and accurate-only (the planner), none (no admission control: "
+              "everything to the most accurate variant), limit (the most accurate variant while "
+              "fewer than %d requests are in flight, else 429, like TEI's "
+              "max_concurrent_requests).\n\n", sw->inflight_limit);
+  if (sw->n_probe > 0) {
+    double plo, phi;
+    minmax(sw->probes, sw->n_probe, &plo, &phi);
+    fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
+                "faster): %.2f ms as the sweep started; median %.2f ms, range %.2f–%.2f ms "
+                "over the %d points.\n\n", sw->probe0, med(sw->probes, sw->n_probe), plo, phi,
+            sw->n_probe);
+  }
+}
+
+static void summary_table(const sweep *sw, FILE *md, int cm) {
+  if (cm == CM_POISSON)
+    fprintf(md, "**Open-loop Poisson clients** (offered rate ρ·C, sent on schedule whatever "
+                "the server answers):\n\n");
+  else
+    fprintf(md, "**Closed-loop clients that resend a 429 at once** (N = ρ·C·Z clients, "
+                "mean think time Z = %g ms, one connection each; goodput counts every attempt "
+                "answered within the deadline from its own send; the oracle uses ρ·C):\n\n",
+            sw->think_ms);
+  fprintf(md, "| ρ | policy | goodput (req/s) | oracle (req/s) | goodput / oracle | attainment | "
+              "admitted share | p95 / p99 admitted (ms) | accuracy | cost vs accurate-only | "
+              "most-accurate share |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double v[MAX_REP], o[MAX_REP];
+  for (int k = 0; k < sw->n_rho; k++)
+    for (int pi = 0; pi < sw->n_pol; pi++) {
+      double lo, hi, alo, ahi;
+      ACROSS(sw, pi, cm, k, good, v);
+      double g = med(v, sw->repeats);
+      minmax(v, sw->repeats, &lo, &hi);
+      ACROSS(sw, pi, cm, k, oracle, o);
+      double orc = med(o, sw->repeats);
+      fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.0f | %.2f |", sw->rhos[k],
+              all_policies[sw->pol[pi]], g, lo, hi, orc, orc > 0 ? g / orc : NAN);
+      ACROSS(sw, pi, cm, k, att, v);
+      minmax(v, sw->repeats, &alo, &ahi);
+      fprintf(md, " %.3f (%.3f–%.3f) |", med(v, sw->repeats), alo, ahi);
+      ACROSS(sw, pi, cm, k, adm, v);
+      fprintf(md, " %.3f |", med(v, sw->repeats));
+      ACROSS(sw, pi, cm, k, p95, v);
+      ACROSS(sw, pi, cm, k, p99, o);
+      fprintf(md, " %.2f / %.2f |", med(v, sw->repeats), med(o, sw->repeats));
+      ACROSS(sw, pi, cm, k, accy, v);
+      fprintf(md, " %.4f |", med(v, sw->repeats));
+      ACROSS(sw, pi, cm, k, cost_rel, v);
+      fprintf(md, " %.2f |", med(v, sw->repeats));
+      ACROSS(sw, pi, cm, k, top, v);
+      fprintf(md, " %.3f |\n", med(v, sw->repeats));
+    }
+  fprintf(md, "\n");
+}
+
+/* Index of policy `name` in this sweep, or -1. */
+static int pol_index(const sweep *sw, const char *name) {
+  for (int i = 0; i < sw->n_pol; i++)
+    if (!strcmp(all_policies[sw->pol[i]], name)) return i;
+  return -1;
+}
+
+static void write_summary(const sweep *sw) {
+  FILE *md = fopen(sw->out_md, "w");
+  if (!md) {
+    fprintf(stderr, "sweep: WARNING: cannot write %s\n", sw->out_md);
+    return;
+  }
+  summary_intro(sw, md);
+  for (int ci = 0; ci < sw->n_cm; ci++) summary_table(sw, md, sw->cms[ci]);
+  int ad = pol_index(sw, "adaptive"), ao = pol_index(sw, "accurate-only");
+  double v[MAX_REP];
+  for (int ci = 0; ad >= 0 && ao >= 0 && ci < sw->n_cm; ci++)
+    for (int k = 0; k < sw->n_rho; k++) {
+      ACROSS(sw, ao, sw->cms[ci], k, good, v);
+      double g0 = med(v, sw->repeats);
+      ACROSS(sw, ad, sw->cms[ci], k, good, v);
+      double g1 = med(v, sw->repeats);
+      fprintf(md, "%s, ρ = %.2f: adaptive/accurate-only goodput = %.2fx\n\n",
+              cm_names[sw->cms[ci]], sw->rhos[k], g0 > 0 ? g1 / g0 : INFINITY);
+    }
+  fclose(md);
+}
+
+/* The plot's data for one kind of client: ρ, oracle, then per policy the
+ * goodput (median, min, max), attainment (median, min, max) and the
+ * most-accurate share. */
+static int write_dat(const sweep *sw, int cm, const char *path) {
+  FILE *dat = fopen(path, "w");
+  if (!dat) return -1;
+  double v[MAX_REP];
+  for (int k = 0; k < sw->n_rho; k++) {
+    ACROSS(sw, 0, cm, k, oracle, v);
+    double orc = med(v, sw->repeats);
+    fprintf(dat, "%.2f %.3f", sw->rhos[k], isnan(orc) ? fmin(sw->rhos[k] * sw->capacity,
+                                                             sw->cheap_capacity) : orc);
+    for (int pi = 0; pi < sw->n_pol; pi++) {
+      double lo, hi;
+      ACROSS(sw, pi, cm, k, good, v);
+      minmax(v, sw->repeats, &lo, &hi);
+      fprintf(dat, " %.3f %.3f %.3f", med(v, sw->repeats), lo, hi);
+      ACROSS(sw, pi, cm, k, att, v);
+      minmax(v, sw->repeats, &lo, &hi);
+      fprintf(dat, " %.4f %.4f %.4f", med(v, sw->repeats), lo, hi);
+      ACROSS(sw, pi, cm, k, top, v);
+      fprintf(dat, " %.4f", med(v, sw->repeats));
+    }
+    fprintf(dat, "\n");
+  }
+  return fclose(dat);
+}
+
+/* One row of panels (goodput with the oracle, attainment, most-accurate
+ * share) per kind of client. */
+static bool write_plot(const sweep *sw) {
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "sweep: WARNING: gnuplot is not installed: %s NOT written (apt-get install "
+                    "gnuplot-nox); the CSV and the summary are complete\n", sw->plot);
+    return false;
+  }
+  char gp[PATH_MAX], dat[MAX_CM][PATH_MAX];
+  snprintf(gp, sizeof gp, "%s/plot.gp", sw->tmpdir);
+  FILE *g = fopen(gp, "w");
+  if (!g) return false;
+  fprintf(g, "set terminal pngcairo size 1500,%d font 'sans,10'\nset output '%s'\n"
+             "set multiplot layout %d,3 title 'anytime load sweep: %d repeat(s), deadline %g ms, "
+             "C = %.0f req/s, cheapest variant %.0f req/s (median, bars = range)'\n"
+             "set xlabel 'offered load {/Symbol r} (x C)'\nset key top left\nset grid\n",
+          420 * sw->n_cm, sw->plot, sw->n_cm, sw->repeats, sw->deadline, sw->capacity,
+          sw->cheap_capacity);
+  for (int ci = 0; ci < sw->n_cm; ci++) {
+    int cm = sw->cms[ci];
+    snprintf(dat[ci], sizeof dat[ci], "%s/%s.dat", sw->tmpdir, cm_names[cm]);
+    write_dat(sw, cm, dat[ci]);
+    fprintf(g, "set key top left\nset autoscale y\nset ylabel '%s: goodput (req/s)'\nplot '%s' u 1:2 w lines lw 2 "
+               "dt 2 lc 'black' t 'oracle'", cm_names[cm], dat[ci]);
+    for (int pi = 0; pi < sw->n_pol; pi++)
+      fprintf(g, ", '' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", 3 + 7 * pi, 4 + 7 * pi,
+              5 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
+    fprintf(g, "\nset key bottom left\nset ylabel 'deadline attainment'\nset yrange [0:1.05]\n"
+               "plot ");
+    for (int pi = 0; pi < sw->n_pol; pi++)
+      fprintf(g, "%s'%s' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", pi ? ", " : "", dat[ci],
+              6 + 7 * pi, 7 + 7 * pi, 8 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
+    fprintf(g, "\nset ylabel 'most-accurate share of answers'\nplot ");
+    for (int pi = 0; pi < sw->n_pol; pi++)
+      fprintf(g, "%s'%s' u 1:%d w linespoints lt %d t '%s'", pi ? ", " : "", dat[ci], 9 + 7 * pi,
+              1 + sw->pol[pi], all_policies[sw->pol[pi]]);
+    fprintf(g, "\n");
+  }
+  fprintf(g, "unset multiplot\n");
+  fclose(g);
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && gnuplot '%s'", sw->plot, gp);
+  if (system(cmd) == 0) return true;
+  fprintf(stderr, "sweep: WARNING: gnuplot failed; %s not written\n", sw->plot);
+  return false;
+}
+
+/* ---- arguments ------------------------------------------------------------------------------ */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: anytime sweep [--config FILE] [--rhos 0.4,0.8,1,1.3,2,3,5] [--repeats N]\n"
+          "                     [--duration S] [--deadline-ms MS] [--capacity RPS|profile]\n"
+          "                     [--cheapest-capacity RPS] [--policies LIST]\n"
+          "                     [--inflight-limit N] [--clients-model LIST] [--think-ms Z]\n"
+          "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
+          "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n"
+          "                     [--quick] [--capacities-only]\n\n"
+          "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
+          "repeat and policy (--policies, default adaptive,accurate-only,none,limit; limit\n"
+          "with --inflight-limit, default 512) and drives it in-process at each rho x C\n"
+          "for --duration seconds (default 8) with each kind of client in\n"
+          "--clients-model (default poisson,closed-retry): poisson = open-loop Poisson\n"
+          "arrivals; closed-retry = N = rho x C x Z closed-loop clients thinking Z\n"
+          "(--think-ms, default 50) on average and resending every 429 at once.\n"
+          "C is measured when the sweep starts: the requests per second a server\n"
+          "without admission control (--policy none, the most accurate variant) answers\n"
+          "while 2 x workers clients send back to back for 2 s. The cheapest frontier\n"
+          "variant's capacity is measured the same way on a server with only that\n"
+          "variant (a temporary configuration); the ORACLE at a point is\n"
+          "min(rho x C, that capacity). Measured once: this host's speed drifts by 20%%\n"
+          "and more within minutes, and every repeat then offers the same rates.\n"
+          "--capacity RPS fixes C (--cheapest-capacity RPS the other); --capacity\n"
+          "profile uses the queueing model's c/s(1) from the configuration for both.\n\n"
+          "--repeats (default 3) repeats the whole sweep. --quick: 1 repeat, 3 s per point,\n"
+          "rho 0.4,1,3 (explicit options still win). --capacities-only: measure (or take)\n"
+          "both capacities, print them as one JSON line on stdout, and stop. Writes results/load_sweep.csv (one\n"
+          "row per repeat, policy, clients and rho, with the server's median Run time, the\n"
+          "share of CPU the hypervisor gave to other tenants meanwhile, steal_pct, above\n"
+          "2%% the sweep warns; probe_ms, a fixed piece of arithmetic timed just before\n"
+          "the point; the sweep warns when it is 1.3x its value at the start; and the\n"
+          "oracle), results/load_sweep.md (medians and ranges; scripts/readme-results.sh\n"
+          "copies it into README.md) and docs/img/load_sweep.png (gnuplot).\n");
+}
+
+/* A comma-separated list of names from `names` (n of them) into idx. */
+static int parse_names(const char *v, const char *const *names, int n, int *idx, int *count) {
+  *count = 0;
+  for (const char *p = v; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    int found = -1;
+    for (int i = 0; i < n; i++)
+      if (strlen(names[i]) == l && !strncmp(p, names[i], l)) found = i;
+    if (found < 0 || *count == n) return -1;
+    for (int i = 0; i < *count; i++)
+      if (idx[i] == found) return -1;
+    idx[(*count)++] = found;
+    p = e ? e + 1 : NULL;
+  }
+  return *count > 0 ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, sweep *sw) {
+  static const double def_rhos[] = {0.4, 0.8, 1.0, 1.3, 2, 3, 5}, quick_rhos[] = {0.4, 1.0, 3};
+  bool set_rho = false, set_rep = false, set_dur = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--quick") || !strcmp(a, "--capacities-only")) {
+      if (a[2] == 'q') sw->quick = true;
+      else sw->capacities_only = true;
+      continue;
+    }
     if (!v) return fprintf(stderr, "anytime sweep: %s needs a value\n", a), AT_EXIT_USAGE;
-    if (!strcmp(a, "--config")) cfg_path = v;
-    else if (!strcmp(a, "--out-csv")) out_csv = v;
-    else if (!strcmp(a, "--out-md")) out_md = v;
-    else if (!strcmp(a, "--plot")) plot = v;
-    else if (!strcmp(a, "--data")) data = v;
-    else if (!strcmp(a, "--rate-basis")) g_basis = v;
-    else if (!strcmp(a, "--repeats")) repeats = atoi(v);
-    else if (!strcmp(a, "--seed")) seed = atoi(v);
-    else if (!strcmp(a, "--duration")) duration = atof(v);
-    else if (!strcmp(a, "--deadline-ms")) deadline = atof(v);
-    else if (!strcmp(a, "--capacity")) {
-      if (!strcmp(v, "profile")) capacity_from_profile = 1;
-      else if (!((capacity = atof(v)) > 0))
+    i++;
+    if (!strcmp(a, "--config")) sw->cfg_path = v;
+    else if (!strcmp(a, "--out-csv")) sw->out_csv = v;
+    else if (!strcmp(a, "--out-md")) sw->out_md = v;
+    else if (!strcmp(a, "--plot")) sw->plot = v;
+    else if (!strcmp(a, "--data")) sw->data_path = v;
+    else if (!strcmp(a, "--rate-basis")) sw->basis = v;
+    else if (!strcmp(a, "--repeats")) sw->repeats = atoi(v), set_rep = true;
+    else if (!strcmp(a, "--seed")) sw->seed = atoi(v);
+    else if (!strcmp(a, "--duration")) sw->duration = atof(v), set_dur = true;
+    else if (!strcmp(a, "--deadline-ms")) sw->deadline = atof(v);
+    else if (!strcmp(a, "--think-ms")) sw->think_ms = atof(v);
+    else if (!strcmp(a, "--inflight-limit")) sw->inflight_limit = atoi(v);
+    else if (!strcmp(a, "--cheapest-capacity")) {
+      if (!((sw->cheap_capacity = atof(v)) > 0))
+        return fprintf(stderr, "anytime sweep: --cheapest-capacity needs requests per second > 0\n"),
+               AT_EXIT_USAGE;
+    } else if (!strcmp(a, "--capacity")) {
+      if (!strcmp(v, "profile")) sw->capacity_from_profile = 1;
+      else if (!((sw->capacity = atof(v)) > 0))
         return fprintf(stderr, "anytime sweep: --capacity needs requests per second > 0 or 'profile'\n"),
                AT_EXIT_USAGE;
-    }
-    else if (!strcmp(a, "--rhos")) {
-      n_rho = 0;
-      for (const char *p = v; p && *p && n_rho < MAX_RHO; p = strchr(p, ','), p = p ? p + 1 : NULL)
-        rhos[n_rho++] = atof(p);
+    } else if (!strcmp(a, "--policies")) {
+      if (parse_names(v, all_policies, MAX_POL, sw->pol, &sw->n_pol) != 0)
+        return fprintf(stderr, "anytime sweep: --policies is a list of adaptive, accurate-only, "
+                               "none, limit\n"), AT_EXIT_USAGE;
+    } else if (!strcmp(a, "--clients-model")) {
+      if (parse_names(v, cm_names, MAX_CM, sw->cms, &sw->n_cm) != 0)
+        return fprintf(stderr, "anytime sweep: --clients-model is a list of poisson, "
+                               "closed-retry\n"), AT_EXIT_USAGE;
+    } else if (!strcmp(a, "--rhos")) {
+      sw->n_rho = 0;
+      set_rho = true;
+      for (const char *p = v; p && *p && sw->n_rho < MAX_RHO; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        sw->rhos[sw->n_rho++] = atof(p);
     } else {
       fprintf(stderr, "anytime sweep: unknown option '%s'\n\n", a);
       usage(stderr);
       return AT_EXIT_USAGE;
     }
-    i++;
   }
-  if (repeats < 1 || repeats > MAX_REP || !(duration >= 1) || n_rho < 1) {
-    fprintf(stderr, "anytime sweep: need 1 <= --repeats <= %d, --duration >= 1 and at least one rho\n", MAX_REP);
+  const double *rh = sw->quick ? quick_rhos : def_rhos;
+  int nr = sw->quick ? 3 : 7;
+  if (!set_rho) memcpy(sw->rhos, rh, sizeof(double) * (size_t)nr), sw->n_rho = nr;
+  if (!set_rep) sw->repeats = sw->quick ? 1 : 3;
+  if (!set_dur) sw->duration = sw->quick ? 3 : 8;
+  bool bad_rho = false;
+  for (int k = 0; k < sw->n_rho; k++) bad_rho |= !(sw->rhos[k] > 0);
+  if (sw->repeats < 1 || sw->repeats > MAX_REP || !(sw->duration >= 1) || sw->n_rho < 1 ||
+      bad_rho || !(sw->think_ms > 0) || sw->inflight_limit < 1) {
+    fprintf(stderr, "anytime sweep: need 1 <= --repeats <= %d, --duration >= 1, rhos > 0, "
+                    "--think-ms > 0 and --inflight-limit >= 1\n", MAX_REP);
     return AT_EXIT_USAGE;
   }
-  ssize_t sl = readlink("/proc/self/exe", g_self, sizeof g_self - 1);
-  if (sl <= 0) return fprintf(stderr, "anytime sweep: cannot find my own executable\n"), AT_EXIT_FAIL;
-  g_self[sl] = '\0';
-  at_server_config cfg = at_server_config_default();
-  at_status st = at_server_config_load(cfg_path, &cfg);
-  if (st != AT_OK) return cli_report("sweep", st);
-  if (deadline <= 0) deadline = cfg.deadline_ms;
-  int mi = -1;
-  for (int m = 0; m < cfg.n_models && mi < 0; m++)
-    if (!strcmp(cfg.models[m].task, "classify")) mi = m;
-  if (mi < 0) return fprintf(stderr, "anytime sweep: %s has no classify model\n", cfg_path), AT_EXIT_FAIL;
-  at_server_model_config *mc = &cfg.models[mi];
-  double acc_cost = 0, best = -1;
-  for (int v = 0; v < mc->n_variants; v++)
-    if (mc->variants[v].accuracy > best) best = mc->variants[v].accuracy, acc_cost = mc->variants[v].cost > 0 ? mc->variants[v].cost : 1;
-  char tmpdir[] = "/tmp/anytime-sweep-XXXXXX";
-  if (!mkdtemp(tmpdir)) return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), AT_EXIT_FAIL;
-  char portfile[PATH_MAX], logf[PATH_MAX], dls[32];
-  snprintf(portfile, sizeof portfile, "%s/port", tmpdir);
-  snprintf(logf, sizeof logf, "%s/server.log", tmpdir);
-  snprintf(dls, sizeof dls, "%g", deadline);
-  signal(SIGPIPE, SIG_IGN);
+  return AT_EXIT_OK;
+}
 
-  /* The queueing model's c·μ (REFERENCE.md): c workers at the most accurate
-   * variant's profiled batch-1 rate; and its profiled Run time with the pool
-   * busy, printed beside the measurement. */
-  double s1_profile = 0, s1_busy_profile = 0;
-  for (int v = 0; v < mc->n_variants; v++)
-    if (mc->variants[v].accuracy >= best) {
-      const at_server_variant_config *vc = &mc->variants[v];
-      if (vc->n_points > 0 && vc->batch[0] == 1) s1_profile = vc->service_s[0];
-      if (vc->n_busy_points > 0 && vc->busy_batch[0] == 1) s1_busy_profile = vc->busy_s[0];
-    }
-  if (capacity_from_profile) {
-    if (!(s1_profile > 0))
-      return fprintf(stderr, "anytime sweep: %s has no batch-1 service time for the most accurate "
-                             "variant; run `anytime profile` or pass --capacity RPS\n", cfg_path), AT_EXIT_FAIL;
-    capacity = cfg.workers / s1_profile;
-    fprintf(stderr, "sweep: capacity c/s(1) = %d / %.4f ms (profiled) = %.0f req/s\n", cfg.workers,
-            s1_profile * 1e3, capacity);
+/* Load the configuration; find the classify model, its most accurate
+ * variant and its cheapest frontier variant (anytime/plan.h's frontier on
+ * accuracy and cost, cost = the configured one or s(1), as the server
+ * does). Returns AT_EXIT_OK or an exit code. */
+static int load_config(sweep *sw) {
+  sw->cfg = at_server_config_default();
+  at_status st = at_server_config_load(sw->cfg_path, &sw->cfg);
+  if (st != AT_OK) return cli_report("sweep", st);
+  if (sw->deadline <= 0) sw->deadline = sw->cfg.deadline_ms;
+  for (int m = 0; m < sw->cfg.n_models && !sw->mc; m++)
+    if (!strcmp(sw->cfg.models[m].task, "classify")) sw->mc = &sw->cfg.models[m];
+  if (!sw->mc)
+    return fprintf(stderr, "anytime sweep: %s has no classify model\n", sw->cfg_path), AT_EXIT_FAIL;
+  int n = sw->mc->n_variants;
+  double acc[AT_SERVER_MAX_VARIANTS], cost[AT_SERVER_MAX_VARIANTS];
+  bool front[AT_SERVER_MAX_VARIANTS];
+  for (int v = 0; v < n; v++) {
+    const at_server_variant_config *vc = &sw->mc->variants[v];
+    acc[v] = vc->accuracy;
+    cost[v] = vc->cost > 0 ? vc->cost : (s1_of(vc) > 0 ? s1_of(vc) : 1);
   }
-  int measure_capacity = capacity <= 0;
-  double s_busy = NAN, served_rps = NAN;
-  double probe0 = host_probe_ms(); /* the host's speed as the rates are set */
-  fprintf(stderr, "sweep: host probe %.2f ms\n", probe0);
-  if (measure_capacity) {
-    /* its own server without admission control (--policy none: everything
-     * to the most accurate variant), so that saturating it measures what it
-     * answers instead of provoking refusals, and leaves no planner state
-     * behind */
-    int port;
-    pid_t pid = start_server(cfg_path, "none", portfile, logf, dls, &port);
-    if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
-    int rc = measure_saturated(port, cfg.workers, seed + 99, data, &s_busy, &served_rps);
-    stop_server(pid);
-    if (rc != 0)
-      return fprintf(stderr, "anytime sweep: could not measure capacity through the server "
-                             "(log: %s); pass --capacity RPS or --capacity profile\n", logf),
-             AT_EXIT_FAIL;
-    capacity = served_rps;
-    fprintf(stderr, "sweep: capacity %.0f req/s: what the server answered with every worker busy "
-            "(measured now); its Run time meanwhile s' = %.4f ms, c/s' = %.0f req/s (profiled "
-            "s'(1) %.4f ms, s(1) %.4f ms)\n", capacity, s_busy * 1e3, cfg.workers / s_busy,
-            s1_busy_profile * 1e3, s1_profile * 1e3);
+  at_plan_frontier(acc, cost, (size_t)n, front);
+  sw->best_acc = -1;
+  sw->acc_v = sw->cheap_v = -1;
+  for (int v = 0; v < n; v++) {
+    if (!front[v]) continue;
+    if (acc[v] > sw->best_acc || (acc[v] == sw->best_acc && cost[v] < cost[sw->acc_v]))
+      sw->best_acc = acc[v], sw->acc_v = v;
+    if (sw->cheap_v < 0 || cost[v] < cost[sw->cheap_v]) sw->cheap_v = v;
+  }
+  if (sw->acc_v < 0) return fprintf(stderr, "anytime sweep: no frontier variant\n"), AT_EXIT_FAIL;
+  sw->acc_cost = sw->mc->variants[sw->acc_v].cost > 0 ? sw->mc->variants[sw->acc_v].cost : 1;
+  return AT_EXIT_OK;
+}
+
+int at_cli_sweep(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
+  static sweep sw;
+  memset(&sw, 0, sizeof sw);
+  sw.cfg_path = "configs/serving.yaml", sw.out_csv = "results/load_sweep.csv";
+  sw.out_md = "results/load_sweep.md", sw.plot = "docs/img/load_sweep.png", sw.basis = "offered";
+  sw.deadline = -1, sw.capacity = -1, sw.cheap_capacity = -1, sw.seed = 1, sw.think_ms = 50;
+  sw.inflight_limit = 512, sw.n_pol = MAX_POL, sw.n_cm = MAX_CM;
+  for (int i = 0; i < MAX_POL; i++) sw.pol[i] = i;
+  for (int i = 0; i < MAX_CM; i++) sw.cms[i] = i;
+  int rc = parse_args(argc, argv, &sw);
+  if (rc != AT_EXIT_OK) return rc;
+  ssize_t sl = readlink("/proc/self/exe", sw.self, sizeof sw.self - 1);
+  if (sl <= 0) return fprintf(stderr, "anytime sweep: cannot find my own executable\n"), AT_EXIT_FAIL;
+  sw.self[sl] = '\0';
+  if ((rc = load_config(&sw)) != AT_EXIT_OK) return rc;
+  char err[512] = "", def[4096];
+  const char *dp = sw.data_path ? sw.data_path : lg_default_data_path(def, sizeof def);
+  if (lg_data_load(dp, &sw.data, err, sizeof err) != 0)
+    return fprintf(stderr, "anytime sweep: %s\n", err), AT_EXIT_FAIL;
+  snprintf(sw.tmpdir, sizeof sw.tmpdir, "/tmp/anytime-sweep-XXXXXX");
+  if (!mkdtemp(sw.tmpdir)) return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), AT_EXIT_FAIL;
+  snprintf(sw.portfile, sizeof sw.portfile, "%s/port", sw.tmpdir);
+  snprintf(sw.logf, sizeof sw.logf, "%s/server.log", sw.tmpdir);
+  snprintf(sw.dls, sizeof sw.dls, "%g", sw.deadline);
+  signal(SIGPIPE, SIG_IGN);
+  sw.probe0 = host_probe_ms(); /* the host's speed as the rates are set */
+  fprintf(stderr, "sweep: host probe %.2f ms\n", sw.probe0);
+  if (find_capacities(&sw) != 0) return lg_data_free(&sw.data), AT_EXIT_FAIL;
+  if (sw.capacities_only) { /* for scripts (bench/overload.sh): one JSON line */
+    printf("{\"accurate_variant\":\"%s\",\"capacity_rps\":%.1f,\"cheapest_variant\":\"%s\","
+           "\"cheapest_capacity_rps\":%.1f,\"workers\":%d,\"deadline_ms\":%g}\n",
+           sw.mc->variants[sw.acc_v].name, sw.capacity, sw.mc->variants[sw.cheap_v].name,
+           sw.cheap_capacity, sw.cfg.workers, sw.deadline);
+    lg_data_free(&sw.data);
+    return AT_EXIT_OK;
   }
   mkdir("results", 0755);
-  FILE *csv = fopen(out_csv, "w");
-  if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", out_csv), AT_EXIT_FAIL;
-  fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
-               "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,capacity_rps,"
-               "steal_pct,probe_ms\n");
-  static const char *policies[2] = {"accurate-only", "adaptive"};
-  double good[2][MAX_RHO][MAX_REP], att[2][MAX_RHO][MAX_REP], p95[2][MAX_RHO][MAX_REP];
-  double accy[2][MAX_RHO][MAX_REP], costr[2][MAX_RHO][MAX_REP], topshare[2][MAX_RHO][MAX_REP];
-  int failures = 0, n_probe = 0;
-  static double probes[2 * MAX_RHO * MAX_REP];
-  for (int r = 0; r < repeats; r++)
-    for (int pi = 0; pi < 2; pi++) {
-      int port;
-      pid_t pid = start_server(cfg_path, policies[pi], portfile, logf, dls, &port);
-      if (pid < 0) return fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", logf), AT_EXIT_FAIL;
-      for (int k = 0; k < n_rho; k++) {
-        double rate = rhos[k] * capacity;
-        fprintf(stderr, "sweep: repeat %d/%d %-13s rho %.2f (%.0f req/s) ...", r + 1, repeats,
-                policies[pi], rhos[k], rate);
-        double probe = host_probe_ms();
-        probes[n_probe++] = probe;
-        unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
-        int have_ticks = cpu_ticks(&t0, &st0) == 0;
-        json_t *j = loadgen(port, rate, duration, deadline, seed + r * 100 + k, 5.0, data, NULL);
-        have_ticks = have_ticks && cpu_ticks(&t1, &st1) == 0 && t1 > t0;
-        double steal_pct = have_ticks ? 100.0 * (double)(st1 - st0) / (double)(t1 - t0) : NAN;
-        if (!j) {
-          failures++;
-          fprintf(stderr, " failed\n");
-          continue;
-        }
-        json_t *lat = json_object_get(j, "latency_s"), *mix = json_object_get(j, "variants");
-        double answered = num(j, "answered");
-        double cost = 0, top = 0;
-        char mixs[512] = "";
-        const char *vn;
-        json_t *vc;
-        json_object_foreach(mix, vn, vc) {
-          double n = json_number_value(vc), c = 1;
-          for (int v = 0; v < mc->n_variants; v++)
-            if (!strcmp(mc->variants[v].name, vn)) {
-              c = mc->variants[v].cost > 0 ? mc->variants[v].cost : 1;
-              if (mc->variants[v].accuracy >= best) top += n;
-            }
-          cost += n * c;
-          size_t o = strlen(mixs);
-          snprintf(mixs + o, sizeof mixs - o, "%s%s=%.0f", o ? ";" : "", vn, n);
-        }
-        double cost_rel = answered > 0 ? cost / (answered * acc_cost) : NAN;
-        good[pi][k][r] = num(j, "goodput_rps");
-        att[pi][k][r] = num(j, "attainment");
-        p95[pi][k][r] = num(lat, "p95") * 1e3;
-        accy[pi][k][r] = num(j, "accuracy");
-        costr[pi][k][r] = cost_rel;
-        topshare[pi][k][r] = answered > 0 ? top / answered : NAN;
-        fprintf(csv, "%d,%s,%.2f,%.1f,%.0f,%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.4f,%s,%.3f,%.1f,%.2f,%.3f\n",
-                r + 1, policies[pi], rhos[k], rate, num(j, "sent"), answered, num(j, "rejected"),
-                num(j, "errors"), good[pi][k][r], att[pi][k][r], num(j, "admitted_share"),
-                accy[pi][k][r], num(lat, "p50") * 1e3, p95[pi][k][r], num(lat, "p99") * 1e3,
-                cost_rel, mixs, num(j, "inference_p50_ms"), capacity, steal_pct, probe);
-        fflush(csv);
-        fprintf(stderr, " goodput %.0f/s, attainment %.3f, p95 %.2f ms, %s, steal %.1f%%, probe %.2f ms\n",
-                good[pi][k][r], att[pi][k][r], p95[pi][k][r], mixs, steal_pct, probe);
-        if (steal_pct > 2)
-          fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
-                  "point: another tenant was busy, and the point measures that as much as anytime\n",
-                  steal_pct);
-        if (probe > 1.3 * probe0)
-          fprintf(stderr, "sweep: WARNING: the host probe took %.2f ms before that point against "
-                  "%.2f ms when the sweep started: the host itself was %.1fx slower, with or "
-                  "without steal\n", probe, probe0, probe / probe0);
-        json_decref(j);
-      }
-      int rc = stop_server(pid);
-      if (rc != 0) fprintf(stderr, "sweep: WARNING: server exited %d after SIGTERM\n", rc), failures++;
-    }
+  FILE *csv = fopen(sw.out_csv, "w");
+  if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", sw.out_csv), AT_EXIT_FAIL;
+  csv_header(csv);
+  run_all(&sw, csv);
   fclose(csv);
-
-  /* Summary: medians across repeats with ranges. */
-  FILE *md = fopen(out_md, "w");
-  FILE *dat = NULL;
-  char datf[PATH_MAX];
-  snprintf(datf, sizeof datf, "%s/summary.dat", tmpdir);
-  dat = fopen(datf, "w");
-  if (md) {
-    if (measure_capacity)
-      fprintf(md, "Capacity %.0f req/s: what the server answered with the most accurate variant and "
-                  "every worker busy (no admission control, %d connections back to back), measured "
-                  "through the server when the sweep started; its median Run time meanwhile was "
-                  "s′ = %.3f ms (c/s′ = %.0f req/s; the queueing model's c/s(1) from the profile: "
-                  "%.0f req/s). Deadline %g ms; planner rate basis %s; %d repeats of %g s per "
-                  "point.\n\n", capacity, 2 * cfg.workers, s_busy * 1e3, cfg.workers / s_busy,
-              s1_profile > 0 ? cfg.workers / s1_profile : NAN, deadline, g_basis, repeats, duration);
-    else
-      fprintf(md, "Capacity of the most accurate variant (%s): %.0f req/s; deadline %g ms; "
-                  "planner rate basis %s; %d repeats of %g s per point.\n\n",
-              capacity_from_profile ? "the queueing model's c/s(1) from the profile" : "given",
-              capacity, deadline, g_basis, repeats, duration);
-    if (n_probe > 0) {
-      double plo, phi;
-      minmax(probes, n_probe, &plo, &phi);
-      fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
-                  "faster): %.2f ms as the sweep started; median %.2f ms, range %.2f–%.2f ms "
-                  "over the %d points.\n\n",
-              probe0, med(probes, n_probe), plo, phi, n_probe);
-    }
-    fprintf(md, "| ρ | policy | goodput (req/s) | attainment | p95 admitted (ms) | accuracy | "
-                "cost vs accurate-only | most-accurate share |\n|---|---|---|---|---|---|---|---|\n");
-  }
-  for (int k = 0; k < n_rho; k++) {
-    if (dat) fprintf(dat, "%.2f", rhos[k]);
-    for (int pi = 0; pi < 2; pi++) {
-      double lo, hi, alo, ahi;
-      minmax(good[pi][k], repeats, &lo, &hi);
-      minmax(att[pi][k], repeats, &alo, &ahi);
-      double g = med(good[pi][k], repeats), a = med(att[pi][k], repeats);
-      double ts = med(topshare[pi][k], repeats);
-      if (md)
-        fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.3f (%.3f–%.3f) | %.2f | %.4f | %.2f | %.3f |\n",
-                rhos[k], policies[pi], g, lo, hi, a, alo, ahi, med(p95[pi][k], repeats),
-                med(accy[pi][k], repeats), med(costr[pi][k], repeats), ts);
-      if (dat) fprintf(dat, " %.3f %.3f %.3f %.4f %.4f %.4f %.4f", g, lo, hi, a, alo, ahi, ts);
-    }
-    if (dat) fprintf(dat, "\n");
-  }
-  if (md) {
-    fprintf(md, "\n");
-    for (int k = 0; k < n_rho; k++) {
-      double g0 = med(good[0][k], repeats), g1 = med(good[1][k], repeats);
-      fprintf(md, "ρ = %.2f: adaptive/accurate-only goodput = %.2fx\n\n", rhos[k], g0 > 0 ? g1 / g0 : INFINITY);
-    }
-    fclose(md);
-  }
-  if (dat) fclose(dat);
-  /* Plot with gnuplot: goodput, attainment, most-accurate share vs rho. */
-  char gp[PATH_MAX];
-  snprintf(gp, sizeof gp, "%s/plot.gp", tmpdir);
-  FILE *g = fopen(gp, "w");
-  if (g) {
-    fprintf(g,
-            "set terminal pngcairo size 1500,450 font 'sans,10'\nset output '%s'\n"
-            "set multiplot layout 1,3 title 'anytime load sweep: %d repeats, deadline %g ms, "
-            "capacity %.0f req/s (median, bars = range)'\nset xlabel 'offered load {/Symbol r}'\n"
-            "set key top left\nset grid\n"
-            "set ylabel 'goodput (answers within deadline / s)'\n"
-            "plot '%s' u 1:2:3:4 w yerrorlines t 'accurate-only', '' u 1:9:10:11 w yerrorlines t 'adaptive'\n"
-            "set ylabel 'deadline attainment'\nset yrange [0:1.05]\n"
-            "plot '%s' u 1:5:6:7 w yerrorlines t 'accurate-only', '' u 1:12:13:14 w yerrorlines t 'adaptive'\n"
-            "set ylabel 'share answered by the most accurate variant'\n"
-            "plot '%s' u 1:8 w linespoints t 'accurate-only', '' u 1:15 w linespoints t 'adaptive'\n"
-            "unset multiplot\n",
-            plot, repeats, deadline, capacity, datf, datf, datf);
-    fclose(g);
-    char cmd[PATH_MAX * 2];
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && gnuplot '%s'", plot, gp);
-    if (system(cmd) != 0) fprintf(stderr, "sweep: gnuplot failed; %s not written (apt-get install gnuplot-nox)\n", plot);
-  }
-  fprintf(stderr, "sweep: wrote %s, %s, %s%s\n", out_csv, out_md, plot,
-          failures ? " (with failures: see above)" : "");
-  return failures ? AT_EXIT_FAIL : AT_EXIT_OK;
+  write_summary(&sw);
+  bool plotted = write_plot(&sw);
+  lg_data_free(&sw.data);
+  fprintf(stderr, "sweep: wrote %s, %s%s%s%s\n", sw.out_csv, sw.out_md, plotted ? ", " : "",
+          plotted ? sw.plot : " (no plot: see above)", sw.failures ? " (with failures: see above)" : "");
+  return sw.failures ? AT_EXIT_FAIL : AT_EXIT_OK;
 }

@@ -1,8 +1,9 @@
 /* src/cli/loadgen_proto.c — the pure parts of `anytime loadgen` (see
  * loadgen.h): seeded Poisson schedule, label,text CSV reader, URL and
  * request building with JSON escaping, the incremental HTTP/1.1 response
- * parser, the /predict body reader and the summary arithmetic. No I/O
- * except lg_data_load() reading its file. */
+ * parser (with the Retry-After and retry-after-ms headers), the /predict
+ * body reader, the retry rules of clients that come back after a 429, and
+ * the summary arithmetic. No I/O except lg_data_load() reading its file. */
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
@@ -179,6 +180,13 @@ int lg_data_load(const char *path, lg_data *d, char *err, size_t err_len) {
   return rc;
 }
 
+const char *lg_default_data_path(char *buf, size_t cap) {
+  const char *dir = getenv("ANYTIME_DATA_DIR"), *home = getenv("HOME");
+  if (dir) snprintf(buf, cap, "%s/pang-lee/test.csv", dir);
+  else snprintf(buf, cap, "%s/.cache/anytime/data/pang-lee/test.csv", home ? home : ".");
+  return buf;
+}
+
 void lg_data_free(lg_data *d) {
   if (!d) return;
   for (size_t i = 0; i < d->n; i++) free(d->items[i].text);
@@ -305,6 +313,7 @@ long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char
                    size_t cap) {
   memset(out, 0, sizeof *out);
   out->retry_after_s = -1;
+  out->retry_after_ms = -1;
   out->inference_s = -1;
   const char *hend = find_crlfcrlf(buf, len);
   if (!hend) return len > LG_MAX_HEADER ? -1 : 0;
@@ -346,6 +355,10 @@ long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char
       char *x;
       double ra = strtod(val, &x);
       if (x != val && ra >= 0 && isfinite(ra)) out->retry_after_s = ra;
+    } else if (header_is(l, ll, "retry-after-ms", val, sizeof val)) {
+      char *x;
+      double ms = strtod(val, &x);
+      if (x != val && ms >= 0 && isfinite(ms)) out->retry_after_ms = ms;
     } else if (header_is(l, ll, "x-inference-time", val, sizeof val)) {
       char *x;
       double ms = strtod(val, &x); /* milliseconds */
@@ -430,6 +443,48 @@ int lg_top_label(const char *body, size_t len, char *label, size_t cap) {
   return rc;
 }
 
+/* ---- retries ------------------------------------------------------------------ */
+
+static const char *const retry_names[] = {"none", "now", "after", "backoff"};
+
+int lg_retry_parse(const char *s, lg_retry *out) {
+  for (int i = 0; i < 4; i++)
+    if (s && strcmp(s, retry_names[i]) == 0) {
+      *out = (lg_retry)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *lg_retry_name(lg_retry r) {
+  return (unsigned)r < 4 ? retry_names[r] : "?";
+}
+
+double lg_retry_advice_s(double retry_after_ms, double retry_after_s) {
+  /* openai-node: `retry-after-ms` when it parses; a value of 0 is falsy
+   * there and falls through to `retry-after` (seconds) */
+  if (retry_after_ms > 0 && isfinite(retry_after_ms)) return retry_after_ms / 1e3;
+  if (retry_after_s >= 0 && isfinite(retry_after_s)) return retry_after_s;
+  if (retry_after_ms == 0) return 0;
+  return -1;
+}
+
+double lg_retry_delay_s(lg_retry policy, int k, double retry_after_ms, double retry_after_s,
+                        double u) {
+  double advice = lg_retry_advice_s(retry_after_ms, retry_after_s);
+  switch (policy) {
+    case LG_RETRY_NONE: return -1;
+    case LG_RETRY_NOW: return 0;
+    case LG_RETRY_AFTER: return advice >= 0 ? advice : 1.0;
+    case LG_RETRY_BACKOFF:
+      if (k < 0 || k >= LG_BACKOFF_RETRIES) return -1;
+      /* the SDK honours a "reasonable" advice: 0 < it < 60 s */
+      if (advice > 0 && advice < 60) return advice;
+      return fmin(0.5 * pow(2.0, k), 8.0) * (1.0 - 0.25 * u);
+  }
+  return -1;
+}
+
 /* ---- summary --------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -457,6 +512,8 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
     const lg_record *x = &r[i];
     if (x->sent_s < 0) continue; /* never sent */
     out->sent++;
+    if (x->attempt > 0) out->retries++;
+    else out->logical++;
     if (x->sent_s < first_send) first_send = x->sent_s;
     if (x->sent_s - x->scheduled_s > late_s) out->late_sends++;
     if (x->status == 200) {
@@ -465,6 +522,9 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
       if (lat) lat[nl++] = x->latency_s;
       if (inf && x->inference_s >= 0) inf[ni++] = x->inference_s;
       if (deadline_s <= 0 || x->latency_s <= deadline_s) out->within_deadline++;
+      out->logical_ok++; /* a 200 ends its logical request */
+      if (deadline_s <= 0 || x->latency_s + (x->scheduled_s - x->origin_s) <= deadline_s)
+        out->logical_in_time++;
       if (x->correct >= 0) {
         out->labelled++;
         out->correct += (size_t)x->correct;
@@ -483,6 +543,7 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   out->attainment = out->sent ? (double)out->within_deadline / (double)out->sent : NAN;
   out->admitted_share =
       out->sent ? (double)(out->sent - out->rejected) / (double)out->sent : NAN;
+  out->logical_ok_share = out->logical ? (double)out->logical_ok / (double)out->logical : NAN;
   out->accuracy = out->labelled ? (double)out->correct / (double)out->labelled : NAN;
   out->answered_rps = out->answered >= 2 && last_answer > first_send
                           ? (double)out->answered / (last_answer - first_send)
@@ -495,4 +556,19 @@ void lg_summarise(const lg_record *r, size_t n, int n_variants, double duration_
   out->inference_p50_s = nearest_rank(inf, ni, 0.50);
   free(lat);
   free(inf);
+}
+
+double lg_window_ok_share(const lg_record *r, size_t n, int min_client, double from_s,
+                          double to_s, size_t *sent, size_t *ok) {
+  size_t s = 0, k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const lg_record *x = &r[i];
+    if (x->sent_s < 0 || x->client < min_client) continue;
+    if (x->scheduled_s < from_s || x->scheduled_s >= to_s) continue;
+    s++;
+    k += x->status == 200;
+  }
+  if (sent) *sent = s;
+  if (ok) *ok = k;
+  return s ? (double)k / (double)s : NAN;
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/integration/sweep.sh — `anytime sweep` end to end on the tiny
 # configuration: it measures the capacity through a server without admission
-# control when it starts (what it answers when saturated),
-# runs both policies at every rho, and writes one CSV row per
-# (repeat, policy, rho) with the measured capacity, the server's Run time,
-# the steal share and the host-speed probe,
+# control when it starts (what it answers when saturated) and the cheapest
+# frontier variant's, runs the chosen policies with open-loop and
+# closed-loop retrying clients at every rho, and writes one CSV row per
+# (repeat, policy, clients, rho) with the measured capacity, the server's
+# Run time, the steal share, the host-speed probe and the oracle,
 # plus the markdown summary; bad arguments are refused with a usage error.
 # (Timings are not asserted: the tiny model and this shared host make them
 # meaningless; the real sweep is `anytime sweep` on configs/serving.yaml.)
@@ -17,40 +18,59 @@ cfg="$ANYTIME_TEST_DATA/serve/tiny.yaml"
 awk -F, 'NR == 1 || $1 == "0" || $1 == "1"' "$ANYTIME_TEST_DATA/text/tiny_labelled.csv" > "$tmp/data.csv"
 data="$tmp/data.csv"
 "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.05,0.2 --repeats 2 --duration 1 \
-    --deadline-ms 1000 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
+    --policies accurate-only,adaptive --deadline-ms 1000 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
   || { cat "$tmp/log"; fail "sweep failed"; }
 grep -Eq "^sweep: capacity [0-9]+ req/s: what the server answered with every worker busy" "$tmp/log" \
   || { cat "$tmp/log"; fail "capacity not measured through the server"; }
 grep -q "refused" "$tmp/log" && { cat "$tmp/log"; fail "the capacity server refused requests"; }
-head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps,steal_pct,probe_ms$" || fail "CSV header: $(head -1 "$tmp/s.csv")"
+head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps,steal_pct,probe_ms,clients,.*,cheapest_capacity_rps,oracle_rps,goodput_over_oracle$" \
+  || fail "CSV header: $(head -1 "$tmp/s.csv")"
 rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
-[ "$rows" -eq 8 ] || fail "expected 8 rows (2 repeats x 2 policies x 2 rhos), got $rows"
+[ "$rows" -eq 16 ] || fail "expected 16 rows (2 repeats x 2 policies x 2 client models x 2 rhos), got $rows"
+# both kinds of client; the closed-loop ones are N = rho x C x 50 ms clients
+[ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx poisson)" -eq 8 ] && [ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx closed-retry)" -eq 8 ] \
+  || fail "client models: $(cut -d, -f22 "$tmp/s.csv" | sort | uniq -c)"
+awk -F, 'NR > 1 && $22 == "closed-retry" { n = $4 * $24 / 1000; n = n < 1 ? 1 : n;
+  if ($23 < int(n) || $23 > int(n) + 1) { print "n_clients != rho x C x Z: " $0; bad = 1 } }
+  END { exit bad }' "$tmp/s.csv" || fail "closed-loop client count"
+# the oracle: min(offered rate, the cheapest frontier variant's capacity)
+awk -F, 'NR > 1 { o = $4 < $29 ? $4 : $29; if (!($29 > 0) || $30 < 0.99 * o || $30 > 1.01 * o) { print "oracle: " $0; bad = 1 } }
+  END { exit bad }' "$tmp/s.csv" || fail "oracle column"
+grep -q "^sweep: cheapest frontier variant a: capacity" "$tmp/log" || { cat "$tmp/log"; fail "no cheapest capacity"; }
 # every row: a positive capacity, the offered rate = rho x that capacity, answers with a Run time
-awk -F, 'NR > 1 { cap = $(NF - 2); rate = $4; rho = $3;
+awk -F, 'NR > 1 { cap = $19; rate = $4; rho = $3;
   if (!(cap > 0)) { print "no capacity: " $0; bad = 1 }
   if (rate < 0.99 * rho * cap || rate > 1.01 * rho * cap) { print "rate != rho x capacity: " $0; bad = 1 }
   if (!($6 > 0)) { print "nothing answered: " $0; bad = 1 }
-  if (!($(NF - 3) > 0)) { print "no server Run time: " $0; bad = 1 }
-  if (!($(NF - 1) >= 0 && $(NF - 1) <= 100)) { print "no steal share: " $0; bad = 1 }
-  if (!($NF > 0 && $NF < 10000)) { print "no host probe time: " $0; bad = 1 } }
+  if (!($18 > 0)) { print "no server Run time: " $0; bad = 1 }
+  if (!($20 >= 0 && $20 <= 100)) { print "no steal share: " $0; bad = 1 }
+  if (!($21 > 0 && $21 < 10000)) { print "no host probe time: " $0; bad = 1 } }
   END { exit bad }' "$tmp/s.csv" || fail "bad CSV rows"
 grep -q "measured through the server when the sweep started" "$tmp/s.md" || fail "summary does not say how capacity was found"
 grep -q "^Host probe (a fixed piece of arithmetic" "$tmp/s.md" || fail "summary has no host probe line"
 # every repeat offers the same rates
 [ "$(tail -n +2 "$tmp/s.csv" | cut -d, -f19 | sort -u | wc -l)" -eq 1 ] || fail "capacity differs between repeats"
 grep -q "| 0.05 | accurate-only |" "$tmp/s.md" && grep -q "| 0.20 | adaptive |" "$tmp/s.md" || fail "summary rows missing"
+[ "$(grep -c '^| 0.20 | adaptive |' "$tmp/s.md")" -eq 2 ] || fail "summary: one table per kind of client"
+grep -q "goodput / oracle" "$tmp/s.md" || fail "summary has no oracle column"
+grep -q "gnuplot" "$tmp/log" || [ -s "$tmp/s.png" ] || fail "no plot and no gnuplot warning"
 # a fixed capacity is used as given
 "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 \
-    --deadline-ms 1000 --out-csv "$tmp/f.csv" --out-md "$tmp/f.md" --plot "$tmp/f.png" 2>"$tmp/log2" \
+    --policies none,limit --inflight-limit 4 --clients-model closed-retry --deadline-ms 1000 --out-csv "$tmp/f.csv" --out-md "$tmp/f.md" --plot "$tmp/f.png" 2>"$tmp/log2" \
   || { cat "$tmp/log2"; fail "sweep --capacity failed"; }
-awk -F, 'NR > 1 && $(NF - 2) != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
+awk -F, 'NR > 1 && $19 != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
+[ "$(tail -n +2 "$tmp/f.csv" | cut -d, -f2 | tr '\n' ' ')" = "none limit " ] || fail "--policies none,limit: $(cat "$tmp/f.csv")"
 # bad arguments: usage errors naming the problem
 set +e
 "$ANYTIME_BIN" sweep --capacity -3 2>"$tmp/e1"; rc1=$?
 "$ANYTIME_BIN" sweep --repeats 0 2>"$tmp/e2"; rc2=$?
 "$ANYTIME_BIN" sweep --config "$tmp/missing.yaml" 2>"$tmp/e3"; rc3=$?
+"$ANYTIME_BIN" sweep --policies adaptive,fastest 2>"$tmp/e4"; rc4=$?
+"$ANYTIME_BIN" sweep --clients-model poisson,poisson 2>"$tmp/e5"; rc5=$?
 set -e
 [ $rc1 -eq 2 ] && grep -q "capacity" "$tmp/e1" || fail "--capacity -3: rc $rc1 $(cat "$tmp/e1")"
 [ $rc2 -eq 2 ] && grep -q "repeats" "$tmp/e2" || fail "--repeats 0: rc $rc2 $(cat "$tmp/e2")"
 [ $rc3 -ne 0 ] && grep -q "missing.yaml" "$tmp/e3" || fail "missing config: rc $rc3 $(cat "$tmp/e3")"
+[ $rc4 -eq 2 ] && grep -q "policies" "$tmp/e4" || fail "--policies fastest: rc $rc4 $(cat "$tmp/e4")"
+[ $rc5 -eq 2 ] && grep -q "clients-model" "$tmp/e5" || fail "--clients-model twice: rc $rc5 $(cat "$tmp/e5")"
 echo "PASS: sweep measures capacity, writes every row, refuses bad arguments"

@@ -1,10 +1,13 @@
 /* tests/unit/test_loadgen.c — `anytime loadgen`'s pieces: the Poisson
  * schedule (mean and spread over many draws, deterministic by seed), the
  * CSV reader, JSON escaping and request building, the HTTP response parser
- * (Content-Length, chunked, close-delimited, byte-by-byte), the top-label
- * reader, the summary arithmetic, and whole runs against a small in-test
- * HTTP responder on loopback (keep-alive, 429, chunked, Connection: close,
- * a slow server that must not slow the sender, a connection cap). */
+ * (Content-Length, chunked, close-delimited, byte-by-byte, Retry-After and
+ * retry-after-ms), the top-label reader, the retry rules after a 429 (at
+ * once, the server's advice, the OpenAI SDK's backoff schedule), the
+ * summary arithmetic over attempts and logical requests, and whole runs
+ * against a small in-test HTTP responder on loopback (keep-alive, 429,
+ * chunked, Connection: close, a slow server that must not slow the sender,
+ * a connection cap; closed-loop clients that retry, and a burst). */
 #define _GNU_SOURCE /* strcasestr in the responder */
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -195,6 +198,20 @@ static void test_http_parser(void **state) {
   assert_int_equal(r.status, 429);
   assert_false(r.keep_alive);
   assert_true(r.retry_after_s == 3);
+  assert_true(r.retry_after_ms < 0); /* absent */
+
+  const char rms[] =
+      "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nretry-after-ms: 37.5\r\n"
+      "Content-Length: 0\r\n\r\n";
+  assert_int_equal(lg_http_parse(rms, sizeof rms - 1, false, &r, g_body, sizeof g_body),
+                   (long)(sizeof rms - 1));
+  assert_true(r.retry_after_s == 1 && r.retry_after_ms == 37.5);
+  const char date[] =
+      "HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n"
+      "Retry-After-Ms: soon\r\nContent-Length: 0\r\n\r\n";
+  assert_int_equal(lg_http_parse(date, sizeof date - 1, false, &r, g_body, sizeof g_body),
+                   (long)(sizeof date - 1));
+  assert_true(r.retry_after_s < 0 && r.retry_after_ms < 0); /* not numbers: absent */
 
   const char old[] = "HTTP/1.0 200 OK\r\n\r\nuntil close";
   assert_int_equal(lg_http_parse(old, sizeof old - 1, false, &r, g_body, sizeof g_body), 0);
@@ -243,7 +260,8 @@ static void test_summary_arithmetic(void **state) {
   (void)state;
 #define R(sch, sent, lat, st, var, cor) \
   {.scheduled_s = sch, .sent_s = sent, .latency_s = lat, .status = st, .variant = var, \
-   .correct = cor, .item = 0, .retry_after_s = -1, .inference_s = -1}
+   .correct = cor, .item = 0, .retry_after_s = -1, .inference_s = -1, .retry_after_ms = -1, \
+   .client = -1, .attempt = 0, .origin_s = sch}
   lg_record r[] = {
       R(0.00, 0.000, 0.010, 200, 0, 1),
       R(0.10, 0.100, 0.030, 200, 1, 0),
@@ -283,6 +301,11 @@ static void test_summary_arithmetic(void **state) {
   assert_true(s.p99_s == 0.050);
   assert_int_equal(s.variant_count[0], 3);
   assert_int_equal(s.variant_count[1], 2);
+  /* open loop: every attempt is its own logical request */
+  assert_int_equal(s.retries, 0);
+  assert_int_equal(s.logical, 9);
+  assert_int_equal(s.logical_ok, 5);
+  assert_int_equal(s.logical_in_time, 4);
   /* no deadline: every answer is in time */
   lg_summarise(r, 10, 2, 2.0, 0, 0.001, &s);
   assert_int_equal(s.within_deadline, 5);
@@ -291,6 +314,116 @@ static void test_summary_arithmetic(void **state) {
   assert_true(isnan(s.p50_s) && isnan(s.accuracy) && isnan(s.inference_p50_s));
   assert_true(isnan(s.answered_rps));
   assert_true(s.admitted_share == 0 && s.attainment == 0);
+}
+
+/* ---- retries ------------------------------------------------------------------- */
+
+static void test_retry_rules(void **state) {
+  (void)state;
+  lg_retry m;
+  const char *names[] = {"none", "now", "after", "backoff"};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(lg_retry_parse(names[i], &m), 0);
+    assert_int_equal((int)m, i);
+    assert_string_equal(lg_retry_name(m), names[i]);
+  }
+  assert_int_equal(lg_retry_parse("sometimes", &m), -1);
+  assert_int_equal(lg_retry_parse(NULL, &m), -1);
+
+  /* the advice: retry-after-ms first, then Retry-After; 0 ms falls through
+   * (openai-node treats it as unset) */
+  assert_true(lg_retry_advice_s(250, 3) == 0.25);
+  assert_true(lg_retry_advice_s(-1, 3) == 3);
+  assert_true(lg_retry_advice_s(0, 3) == 3);
+  assert_true(lg_retry_advice_s(0, -1) == 0);
+  assert_true(lg_retry_advice_s(-1, -1) == -1);
+
+  /* none gives up, now resends at once, whatever the headers say */
+  for (int k = 0; k < 5; k++) {
+    assert_true(lg_retry_delay_s(LG_RETRY_NONE, k, 30, 1, 0.5) == -1);
+    assert_true(lg_retry_delay_s(LG_RETRY_NOW, k, 30, 1, 0.5) == 0);
+  }
+  /* after: the advice at every retry, 1 s when there is none */
+  assert_true(lg_retry_delay_s(LG_RETRY_AFTER, 0, 30, 1, 0.5) == 0.030);
+  assert_true(lg_retry_delay_s(LG_RETRY_AFTER, 7, -1, 2, 0.5) == 2);
+  assert_true(lg_retry_delay_s(LG_RETRY_AFTER, 0, -1, -1, 0.5) == 1);
+  assert_true(lg_retry_delay_s(LG_RETRY_AFTER, 0, 0, -1, 0.5) == 0);
+
+  /* backoff, no usable advice: 0.5 s then 1 s, less up to 25 % jitter;
+   * then give up (two retries) */
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, -1, -1, 0) == 0.5);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 1, -1, -1, 0) == 1.0);
+  assert_true(fabs(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, -1, -1, 0.999999) - 0.375) < 1e-6);
+  assert_true(fabs(lg_retry_delay_s(LG_RETRY_BACKOFF, 1, -1, -1, 0.5) - 0.875) < 1e-12);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 2, -1, -1, 0) == -1);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 2, 30, 1, 0) == -1);
+  for (int i = 0; i < 1000; i++) { /* the jitter only ever shortens, by at most 25 % */
+    double u = i / 1000.0, d0 = lg_retry_delay_s(LG_RETRY_BACKOFF, 0, -1, -1, u);
+    assert_true(d0 > 0.375 - 1e-12 && d0 <= 0.5);
+  }
+  /* backoff honours the advice when 0 < it < 60 s, without jitter */
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, 30, 1, 0.9) == 0.030);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 1, -1, 2, 0.9) == 2);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, -1, 59.5, 0) == 59.5);
+  /* ... and computes its own when it is 0, 60 s or more, or absent */
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, -1, 60, 0) == 0.5);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 1, -1, 3600, 0) == 1.0);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, 0, 0, 0) == 0.5);
+  assert_true(lg_retry_delay_s(LG_RETRY_BACKOFF, 0, 60000, -1, 0) == 0.5);
+}
+
+/* Closed-loop records: attempts, retries and logical requests. */
+static void test_summary_of_attempts(void **state) {
+  (void)state;
+#define A(cli, att, org, sch, lat, st) \
+  {.scheduled_s = sch, .sent_s = sch, .latency_s = lat, .status = st, .variant = -1, \
+   .correct = -1, .item = 0, .retry_after_s = -1, .inference_s = -1, .retry_after_ms = -1, \
+   .client = cli, .attempt = att, .origin_s = org}
+  lg_record r[] = {
+      /* client 0: refused twice, then answered in 10 ms: in time for the
+       * attempt (10 ms) but not from the first attempt (0.05 + 0.01 s) */
+      A(0, 0, 0.00, 0.00, 0.001, 429),
+      A(0, 1, 0.00, 0.02, 0.001, 429),
+      A(0, 2, 0.00, 0.05, 0.010, 200),
+      /* client 1: answered at once */
+      A(1, 0, 0.10, 0.10, 0.005, 200),
+      /* client 1: refused, gave up */
+      A(1, 0, 0.20, 0.20, 0.001, 429),
+      /* client 2: a transport error */
+      A(2, 0, 0.30, 0.30, -1, LG_ERR_IO),
+      /* client 2: refused, its retry answered late for the attempt too */
+      A(2, 0, 1.20, 1.20, 0.001, 429),
+      A(2, 1, 1.20, 1.21, 0.050, 200),
+  };
+#undef A
+  lg_summary s;
+  lg_summarise(r, 8, 0, 2.0, 0.040, 1, &s);
+  assert_int_equal(s.sent, 8);
+  assert_int_equal(s.retries, 3);
+  assert_int_equal(s.logical, 5);
+  assert_int_equal(s.answered, 3);
+  assert_int_equal(s.rejected, 4);
+  assert_int_equal(s.errors, 1);
+  assert_int_equal(s.within_deadline, 2); /* per attempt: 10 ms and 5 ms */
+  assert_true(fabs(s.goodput_rps - 1.0) < 1e-12);
+  assert_int_equal(s.logical_ok, 3);
+  assert_int_equal(s.logical_in_time, 1); /* only client 1's 5 ms answer */
+  assert_true(fabs(s.logical_ok_share - 3.0 / 5) < 1e-12);
+  /* no deadline: every answer in time */
+  lg_summarise(r, 8, 0, 2.0, 0, 1, &s);
+  assert_int_equal(s.logical_in_time, 3);
+
+  /* the share of 200s in a window, by client */
+  size_t sent = 0, ok = 0;
+  assert_true(fabs(lg_window_ok_share(r, 8, -1, 0, 10, &sent, &ok) - 3.0 / 8) < 1e-12);
+  assert_int_equal(sent, 8);
+  assert_int_equal(ok, 3);
+  assert_true(lg_window_ok_share(r, 8, 2, 1.0, 10, &sent, &ok) == 0.5);
+  assert_int_equal(sent, 2);
+  assert_true(lg_window_ok_share(r, 8, 1, 0.15, 0.25, &sent, &ok) == 0);
+  assert_int_equal(sent, 1);
+  assert_true(isnan(lg_window_ok_share(r, 8, 3, 0, 10, &sent, &ok)));
+  assert_int_equal(sent, 0);
 }
 
 /* ---- an in-test HTTP responder ------------------------------------------------- */
@@ -311,6 +444,7 @@ typedef struct responder {
   pthread_t th;
   atomic_int stop;
   atomic_int accepted, served;
+  atomic_int reject_left; /* answer this many requests 429 with retry-after-ms: 30 */
   char last_deadline[32];
   client cl[600];
 } responder;
@@ -335,7 +469,12 @@ static void make_response(responder *rs, client *c, const char *req, size_t hlen
   const char *top = pos ? "positive" : "negative", *other = pos ? "negative" : "positive";
   char js[256];
   c->close_after = false;
-  if (strstr(text, "REJECT")) {
+  if (atomic_load(&rs->reject_left) > 0) {
+    atomic_fetch_sub(&rs->reject_left, 1);
+    c->out_len = (size_t)snprintf(c->out, sizeof c->out,
+                                  "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n"
+                                  "retry-after-ms: 30\r\nContent-Length: 0\r\n\r\n");
+  } else if (strstr(text, "REJECT")) {
     c->out_len = (size_t)snprintf(c->out, sizeof c->out,
                                   "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\n"
                                   "Content-Length: 0\r\n\r\n");
@@ -598,6 +737,105 @@ static void test_connection_refused(void **state) {
   lg_result_free(&res);
 }
 
+/* Closed-loop clients against the responder: one answer each at a time,
+ * the think time between them, and each retry rule after a 429. */
+static void test_closed_loop(void **state) {
+  (void)state;
+  lg_item items[] = {{.text = "good", .label = 1}, {.text = "bad", .label = 0}};
+  lg_data data = {.items = items, .n = 2};
+  responder *rs = responder_start(0.002); /* 2 ms per answer */
+  lg_config cfg = config_for(rs);
+  cfg.drain_s = 2;
+  lg_result res;
+  char err[256];
+  /* 4 clients back to back for 0.4 s: at most ~4 / 2 ms answers, never
+   * more than 4 in flight, one connection each */
+  lg_closed cl = {.clients = 4, .think_s = 0, .retry = LG_RETRY_NONE, .duration_s = 0.4};
+  assert_int_equal(lg_run_closed(&cfg, &cl, &data, &res, err, sizeof err), 0);
+  lg_summary s;
+  lg_summarise(res.records, res.n, res.n_variants, 0.4, 0, cfg.late_s, &s);
+  assert_true(s.answered > 40 && s.answered <= 4 * 0.4 / 0.002 + 8);
+  assert_int_equal(s.answered, s.sent);
+  assert_int_equal(s.retries, 0);
+  assert_int_equal(s.logical, s.sent);
+  assert_true(fabs(s.accuracy - 1.0) < 1e-12);
+  assert_int_equal(res.peak_conns, 4);
+  for (size_t i = 0; i < res.n; i++) {
+    assert_true(res.records[i].client >= 0 && res.records[i].client < 4);
+    assert_true(res.records[i].scheduled_s < 0.4);
+  }
+  lg_result_free(&res);
+
+  /* thinking 50 ms on average: about 4 / 52 ms requests per second */
+  cl.think_s = 0.050;
+  cl.duration_s = 1.0;
+  assert_int_equal(lg_run_closed(&cfg, &cl, &data, &res, err, sizeof err), 0);
+  lg_summarise(res.records, res.n, res.n_variants, 1.0, 0, cfg.late_s, &s);
+  assert_true(s.sent >= 35 && s.sent <= 140);
+  lg_result_free(&res);
+
+  /* the first 6 requests are refused with retry-after-ms: 30 */
+  const lg_retry modes[] = {LG_RETRY_NONE, LG_RETRY_NOW, LG_RETRY_AFTER, LG_RETRY_BACKOFF};
+  for (int m = 0; m < 4; m++) {
+    atomic_store(&rs->reject_left, 6);
+    lg_closed one = {.clients = 1, .think_s = 0, .retry = modes[m], .duration_s = 0.5};
+    assert_int_equal(lg_run_closed(&cfg, &one, &data, &res, err, sizeof err), 0);
+    lg_summarise(res.records, res.n, res.n_variants, 0.5, 0, cfg.late_s, &s);
+    assert_int_equal(s.rejected, 6);
+    for (size_t i = 1; i < res.n; i++) { /* one client: strictly one after another */
+      const lg_record *a = &res.records[i - 1], *b = &res.records[i];
+      assert_true(b->scheduled_s >= a->scheduled_s + a->latency_s - 1e-9);
+      if (a->status != 429) continue;
+      double gap = b->scheduled_s - (a->scheduled_s + a->latency_s);
+      if (modes[m] == LG_RETRY_NONE ||
+          (modes[m] == LG_RETRY_BACKOFF && a->attempt == LG_BACKOFF_RETRIES)) {
+        assert_int_equal(b->attempt, 0); /* gave up: a new logical request */
+      } else {
+        assert_int_equal(b->attempt, a->attempt + 1);
+        assert_int_equal(b->item, a->item); /* the same text again */
+        assert_true(b->origin_s == a->origin_s);
+        /* (upper bounds loose: this host is shared) */
+        if (modes[m] == LG_RETRY_NOW) assert_true(gap < 0.025);
+        else assert_true(gap >= 0.030 - 1e-3 && gap < 0.030 + 0.050); /* the advice */
+      }
+    }
+    if (modes[m] == LG_RETRY_NONE) assert_int_equal(s.retries, 0);
+    if (modes[m] == LG_RETRY_NOW || modes[m] == LG_RETRY_AFTER) {
+      assert_int_equal(s.retries, 6); /* every 429 retried */
+      assert_int_equal(s.logical_ok, s.logical);
+    }
+    if (modes[m] == LG_RETRY_BACKOFF) { /* two retries, then it gives up */
+      assert_int_equal(s.retries, 4);
+      assert_int_equal(s.logical_ok + 2, s.logical);
+    }
+    lg_result_free(&res);
+  }
+  atomic_store(&rs->reject_left, 0);
+
+  /* a burst: 6 clients back to back for 0.2 s, then 2 clients to 0.5 s */
+  lg_closed b = {.clients = 2, .think_s = 0, .retry = LG_RETRY_NONE, .duration_s = 0.5,
+                 .burst_s = 0.2, .burst_clients = 6};
+  assert_int_equal(lg_run_closed(&cfg, &b, &data, &res, err, sizeof err), 0);
+  size_t burst = 0, after = 0, sent = 0, ok = 0;
+  for (size_t i = 0; i < res.n; i++) {
+    const lg_record *x = &res.records[i];
+    if (x->client < 6) burst++, assert_true(x->scheduled_s < 0.2);
+    else after++, assert_true(x->scheduled_s >= 0.2 && x->scheduled_s < 0.5 && x->client < 8);
+  }
+  assert_true(burst > after && after > 10);
+  assert_true(lg_window_ok_share(res.records, res.n, 6, 0.3, 0.5, &sent, &ok) == 1.0);
+  assert_true(sent > 0);
+  assert_int_equal(res.peak_conns, 8);
+  lg_result_free(&res);
+
+  /* bad parameters are refused */
+  lg_closed bad = {.clients = 0, .duration_s = 1};
+  assert_int_equal(lg_run_closed(&cfg, &bad, &data, &res, err, sizeof err), -1);
+  bad = (lg_closed){.clients = 1, .duration_s = 1, .burst_s = 2, .burst_clients = 3};
+  assert_int_equal(lg_run_closed(&cfg, &bad, &data, &res, err, sizeof err), -1);
+  responder_stop(rs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_poisson_schedule),
@@ -606,9 +844,12 @@ int main(void) {
       cmocka_unit_test(test_http_parser),
       cmocka_unit_test(test_top_label),
       cmocka_unit_test(test_summary_arithmetic),
+      cmocka_unit_test(test_retry_rules),
+      cmocka_unit_test(test_summary_of_attempts),
       cmocka_unit_test(test_run_against_responder),
       cmocka_unit_test(test_open_loop_with_slow_server),
       cmocka_unit_test(test_connection_refused),
+      cmocka_unit_test(test_closed_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
