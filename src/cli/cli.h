@@ -36,5 +36,6 @@ int at_cli_profile(int argc, char **argv);
 int at_cli_sweep(int argc, char **argv);
 int at_cli_generate(int argc, char **argv);
 int at_cli_perplexity(int argc, char **argv);
+int at_cli_simulate(int argc, char **argv);
 
 #endif /* ANYTIME_CLI_H */

@@ -26,6 +26,7 @@ static const command k_commands[] = {
     {"sweep", at_cli_sweep, "load sweep of both planner policies; CSV, summary and plot"},
     {"generate", at_cli_generate, "generate text from prompts with a decoder (KV arena, continuous batching)"},
     {"perplexity", at_cli_perplexity, "held-out per-token perplexity of a decoder, measured from C"},
+    {"simulate", at_cli_simulate, "the real planner against simulated clients and host noise; vs an oracle"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,424 @@
+/* src/cli/cmd_simulate.c — `anytime simulate`: runs the real planner
+ * against simulated clients, workers and host noise (anytime/sim.h) with
+ * the variants and planner settings of a serving YAML config, and prints a
+ * table (or --json) per client model and load, with the oracle beside it.
+ * --grid runs every load of {0.4,0.8,1,1.3,2,3,5} × every client model with
+ * all four policies, and the burst recovery scenario. Deterministic: the
+ * same options print the same numbers on any host. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anytime/server.h"
+#include "anytime/sim.h"
+#include "cli/cli.h"
+
+#define MAX_LOADS 32
+static const double k_grid_loads[] = {0.4, 0.8, 1, 1.3, 2, 3, 5};
+static const at_plan_policy k_policies[] = {AT_PLAN_ADAPTIVE, AT_PLAN_ACCURATE_ONLY, AT_PLAN_NONE,
+                                            AT_PLAN_LIMIT};
+
+static void help(void) {
+  printf(
+      "usage: anytime simulate [options]\n\n"
+      "Drives the REAL admission planner (the code `anytime serve` runs) with a simulated\n"
+      "clock: c workers sharing one FIFO of admitted texts, Run times from the config's\n"
+      "service-time tables x a host speed factor (log-uniform in [1,2], redrawn every\n"
+      "0.5-3 s) x per-Run lognormal noise (sigma 0.1) x rare 10x stalls (p 0.002), a\n"
+      "0.05-0.3 ms answer overhead, 0.1 ms network round trip. Same options => same\n"
+      "output, on any host. docs/simulator.md describes the model.\n\n"
+      "options:\n"
+      "  --config FILE      serving YAML (default: configs/serving.yaml); variants and\n"
+      "                     planner settings come from it\n"
+      "  --model NAME       which model's variants (default: the first)\n"
+      "  --policy P         adaptive|accurate-only|none|limit (default: the config's)\n"
+      "  --inflight-limit N policy limit: texts in flight at most (default: config, 512)\n"
+      "  --clients M[,M..]  poisson|onoff|closed|retry|retry-after|openai|burst\n"
+      "                     (default poisson; repeatable)\n"
+      "  --load RHO[,RHO..] load relative to the most accurate variant's capacity\n"
+      "                     c/s_acc(1) at host speed 1 (default 1; repeatable)\n"
+      "  --duration S       simulated seconds of sending (default 10)\n"
+      "  --warmup S         figures count attempts sent after S (default 1)\n"
+      "  --seed N           (default 1)\n"
+      "  --deadline-ms D    every request's deadline (default: planner.deadline_ms)\n"
+      "  --think-ms Z       closed-loop mean think time (default 100)\n"
+      "  --workers N        override engine.workers;  --max-batch B  batching.max_batch_size\n"
+      "  --retry-after-header  retry-after/openai clients wait the whole seconds of the\n"
+      "                     Retry-After header, not the decision's exact retry_after_s\n"
+      "  --no-noise         speed 1, no Run noise, no stalls\n"
+      "  --no-oracle        skip the oracle runs\n"
+      "  --grid             loads {0.4,0.8,1,1.3,2,3,5} x every client model, policy\n"
+      "                     adaptive with the oracle, and accurate-only/none/limit beside\n"
+      "                     it; then the burst scenario for each policy\n"
+      "  --json             one JSON object per run, one per line\n\n"
+      "columns (over attempts sent in [warmup, duration)):\n"
+      "  clients load   client model and rho; N = closed-loop clients (rho*capacity*Z)\n"
+      "  sent 200 429   attempts (every resend counts), answered, refused\n"
+      "  goodput        answers within the deadline per second\n"
+      "  oracle         the best goodput the variants could give: each frontier variant\n"
+      "                 alone against a clairvoyant server that knows every true Run\n"
+      "                 time and admits a request exactly when it would be answered\n"
+      "                 within its deadline (FIFO, batch 1, same clients and seed);\n"
+      "                 the maximum over the variants\n"
+      "  g/o            goodput / oracle\n"
+      "  attain         answers within the deadline / sent attempts\n"
+      "  p50 p99        latency of the 200s in ms (client side: send to answer)\n"
+      "  top            share of the 200s answered by the most accurate variant\n"
+      "  acc            mean accuracy of the variants that answered the 200s\n"
+      "  cv             coefficient of variation of admitted texts per 100 ms bin\n"
+      "  sw             times the majority variant changed between 100 ms bins\n"
+      "  ovr            the planner's overrun allowance, max over 100 ms samples (ms)\n"
+      "  first after    burst: share of the light clients' requests answered within\n"
+      "                 the deadline in the first second after the burst, and after it\n");
+}
+
+typedef struct opts {
+  const char *config, *model, *policy;
+  double loads[MAX_LOADS];
+  int n_loads;
+  at_sim_clients clients[AT_SIM_N_CLIENTS];
+  int n_clients;
+  double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit;
+  bool no_noise, no_oracle, grid, json, ra_header;
+} opts;
+
+static int num(const char *opt, const char *v, double lo, double hi, double *out) {
+  char *e;
+  errno = 0;
+  double x = v ? strtod(v, &e) : NAN;
+  if (!v || errno || *e || !(x >= lo && x <= hi)) {
+    fprintf(stderr, "anytime simulate: %s needs a number in [%g, %g]\n", opt, lo, hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* "a,b,c" into the loads or the client models. */
+static int list_arg(opts *o, const char *opt, const char *v) {
+  char buf[512];
+  if (!v || strlen(v) >= sizeof buf) {
+    fprintf(stderr, "anytime simulate: %s needs a value\n", opt);
+    return -1;
+  }
+  snprintf(buf, sizeof buf, "%s", v);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strcmp(opt, "--load") == 0) {
+      if (o->n_loads >= MAX_LOADS) return fprintf(stderr, "anytime simulate: too many loads\n"), -1;
+      if (num(opt, t, 1e-6, 1000, &o->loads[o->n_loads])) return -1;
+      o->n_loads++;
+    } else {
+      at_sim_clients c;
+      if (at_sim_clients_parse(t, &c) != AT_OK) {
+        fprintf(stderr, "anytime simulate: %s\n", at_last_error());
+        return -1;
+      }
+      if (o->n_clients >= AT_SIM_N_CLIENTS)
+        return fprintf(stderr, "anytime simulate: too many client models\n"), -1;
+      o->clients[o->n_clients++] = c;
+    }
+  }
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    bool *flag = !strcmp(a, "--no-noise")             ? &o->no_noise
+                 : !strcmp(a, "--no-oracle")          ? &o->no_oracle
+                 : !strcmp(a, "--grid")               ? &o->grid
+                 : !strcmp(a, "--json")               ? &o->json
+                 : !strcmp(a, "--retry-after-header") ? &o->ra_header
+                                                      : NULL;
+    if (flag) {
+      *flag = true;
+      continue;
+    }
+    int rc = 0;
+    if (!v) {
+      fprintf(stderr, "anytime simulate: unknown option or missing value: '%s' (see --help)\n", a);
+      return -1;
+    }
+    if (!strcmp(a, "--config"))
+      o->config = v;
+    else if (!strcmp(a, "--model"))
+      o->model = v;
+    else if (!strcmp(a, "--policy"))
+      o->policy = v;
+    else if (!strcmp(a, "--load") || !strcmp(a, "--clients"))
+      rc = list_arg(o, a, v);
+    else if (!strcmp(a, "--duration"))
+      rc = num(a, v, 0.01, 1e6, &o->duration);
+    else if (!strcmp(a, "--warmup"))
+      rc = num(a, v, 0, 1e6, &o->warmup);
+    else if (!strcmp(a, "--seed"))
+      rc = num(a, v, 0, 1.8e19, &o->seed);
+    else if (!strcmp(a, "--deadline-ms"))
+      rc = num(a, v, 1e-3, 3.6e6, &o->deadline_ms);
+    else if (!strcmp(a, "--think-ms"))
+      rc = num(a, v, 0, 3.6e6, &o->think_ms);
+    else if (!strcmp(a, "--workers"))
+      rc = num(a, v, 1, AT_PLAN_MAX_WORKERS, &o->workers);
+    else if (!strcmp(a, "--max-batch"))
+      rc = num(a, v, 1, AT_PLAN_MAX_BATCH, &o->max_batch);
+    else if (!strcmp(a, "--inflight-limit"))
+      rc = num(a, v, 1, 1e6, &o->limit);
+    else {
+      fprintf(stderr, "anytime simulate: unknown option '%s' (see --help)\n", a);
+      return -1;
+    }
+    if (rc) return -1;
+    i++;
+  }
+  if (!(o->warmup < o->duration)) {
+    fprintf(stderr, "anytime simulate: --warmup must be below --duration\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* The planner as `anytime serve` builds it from the config (see
+ * src/serve/models.c), and the model's variants. */
+static int from_config(const opts *o, const at_server_config *cfg, at_sim_params *sp,
+                       at_plan_variant *pv) {
+  const at_server_model_config *m = NULL;
+  for (int i = 0; i < cfg->n_models && !m; i++)
+    if (!o->model || !strcmp(cfg->models[i].name, o->model)) m = &cfg->models[i];
+  if (!m) {
+    fprintf(stderr, "anytime simulate: %s\n",
+            o->model ? "no model of that name in the config" : "the config has no models");
+    return -1;
+  }
+  for (int v = 0; v < m->n_variants; v++) {
+    if (!at_server_variant_plan(&m->variants[v], &pv[v])) {
+      fprintf(stderr,
+              "anytime simulate: variant '%s' has no service-time table "
+              "(run `anytime profile`)\n",
+              m->variants[v].name);
+      return -1;
+    }
+  }
+  sp->variants = pv;
+  sp->n_variants = (size_t)m->n_variants;
+  if (at_server_config_planner_params(cfg, &sp->planner) != AT_OK) {
+    fprintf(stderr, "anytime simulate: %s\n", at_last_error());
+    return -1;
+  }
+  at_planner_params *pp = &sp->planner;
+  const char *pol = o->policy ? o->policy : cfg->policy;
+  if (at_plan_policy_parse(pol, &pp->policy) != AT_OK) {
+    fprintf(stderr, "anytime simulate: %s\n", at_last_error());
+    return -1;
+  }
+  return 0;
+}
+
+static void apply_opts(const opts *o, at_sim_params *sp) {
+  at_planner_params *pp = &sp->planner;
+  if (o->workers > 0) pp->workers = (int)o->workers;
+  if (o->max_batch > 0) pp->max_batch = (int)o->max_batch;
+  if (o->limit > 0) pp->inflight_limit = (int)o->limit;
+  if (o->deadline_ms > 0) sp->deadline_s = o->deadline_ms / 1000.0;
+  if (o->think_ms >= 0) sp->think_s = o->think_ms / 1000.0;
+  sp->duration_s = o->duration;
+  sp->warmup_s = o->warmup;
+  sp->seed = (uint64_t)o->seed;
+  sp->host_noise = !o->no_noise;
+  sp->oracle = !o->no_oracle;
+  sp->retry_after_header = o->ra_header;
+}
+
+static json_t *jnum(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+static void print_json(const at_sim_params *sp, const at_sim_result *r) {
+  json_t *mix = json_object();
+  for (size_t v = 0; v < sp->n_variants; v++)
+    json_object_set_new(mix, sp->variants[v].name, json_real(r->variant_share[v]));
+  json_t *o = json_pack(
+      "{s:s, s:s, s:f, s:f, s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o,"
+      " s:o, s:o, s:o, s:o, s:o, s:i, s:f, s:f}",
+      "clients", at_sim_clients_name(r->clients), "policy", at_plan_policy_name(sp->planner.policy),
+      "load", r->clients == AT_SIM_BURST ? 0.0 : r->load, "capacity_rps", r->capacity_rps,
+      "n_clients", r->n_clients, "rate_rps", r->rate_rps, "sent", (json_int_t)r->sent, "answered",
+      (json_int_t)r->answered, "refused", (json_int_t)r->refused, "within", (json_int_t)r->within,
+      "late", (json_int_t)r->late, "failed", (json_int_t)r->failed, "goodput_rps",
+      jnum(r->goodput_rps), "attainment", jnum(r->attainment), "p50_ms", jnum(r->p50_s * 1e3),
+      "p99_ms", jnum(r->p99_s * 1e3), "accuracy", jnum(r->accuracy), "oracle_rps",
+      jnum(r->oracle_rps), "goodput_over_oracle", jnum(r->oracle_ratio), "oracle_variant",
+      r->oracle_variant >= 0 ? json_string(sp->variants[r->oracle_variant].name) : json_null(),
+      "admitted_cv", jnum(r->admitted_cv), "variant_mix", mix, "majority_changes",
+      r->majority_changes, "overrun_mean_ms", r->overrun_mean_s * 1e3, "overrun_max_ms",
+      r->overrun_max_s * 1e3);
+  if (r->clients == AT_SIM_BURST) {
+    json_object_set_new(o, "light_first_s", jnum(r->light_first_s));
+    json_object_set_new(o, "light_after", jnum(r->light_after));
+  }
+  json_object_set_new(
+      o, "refused_by_reason",
+      json_pack("{s:I, s:I, s:I}", "deadline", (json_int_t)r->refused_deadline, "infeasible",
+                (json_int_t)r->refused_infeasible, "limit", (json_int_t)r->refused_limit));
+  char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+  if (s) printf("%s\n", s);
+  free(s);
+  json_decref(o);
+}
+
+static void print_header(void) {
+  printf("%-11s %5s %5s %8s %7s %7s %8s %8s %5s %6s %7s %7s %5s %6s %5s %3s %6s\n", "clients",
+         "load", "N", "sent", "200", "429", "goodput", "oracle", "g/o", "attain", "p50ms", "p99ms",
+         "top", "acc", "cv", "sw", "ovr");
+}
+
+/* The load as printed: the burst scenario has none. */
+static const char *load_str(const at_sim_result *r, char *buf, size_t cap) {
+  if (r->clients == AT_SIM_BURST)
+    snprintf(buf, cap, "-");
+  else
+    snprintf(buf, cap, "%.2g", r->load);
+  return buf;
+}
+
+static void print_row(const at_sim_result *r) {
+  char lb[32];
+  printf(
+      "%-11s %5s %5d %8llu %7llu %7llu %8.1f %8.1f %5.3f %6.3f %7.2f %7.2f %5.3f %6.4f "
+      "%5.2f %3d %6.2f\n",
+      at_sim_clients_name(r->clients), load_str(r, lb, sizeof lb), r->n_clients,
+      (unsigned long long)r->sent, (unsigned long long)r->answered, (unsigned long long)r->refused,
+      r->goodput_rps, r->oracle_rps, r->oracle_ratio, r->attainment, r->p50_s * 1e3, r->p99_s * 1e3,
+      r->variant_share[r->top_variant], r->accuracy, r->admitted_cv, r->majority_changes,
+      r->overrun_max_s * 1e3);
+  if (r->clients == AT_SIM_BURST)
+    printf(
+        "%-11s light clients within deadline: first second after the burst %.4f (n=%llu), "
+        "after %.4f (n=%llu)\n",
+        "", r->light_first_s, (unsigned long long)r->light_first_n, r->light_after,
+        (unsigned long long)r->light_after_n);
+}
+
+static int run_one(const at_sim_params *sp, at_sim_result *r) {
+  at_status s = at_sim_run(sp, r);
+  if (s != AT_OK) return cli_report("simulate", s);
+  return AT_EXIT_OK;
+}
+
+/* The plain mode: every client model × every load, one policy. */
+static int run_list(const opts *o, at_sim_params sp) {
+  if (!o->json) {
+    printf("policy %s, %zu variants, workers %d, max_batch %d, deadline %.3g ms, %s\n",
+           at_plan_policy_name(sp.planner.policy), sp.n_variants, sp.planner.workers,
+           sp.planner.max_batch,
+           at_plan_cap_deadline(sp.deadline_s, sp.planner.default_deadline_s,
+                                sp.planner.max_deadline_s) *
+               1e3,
+           sp.host_noise ? "host noise on" : "no host noise");
+    print_header();
+  }
+  for (int c = 0; c < o->n_clients; c++)
+    for (int l = 0; l < o->n_loads; l++) {
+      sp.clients = o->clients[c];
+      sp.load = o->loads[l];
+      at_sim_result r;
+      int rc = run_one(&sp, &r);
+      if (rc) return rc;
+      if (o->json)
+        print_json(&sp, &r);
+      else
+        print_row(&r);
+      fflush(stdout);
+      if (sp.clients == AT_SIM_BURST) break; /* no load */
+    }
+  return AT_EXIT_OK;
+}
+
+/* One grid row: adaptive with the oracle, then the other policies. */
+static int grid_row(const opts *o, at_sim_params sp) {
+  at_sim_result r[4];
+  for (int k = 0; k < 4; k++) {
+    sp.planner.policy = k_policies[k];
+    sp.oracle = k == 0 && !o->no_oracle;
+    int rc = run_one(&sp, &r[k]);
+    if (rc) return rc;
+    if (k > 0) {
+      r[k].oracle_rps = r[0].oracle_rps;
+      r[k].oracle_variant = r[0].oracle_variant;
+      r[k].oracle_ratio = r[0].oracle_rps > 0 ? r[k].goodput_rps / r[0].oracle_rps : NAN;
+    }
+    if (o->json) print_json(&sp, &r[k]);
+  }
+  if (o->json) return AT_EXIT_OK;
+  const at_sim_result *a = &r[0];
+  char lb[32];
+  printf(
+      "%-11s %5s %5d %8.1f %8.1f %5.3f %6.3f %7.2f %5.3f %6.4f %5.2f %3d | %5.3f %5.3f "
+      "%5.3f\n",
+      at_sim_clients_name(a->clients), load_str(a, lb, sizeof lb), a->n_clients, a->goodput_rps,
+      a->oracle_rps, a->oracle_ratio, a->attainment, a->p99_s * 1e3,
+      a->variant_share[a->top_variant], a->accuracy, a->admitted_cv, a->majority_changes,
+      r[1].oracle_ratio, r[2].oracle_ratio, r[3].oracle_ratio);
+  if (a->clients == AT_SIM_BURST)
+    for (int k = 0; k < 4; k++)
+      printf("%-11s   %-13s light within deadline: first second %.4f, after %.4f\n", "",
+             at_plan_policy_name(k_policies[k]), r[k].light_first_s, r[k].light_after);
+  fflush(stdout);
+  return AT_EXIT_OK;
+}
+
+static int run_grid(const opts *o, at_sim_params sp) {
+  if (!o->json) {
+    printf(
+        "grid: %zu variants, workers %d, max_batch %d, deadline %.3g ms, %g s per point "
+        "(warm-up %g s), seed %llu, %s\n",
+        sp.n_variants, sp.planner.workers, sp.planner.max_batch,
+        at_plan_cap_deadline(sp.deadline_s, sp.planner.default_deadline_s,
+                             sp.planner.max_deadline_s) *
+            1e3,
+        sp.duration_s, sp.warmup_s, (unsigned long long)sp.seed,
+        sp.host_noise ? "host noise on" : "no host noise");
+    printf("%-11s %5s %5s %8s %8s %5s %6s %7s %5s %6s %5s %3s | %-17s\n", "", "", "", "adaptive",
+           "", "", "", "", "", "", "", "", "goodput/oracle");
+    printf("%-11s %5s %5s %8s %8s %5s %6s %7s %5s %6s %5s %3s | %5s %5s %5s\n", "clients", "load",
+           "N", "goodput", "oracle", "g/o", "attain", "p99ms", "top", "acc", "cv", "sw", "acc-o",
+           "none", "limit");
+  }
+  for (int c = 0; c < AT_SIM_N_CLIENTS - 1; c++)
+    for (size_t l = 0; l < sizeof k_grid_loads / sizeof *k_grid_loads; l++) {
+      sp.clients = (at_sim_clients)c;
+      sp.load = k_grid_loads[l];
+      int rc = grid_row(o, sp);
+      if (rc) return rc;
+    }
+  sp.clients = AT_SIM_BURST;
+  return grid_row(o, sp);
+}
+
+int at_cli_simulate(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    help();
+    return AT_EXIT_OK;
+  }
+  opts o = {.duration = 10, .warmup = 1, .seed = 1, .think_ms = -1};
+  if (parse_args(argc, argv, &o)) return AT_EXIT_USAGE;
+  if (o.n_loads == 0) o.loads[o.n_loads++] = 1.0;
+  if (o.n_clients == 0) o.clients[o.n_clients++] = AT_SIM_POISSON;
+  char def[4096];
+  if (!o.config) {
+    at_status s = at_server_default_config_path(def, sizeof def);
+    if (s != AT_OK) return cli_report("simulate", s);
+    o.config = def;
+  }
+  static at_server_config cfg; /* large: not on the stack */
+  cfg = at_server_config_default();
+  at_status s = at_server_config_load(o.config, &cfg);
+  if (s != AT_OK) return cli_report("simulate", s);
+  at_sim_params sp = at_sim_default_params();
+  at_plan_variant pv[AT_SERVER_MAX_VARIANTS];
+  if (from_config(&o, &cfg, &sp, pv)) return AT_EXIT_USAGE;
+  apply_opts(&o, &sp);
+  return o.grid ? run_grid(&o, sp) : run_list(&o, sp);
+}
