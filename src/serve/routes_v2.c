@@ -387,17 +387,8 @@ static enum MHD_Result run_alone(req_ctx *r, v2_state *st) {
   for (size_t k = 0; k < st->n_results; k++) free(st->results[k].data);
   memset(st->results, 0, sizeof st->results);
   st->n_results = 0;
-  pthread_mutex_lock(&s->lock);
-  bool stopping = s->stopping;
-  if (!stopping) s->inflight++;
-  pthread_mutex_unlock(&s->lock);
-  if (stopping) {
-    serve_release(r, r->adm.held);
-    return serve_error(r, 503, "server is shutting down");
-  }
-  r->inflight_counted = true;
-  r->finish = finish_tensor;
-  r->suspended = true;
+  enum MHD_Result res;
+  if (!serve_go_async(r, finish_tensor, &res)) return res;
   r->adm.held = 0; /* on_tensor_done releases the B rows, exactly once */
   MHD_suspend_connection(r->conn);
   at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,

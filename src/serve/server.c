@@ -165,6 +165,23 @@ void serve_planner_release(at_server *s, served_model *m, int variant, int n_tex
     atomic_fetch_add(&s->release_errors, 1);
 }
 
+bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), enum MHD_Result *res) {
+  at_server *s = r->srv;
+  pthread_mutex_lock(&s->lock);
+  bool stopping = s->stopping;
+  if (!stopping) s->inflight++;
+  pthread_mutex_unlock(&s->lock);
+  if (stopping) {
+    serve_release(r, r->adm.held);
+    *res = serve_error(r, 503, "server is shutting down");
+    return false;
+  }
+  r->inflight_counted = true;
+  r->finish = finish;
+  r->suspended = true;
+  return true;
+}
+
 static void destroy_ws(void *p) { at_tok_workspace_destroy(p); }
 
 at_tok_workspace *serve_workspace(at_server *s) {

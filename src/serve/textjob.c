@@ -101,17 +101,8 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
   served_model *m = j->m;
   r->job = j; /* freed (one block with its items) by on_completed */
   j->slot = r->adm.d.variant;
-  pthread_mutex_lock(&s->lock);
-  bool stopping = s->stopping;
-  if (!stopping) s->inflight++;
-  pthread_mutex_unlock(&s->lock);
-  if (stopping) {
-    serve_release(r, r->adm.held);
-    return serve_error(r, 503, "server is shutting down");
-  }
-  r->inflight_counted = true;
-  r->finish = finish;
-  r->suspended = true;
+  enum MHD_Result res;
+  if (!serve_go_async(r, finish, &res)) return res;
   size_t n = j->n;
   atomic_store(&j->remaining, (int)n);
   MHD_suspend_connection(r->conn);
