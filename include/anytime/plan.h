@@ -205,8 +205,10 @@ typedef struct at_planner_params {
   int inflight_limit;
   /* The overrun feedback (see at_planner_observe): the quantile of
    * (observed time − the model's estimate) that the planner adds to every
-   * estimate made with work queued. 0 disables it; default 0.999 (0.99 let 1-6 % of answers overrun after
-   * rare stalled Runs in the simulator: docs/simulator.md). */
+   * estimate made with work queued. 0 disables it; default 0.9995
+   * (0.99 let 1-6 % of answers overrun after rare stalled Runs in the
+   * simulator; 0.999 held but left no margin once the tracker is capped at
+   * twice the window's quantile: docs/planner.md). */
   double overrun_quantile;
   /* The window of its fast estimate, 0.01..60 s; default 2 s: after a
    * burst of late answers the allowance falls back within one window once

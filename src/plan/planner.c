@@ -93,7 +93,7 @@ at_planner_params at_planner_default_params(void) {
       .service_tau_s = 0.5,
       .scale_half_life_s = 10.0,
       .inflight_limit = 512,
-      .overrun_quantile = 0.999,
+      .overrun_quantile = 0.9995,
       .overrun_window_s = 2.0,
       .adaptive_fill = 0.9,
   };
@@ -629,6 +629,17 @@ at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint6
   pthread_mutex_lock(&p->lock);
   at_wquant_record(&p->overrun, err, now_ns);
   double o = p->overrun_track + (err > p->overrun_track ? step * q : -step * (1 - q));
+  /* Never above twice the window's quantile once the window holds enough
+   * answers for that quantile to mean something (1/(1 − q) of them; fewer,
+   * and it is only their maximum): after a burst of late answers has left
+   * the window, the tracker restarts near what the window now says instead
+   * of stepping down a thousand times slower than it rose. Twice, not
+   * once: within a factor of two the tracker's longer memory is worth
+   * more (answers behind a rare stall; simulator, on/off clients). */
+  if ((double)at_wquant_count(&p->overrun, now_ns) * (1 - q) >= 1) {
+    double w2 = 2 * at_wquant_get(&p->overrun, q, now_ns);
+    if (o > w2) o = w2;
+  }
   p->overrun_track = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
