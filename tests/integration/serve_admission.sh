@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/serve_admission.sh — admission under overload (issue 14)
 # against the real server on loopback (tests/data/serve/admission.yaml: the
-# tiny classifier, a 10 ms deadline, 2 workers, batches of 1):
+# tiny classifier, a 50 ms deadline (100 under sanitizers), 2 workers,
+# batches of 1):
 #   * a burst of 200 clients is shed with 429s that carry Retry-After and
 #     retry-after-ms, and every request gets exactly one answer (the
 #     client's count and the server's agree);
@@ -46,10 +47,13 @@ quiesce() { # wait until nothing is in flight
 text4=$(printf '"the movie was good and the acting was great but the plot was dull",%.0s' $(seq 1 4))
 text4="{\"inputs\":[${text4%,}]}"
 
-DL_MS=10
-# sanitizer build: ~ms of its own per request in our code; 50 ms still sheds
-# the burst (200 clients x 4 texts of 0.3 ms on 2 workers: 600 ms of work)
-[ "${ANYTIME_TEST_SANITIZED:-0}" = 1 ] && DL_MS=50
+# 50 ms, not the config's 10: ctest runs this beside the tokenizer parity
+# test and, in CI, under ASan, and on that shared host a 10 ms deadline
+# measured the host (one CI run: 59 % of the closed loop refused because
+# answers really were 9+ ms late), not admission. 50 ms still sheds the
+# burst: 200 clients x 4 texts of ~0.3 ms on 2 workers is ~120 ms of work.
+DL_MS=50
+[ "${ANYTIME_TEST_SANITIZED:-0}" = 1 ] && DL_MS=100
 start_server "$CFG" --deadline-ms "$DL_MS"
 req POST /predict '{"inputs":"warm up"}'; expect 200 '"label"'; ok
 
