@@ -324,11 +324,12 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
 /* The overrun allowance at `now` (0 when off): the smaller of two estimates
  * of the configured quantile of (answer time − estimate).
  *   - The stochastic tracker: steady, settles at the quantile over
- *     thousands of answers, but at q = 0.999 it comes down a thousand times
- *     slower than it goes up, so after a burst of late answers it would keep
- *     admission tight for tens of seconds.
+ *     thousands of answers, but it comes down q/(1 − q) times slower than it
+ *     goes up (about 2000x at the default 0.9995); at_planner_observe()
+ *     caps it at twice the window's quantile so a burst of late answers
+ *     does not keep admission tight for tens of seconds.
  *   - The window's quantile: follows a change within one window, but over a
- *     few hundred answers the 99.9th percentile is the maximum, so at light
+ *     few hundred answers that high a quantile is the maximum, so at light
  *     load one stalled Run would make it refuse for a whole window.
  * The smaller is right in both cases: steady traffic with rare stalls gets
  * the tracker; after a burst the window brings it down at once; with no
@@ -441,27 +442,26 @@ static void admit_locked(at_planner *p, int vi, int n, uint64_t now) {
  * each candidate's estimate; sets *why for a refusal. Caller holds lock. */
 static int choose(const at_planner *p, const estimate *e, int n_cand, int n, double budget,
                   double overrun, at_plan_reason *why) {
-  bool fits[AT_PLAN_MAX_VARIANTS] = {false};
+  /* need[k]: the queue estimate plus the allowance (none when idle) */
+  double need[AT_PLAN_MAX_VARIANTS];
   int last_fit = -1;
   *why = AT_PLAN_REJECT_DEADLINE;
   if (n_cand < 1) return -1;
   for (int k = 0; k < n_cand; k++) {
-    fits[k] = e[k].est + (e[k].idle ? 0.0 : overrun) <= budget;
-    if (fits[k]) last_fit = k;
+    need[k] = e[k].est + (e[k].idle ? 0.0 : overrun);
+    if (need[k] <= budget) last_fit = k;
   }
-  *why = AT_PLAN_REJECT_DEADLINE;
   switch (p->p.policy) {
     case AT_PLAN_NONE: return 0;
     case AT_PLAN_LIMIT:
       if (p->in_flight_total + (uint64_t)n <= (uint64_t)p->p.inflight_limit) return 0;
       *why = AT_PLAN_REJECT_LIMIT;
       return -1;
-    case AT_PLAN_ACCURATE_ONLY: return fits[0] ? 0 : -1;
+    case AT_PLAN_ACCURATE_ONLY: return need[0] <= budget ? 0 : -1;
     case AT_PLAN_ADAPTIVE:
       for (int k = 0; k < n_cand; k++)
-        if (fits[k] && e[k].erlang <= budget &&
-            (k == n_cand - 1 ||
-             e[k].est + (e[k].idle ? 0.0 : overrun) <= p->p.adaptive_fill * budget))
+        if (need[k] <= budget && e[k].erlang <= budget &&
+            (k == n_cand - 1 || need[k] <= p->p.adaptive_fill * budget))
           return k;
       return last_fit; /* past every variant's capacity: the most answers per second */
   }

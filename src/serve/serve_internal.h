@@ -161,12 +161,6 @@ void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 served_model *serve_find_model(at_server *s, const char *name);
-/* Admission for one request of `rq->n_texts` texts at `now_ns`: every
- * policy (adaptive, accurate-only, none, limit) lives in the model's
- * planner; this is at_planner_decide_req(). On admit the texts are in
- * flight until released with at_planner_finished_n(). */
-at_status serve_decide(at_server *s, served_model *m, uint64_t now_ns, const at_plan_request *rq,
-                       at_plan_decision *d);
 /* Ask the planner about a request of `n_texts` texts with the client's
  * deadline (seconds, <= 0 = the default) and its age (now - r->t0_ns).
  * Admitted: fills r->adm and returns true; the caller owns the n_texts in

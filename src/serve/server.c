@@ -50,12 +50,6 @@ served_model *serve_find_model(at_server *s, const char *name) {
   return NULL;
 }
 
-at_status serve_decide(at_server *s, served_model *m, uint64_t now_ns, const at_plan_request *rq,
-                       at_plan_decision *d) {
-  (void)s; /* every policy, "none" and "limit" included, lives in the planner */
-  return at_planner_decide_req(m->planner, now_ns, rq, d);
-}
-
 /* `us` microseconds as milliseconds with three decimals ("12.345"), without
  * printf (every answer carries four of these). Returns the length. */
 static size_t fmt_ms3(char *dst, uint64_t us) {
@@ -134,7 +128,8 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                         .n_texts = (int)n_texts};
   at_plan_decision d;
   if (n_texts < 1 || n_texts > (size_t)INT32_MAX ||
-      serve_decide(r->srv, m, now, &rq, &d) != AT_OK) {
+      /* every policy, "none" and "limit" included, lives in the planner */
+      at_planner_decide_req(m->planner, now, &rq, &d) != AT_OK) {
     *res = serve_error(r, 500, "admission failed: %s", at_last_error());
     return false;
   }
