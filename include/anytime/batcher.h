@@ -2,11 +2,12 @@
  * engine.
  *
  * Text requests become items: one token sequence each (input_ids, optional
- * token_type_ids). Items wait in a per-variant FIFO; one batcher thread
- * closes a batch for a variant when it holds max_batch_size items or its
- * oldest item has waited max_queue_delay_us — and, either way, only when an
- * engine worker is free, so under load batches grow instead of queueing
- * inside the engine. A closed batch is padded to its longest sequence
+ * token_type_ids). Items wait in a per-variant FIFO; a batch closes for a
+ * variant when it holds max_batch_size items or its oldest item has waited
+ * max_queue_delay_us — and, either way, only when an engine worker is free,
+ * so under load batches grow instead of queueing inside the engine. The
+ * thread that makes a batch ready closes it (the submitter, or the worker
+ * that freed a slot); a batcher thread only keeps the delay's time. A closed batch is padded to its longest sequence
  * (attention_mask 0, pad id), run as one engine request, and its outputs are
  * scattered back: every item's callback receives views of its own rows.
  *
@@ -15,7 +16,11 @@
  * callback are valid only during the callback.
  *
  * Thread-safety: at_batcher_submit() and at_batcher_queued() may be called
- * from any thread. Callbacks run on engine worker threads. create/destroy
+ * from any thread. Callbacks run on engine worker threads — except when the
+ * engine refuses a batch (it is shutting down): then the items' callbacks
+ * run, with the error, on the thread that closed the batch, which may be a
+ * submitter inside at_batcher_submit(). Callers must not hold a lock their
+ * callback takes while submitting. create/destroy
  * from one thread; destroy() completes every admitted item (drains) before
  * returning, then the engine may be destroyed.
  */
@@ -84,6 +89,13 @@ at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
  * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant, empty or too long
  * sequence, NULL callback), AT_ERR_QUEUE_FULL, AT_ERR_SHUTDOWN. */
 at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item);
+
+/* Queue n items for `variant` at once, all or none: they are appended
+ * together, so with max_batch_size > 1 they can share batches from the
+ * first. Same returns as at_batcher_submit(); on AT_ERR_QUEUE_FULL none was
+ * queued. */
+at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *items,
+                              size_t n);
 
 /* Items queued (not yet dispatched) for `variant`, or for all if -1. */
 size_t at_batcher_queued(at_batcher *b, int variant);

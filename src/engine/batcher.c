@@ -3,9 +3,18 @@
  *
  * DESIGN
  *   Threads: submitters (HTTP threads) append items to per-variant rings;
- *     one batcher thread forms batches and submits them to the engine;
- *     engine workers run them and call batch_done(), which scatters rows to
- *     the items' callbacks and returns the batch to the pool.
+ *     engine workers run batches and call batch_done(), which scatters rows
+ *     to the items' callbacks and returns the batch to the pool. Whoever
+ *     changes what can be dispatched closes and dispatches the ready batches
+ *     itself (pump()): the submitter after appending, the worker after
+ *     returning a batch. The batcher thread only keeps time: it closes
+ *     batches whose oldest item reached max_queue_delay_us, and drains on
+ *     stop. So with the default delay of 0 a request costs one hand-off
+ *     (submitter -> worker) instead of three (submitter -> batcher thread ->
+ *     worker -> batcher thread), and a busy worker takes its next batch
+ *     without sleeping; each hand-off is a futex wake and two context
+ *     switches, which on this VM cost tens of microseconds
+ *     (docs/benchmarks.md, "Hand-offs").
  *   When a batch closes: a variant is ready when it has max_batch_size items
  *     or its oldest item is max_queue_delay_us old; a ready variant is
  *     dispatched only while fewer than n_workers batches are in flight, so a
@@ -77,9 +86,12 @@ at_batcher_params at_batcher_default_params(void) {
   return p;
 }
 
-static void batch_done(void *user, at_status st, const at_outputs *outs, const at_timing *t,
-                       const char *err) {
-  batch *bt = user;
+static void pump(at_batcher *b);
+
+/* Scatter a finished (or refused) batch to its items' callbacks and return
+ * it to the pool. */
+static void finish_batch(batch *bt, at_status st, const at_outputs *outs, const at_timing *t,
+                         const char *err) {
   at_batcher *b = bt->owner;
   at_tensor rows[AT_MAX_OUTPUTS];
   size_t nout = outs ? at_outputs_count(outs) : 0;
@@ -119,11 +131,22 @@ static void batch_done(void *user, at_status st, const at_outputs *outs, const a
   bt->next_free = b->free_batches;
   b->free_batches = bt;
   b->inflight--;
-  pthread_cond_signal(&b->wake);
+  if (b->stopping) pthread_cond_signal(&b->wake); /* the drain waits for inflight == 0 */
   pthread_mutex_unlock(&b->lock);
 }
 
-/* Pad the batch's items into its tensors and hand it to the engine. */
+/* The engine's callback: finish the batch, then this worker closes the next
+ * ready batches itself (a freed slot is what they were waiting for). */
+static void batch_done(void *user, at_status st, const at_outputs *outs, const at_timing *t,
+                       const char *err) {
+  batch *bt = user;
+  finish_batch(bt, st, outs, t, err);
+  pump(bt->owner);
+}
+
+/* Pad the batch's items into its tensors and hand it to the engine; if the
+ * engine refuses it, its items fail here (without pumping: the caller's
+ * loop does, so a refusing engine cannot recurse). */
 static void dispatch(at_batcher *b, batch *bt) {
   vqueue *q = &b->q[bt->variant];
   size_t L = 0;
@@ -158,44 +181,74 @@ static void dispatch(at_batcher *b, batch *bt) {
   at_status st = at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
   if (st != AT_OK) {
     at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns, 0};
-    batch_done(bt, st, NULL, &t, at_last_error());
+    finish_batch(bt, st, NULL, &t, at_last_error());
   }
 }
 
+/* With `lock` held: close the ready variant whose head is oldest into a
+ * batch from the pool and return it, or NULL when nothing may be dispatched
+ * now (no free worker, or nothing ready). *next_ns (if not NULL) receives
+ * the earliest time a not-yet-ready head becomes ready, or UINT64_MAX. */
+static batch *take_ready_locked(at_batcher *b, uint64_t *next_ns) {
+  uint64_t delay_ns = (uint64_t)b->p.max_queue_delay_us * 1000u;
+  uint64_t now = at_now_ns(), next = UINT64_MAX;
+  int pick = -1;
+  uint64_t pick_age = 0;
+  if (b->inflight < b->n_workers) {
+    for (int v = 0; v < b->n_variants; v++) {
+      vqueue *q = &b->q[v];
+      if (!q->count) continue;
+      uint64_t enq = q->ring[q->head].enqueued_ns;
+      int ready =
+          q->count >= (size_t)b->p.max_batch_size || now >= enq + delay_ns || b->stopping;
+      if (ready && (pick < 0 || enq < pick_age)) pick = v, pick_age = enq;
+      if (!ready && enq + delay_ns < next) next = enq + delay_ns;
+    }
+  }
+  if (next_ns) *next_ns = next;
+  if (pick < 0) return NULL;
+  batch *bt = b->free_batches;
+  b->free_batches = bt->next_free;
+  vqueue *q = &b->q[pick];
+  int n = q->count < (size_t)b->p.max_batch_size ? (int)q->count : b->p.max_batch_size;
+  for (int i = 0; i < n; i++) {
+    bt->items[i] = q->ring[q->head];
+    q->head = (q->head + 1) % b->p.max_queued_items;
+  }
+  q->count -= (size_t)n;
+  b->total_queued -= (size_t)n;
+  bt->variant = pick;
+  bt->n = n;
+  b->inflight++;
+  return bt;
+}
+
+/* Dispatch every batch that may go now, on the calling thread. Items left
+ * waiting for their delay (a worker is free but they are not ready yet)
+ * are the timekeeper's: it is woken to set its timer for them. */
+static void pump(at_batcher *b) {
+  for (;;) {
+    uint64_t next;
+    pthread_mutex_lock(&b->lock);
+    batch *bt = take_ready_locked(b, &next);
+    if (!bt && next != UINT64_MAX) pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+    if (!bt) return;
+    dispatch(b, bt);
+  }
+}
+
+/* The timekeeper: closes batches whose oldest item has waited
+ * max_queue_delay_us (submitters wake it when they leave items behind and a
+ * delay is configured) and drains the queues on stop. */
 static void *batcher_main(void *arg) {
   at_batcher *b = arg;
-  uint64_t delay_ns = (uint64_t)b->p.max_queue_delay_us * 1000u;
   pthread_mutex_lock(&b->lock);
   for (;;) {
     if (b->stopping && b->total_queued == 0 && b->inflight == 0) break;
-    uint64_t now = at_now_ns(), next = UINT64_MAX;
-    int pick = -1;
-    uint64_t pick_age = 0;
-    if (b->inflight < b->n_workers) {
-      for (int v = 0; v < b->n_variants; v++) {
-        vqueue *q = &b->q[v];
-        if (!q->count) continue;
-        uint64_t enq = q->ring[q->head].enqueued_ns;
-        int ready = q->count >= (size_t)b->p.max_batch_size || now >= enq + delay_ns ||
-                    b->stopping;
-        if (ready && (pick < 0 || enq < pick_age)) pick = v, pick_age = enq;
-        if (!ready && enq + delay_ns < next) next = enq + delay_ns;
-      }
-    }
-    if (pick >= 0) {
-      batch *bt = b->free_batches;
-      b->free_batches = bt->next_free;
-      vqueue *q = &b->q[pick];
-      int n = q->count < (size_t)b->p.max_batch_size ? (int)q->count : b->p.max_batch_size;
-      for (int i = 0; i < n; i++) {
-        bt->items[i] = q->ring[q->head];
-        q->head = (q->head + 1) % b->p.max_queued_items;
-      }
-      q->count -= (size_t)n;
-      b->total_queued -= (size_t)n;
-      bt->variant = pick;
-      bt->n = n;
-      b->inflight++;
+    uint64_t next;
+    batch *bt = take_ready_locked(b, &next);
+    if (bt) {
       pthread_mutex_unlock(&b->lock);
       dispatch(b, bt);
       pthread_mutex_lock(&b->lock);
@@ -317,14 +370,20 @@ at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
   return AT_OK;
 }
 
-at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item) {
-  if (!b || !item || !item->done || !item->input_ids)
-    return at_fail(AT_ERR_INVALID_ARG, "batcher, item, input_ids and callback are required");
+at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *items,
+                              size_t n) {
+  if (!b || (n && !items))
+    return at_fail(AT_ERR_INVALID_ARG, "batcher, items, input_ids and callback are required");
   if (variant < 0 || variant >= b->n_variants)
     return at_fail(AT_ERR_INVALID_ARG, "no variant %d", variant);
-  if (item->len < 1 || item->len > b->p.max_seq_len)
-    return at_fail(AT_ERR_INVALID_ARG, "sequence of %zu tokens; must be 1..%zu", item->len,
-                   b->p.max_seq_len);
+  for (size_t i = 0; i < n; i++) {
+    if (!items[i].done || !items[i].input_ids)
+      return at_fail(AT_ERR_INVALID_ARG, "item %zu: input_ids and callback are required", i);
+    if (items[i].len < 1 || items[i].len > b->p.max_seq_len)
+      return at_fail(AT_ERR_INVALID_ARG, "item %zu: sequence of %zu tokens; must be 1..%zu", i,
+                     items[i].len, b->p.max_seq_len);
+  }
+  if (n == 0) return AT_OK;
   uint64_t now = at_now_ns();
   pthread_mutex_lock(&b->lock);
   if (b->stopping) {
@@ -332,18 +391,27 @@ at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *ite
     return at_fail(AT_ERR_SHUTDOWN, "batcher is shutting down");
   }
   vqueue *q = &b->q[variant];
-  if (b->total_queued >= b->p.max_queued_items || q->count >= b->p.max_queued_items) {
+  if (n > b->p.max_queued_items - b->total_queued) { /* total_queued <= max, no wrap */
+    size_t queued = b->total_queued;
     pthread_mutex_unlock(&b->lock);
-    return at_fail(AT_ERR_QUEUE_FULL, "%zu items already queued", b->total_queued);
+    return at_fail(AT_ERR_QUEUE_FULL, "%zu items already queued; %zu more do not fit", queued,
+                   n);
   }
-  qitem *qi = &q->ring[(q->head + q->count) % b->p.max_queued_items];
-  qi->item = *item;
-  qi->enqueued_ns = now;
-  q->count++;
-  b->total_queued++;
-  pthread_cond_signal(&b->wake);
+  for (size_t i = 0; i < n; i++) {
+    qitem *qi = &q->ring[(q->head + q->count) % b->p.max_queued_items];
+    qi->item = items[i];
+    qi->enqueued_ns = now;
+    q->count++;
+  }
+  b->total_queued += n;
   pthread_mutex_unlock(&b->lock);
+  pump(b);
   return AT_OK;
+}
+
+at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item) {
+  if (!item) return at_fail(AT_ERR_INVALID_ARG, "batcher, item, input_ids and callback are required");
+  return at_batcher_submit_n(b, variant, item, 1);
 }
 
 size_t at_batcher_queued(at_batcher *b, int variant) {

@@ -107,12 +107,19 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
   atomic_store(&j->remaining, (int)n);
   MHD_suspend_connection(r->conn);
   int ev = m->variants[j->slot].engine_index;
-  for (size_t i = 0; i < n; i++) {
-    at_batch_item bi = {.input_ids = j->items[i].ids, .token_type_ids = j->items[i].types,
-                        .len = j->items[i].len, .done = on_item, .user = &j->items[i]};
-    at_status bs = at_batcher_submit(s->batcher, ev, &bi);
+  enum { CHUNK = 64 }; /* queued together, so they can share batches */
+  at_batch_item bi[CHUNK];
+  for (size_t i = 0; i < n;) {
+    size_t k = n - i < CHUNK ? n - i : CHUNK;
+    for (size_t q = 0; q < k; q++)
+      bi[q] = (at_batch_item){.input_ids = j->items[i + q].ids,
+                              .token_type_ids = j->items[i + q].types,
+                              .len = j->items[i + q].len, .done = on_item,
+                              .user = &j->items[i + q]};
+    at_status bs = at_batcher_submit_n(s->batcher, ev, bi, k);
     if (bs == AT_OK) {
-      r->adm.held--; /* the item releases itself now */
+      r->adm.held -= k; /* the items release themselves now */
+      i += k;
       continue;
     }
     /* Items i..n-1 never entered the batcher: release them and count them

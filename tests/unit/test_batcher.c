@@ -4,7 +4,13 @@
  * 8, 3 ms queue delay, 2 workers) so they share padded batches; each item's
  * outputs must equal the same sequence run alone through a separate plain
  * session (batch 1, no padding) within 1e-5, with the same argmax. Also:
- * batches really formed, limits are enforced, and destroy drains. */
+ * batches really formed, limits are enforced, and destroy drains; an item
+ * left waiting for its delay while every worker is busy is still
+ * dispatched once one frees (the timekeeper must hear of it); items given
+ * together (at_batcher_submit_n) share a batch, and all or none of them is
+ * queued. */
+#include <pthread.h>
+#include <time.h>
 #include <math.h>
 #include <stdatomic.h>
 
@@ -130,9 +136,96 @@ static void test_rejects_unbatchable_model(void **state) {
   at_engine_destroy(e);
 }
 
+/* A countdown of callbacks with a bounded wait. */
+typedef struct {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int left, failed, max_batch;
+} latch_t;
+
+static void on_latch(void *user, at_status st, const at_item_result *r, const char *err) {
+  (void)err;
+  latch_t *l = user;
+  pthread_mutex_lock(&l->m);
+  if (st != AT_OK) l->failed++;
+  else if (r->batch_size > l->max_batch) l->max_batch = r->batch_size;
+  l->left--;
+  pthread_cond_broadcast(&l->c);
+  pthread_mutex_unlock(&l->m);
+}
+
+/* Wait up to `s` seconds for every callback; returns how many are missing. */
+static int latch_wait(latch_t *l, int s) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += s;
+  pthread_mutex_lock(&l->m);
+  while (l->left > 0 && pthread_cond_timedwait(&l->c, &l->m, &ts) == 0) {}
+  int left = l->left;
+  pthread_mutex_unlock(&l->m);
+  return left;
+}
+
+static void test_delay_items_dispatch_after_busy(void **state) {
+  (void)state;
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = 1;
+  at_engine *e;
+  assert_int_equal(at_engine_create(&ep, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "tiny", test_data("models/tiny_encoder.onnx"), NULL,
+                                         NULL), AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  at_batcher_params bp = at_batcher_default_params();
+  bp.max_batch_size = 4;
+  bp.max_queue_delay_us = 2000;
+  bp.max_seq_len = MAXL;
+  bp.max_queued_items = 8;
+  at_batcher *b;
+  assert_int_equal(at_batcher_create(e, &bp, &b), AT_OK);
+  static int64_t ids[MAXL];
+  for (int i = 0; i < MAXL; i++) ids[i] = 1 + i % 50;
+  for (int round = 0; round < 20; round++) {
+    latch_t l = {.left = 5};
+    pthread_mutex_init(&l.m, NULL);
+    pthread_cond_init(&l.c, NULL);
+    at_batch_item it[4];
+    for (int i = 0; i < 4; i++)
+      it[i] = (at_batch_item){.input_ids = ids, .len = MAXL, .done = on_latch, .user = &l};
+    /* a full batch occupies the only worker; the fifth item arrives while
+     * it runs and is not ready until its delay has passed */
+    assert_int_equal(at_batcher_submit_n(b, 0, it, 4), AT_OK);
+    at_batch_item one = {.input_ids = ids, .len = 3, .done = on_latch, .user = &l};
+    assert_int_equal(at_batcher_submit(b, 0, &one), AT_OK);
+    int missing = latch_wait(&l, 10);
+    if (missing) fail_msg("round %d: %d item(s) never dispatched within 10 s", round, missing);
+    assert_int_equal(l.failed, 0);
+    assert_int_equal(l.max_batch, 4); /* the four given together ran as one batch */
+    pthread_mutex_destroy(&l.m);
+    pthread_cond_destroy(&l.c);
+  }
+  /* all or none: 9 items never fit a queue of 8, and none is queued */
+  latch_t l = {.left = 0};
+  pthread_mutex_init(&l.m, NULL);
+  pthread_cond_init(&l.c, NULL);
+  at_batch_item many[9];
+  for (int i = 0; i < 9; i++)
+    many[i] = (at_batch_item){.input_ids = ids, .len = 2, .done = on_latch, .user = &l};
+  assert_int_equal(at_batcher_submit_n(b, 0, many, 9), AT_ERR_QUEUE_FULL);
+  assert_int_equal(at_batcher_queued(b, -1), 0);
+  many[3].len = MAXL + 1;
+  assert_int_equal(at_batcher_submit_n(b, 0, many, 4), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_batcher_queued(b, -1), 0);
+  at_batcher_destroy(b);
+  at_engine_destroy(e);
+  assert_int_equal(l.left, 0); /* no callback for anything refused */
+  pthread_mutex_destroy(&l.m);
+  pthread_cond_destroy(&l.c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batched_equals_unbatched),
+      cmocka_unit_test(test_delay_items_dispatch_after_busy),
       cmocka_unit_test(test_rejects_unbatchable_model),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
