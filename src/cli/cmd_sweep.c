@@ -1,7 +1,8 @@
 /* src/cli/cmd_sweep.c — `anytime sweep`: the load sweep that shows what the
  * planner buys, and what it costs against a perfect one. For each repeat
  * and each policy (adaptive, accurate-only, none = no admission control,
- * limit = a fixed in-flight limit like TEI's max_concurrent_requests) it
+ * limit = a fixed in-flight limit like TEI's max_concurrent_requests,
+ * cheap-only = the planner holding only the cheapest frontier variant) it
  * starts `anytime serve` on the profiled configuration and drives it
  * in-process with the load generator (src/cli/loadgen_*.c, held-out texts)
  * at each load ρ × capacity, with two kinds of clients: open-loop Poisson
@@ -15,7 +16,10 @@
  * speed, which on this VM halves for seconds at a time without any steal
  * showing), and the ORACLE: min(offered rate, the cheapest frontier
  * variant's capacity), what a planner that knew everything could answer
- * within the deadline, beside which each policy's goodput is read.
+ * within the deadline, beside which each policy's goodput is read, and the
+ * CEILING: the better of the two single-variant servers (accurate-only,
+ * cheap-only) measured at the same point, which pays for the load
+ * generator's CPU as every policy there does.
  *
  * Capacity is measured, not derived: the requests per second the server
  * answers when saturated. When the sweep starts it starts a server without
@@ -55,13 +59,14 @@
 
 #define MAX_RHO 16
 #define MAX_REP 10
-#define MAX_POL 4
+#define MAX_POL 5
 #define MAX_CM 2
 #define MAX_POINTS (MAX_POL * MAX_CM * MAX_RHO * MAX_REP)
 
 enum { CM_POISSON = 0, CM_CLOSED_RETRY = 1 };
 static const char *const cm_names[MAX_CM] = {"poisson", "closed-retry"};
-static const char *const all_policies[MAX_POL] = {"adaptive", "accurate-only", "none", "limit"};
+static const char *const all_policies[MAX_POL] = {"adaptive", "accurate-only", "none", "limit",
+                                                   "cheap-only"};
 
 /* One point's figures (a CSV row). */
 typedef struct pt {
@@ -90,6 +95,7 @@ typedef struct sweep {
   char cheap_how[160];
   lg_data data;
   char self[PATH_MAX], tmpdir[64], portfile[PATH_MAX], logf[PATH_MAX], dls[32];
+  char cheap_cfg[PATH_MAX]; /* the configuration with only the cheapest frontier variant */
   double probes[MAX_POINTS];
   int n_probe, failures;
   pt pts[MAX_POL][MAX_CM][MAX_RHO][MAX_REP];
@@ -102,6 +108,10 @@ static pid_t start_server(const sweep *sw, const char *cfg, const char *policy, 
   char lim[32];
   snprintf(lim, sizeof lim, "%d", sw->inflight_limit);
   bool limit = strcmp(policy, "limit") == 0;
+  if (!strcmp(policy, "cheap-only")) { /* the same planner, holding only the cheapest variant */
+    cfg = sw->cheap_cfg;
+    policy = sw->acc_v == sw->cheap_v ? "accurate-only" : "adaptive";
+  }
   pid_t pid = fork();
   if (pid == 0) {
     FILE *f = freopen(sw->logf, "w", stderr);
@@ -365,6 +375,15 @@ static int find_capacities(sweep *sw) {
             (acc->n_busy_points > 0 && acc->busy_batch[0] == 1 ? acc->busy_s[0] : 0) * 1e3,
             s1_of(acc) * 1e3);
   }
+  if (same) {
+    snprintf(sw->cheap_cfg, sizeof sw->cheap_cfg, "%s", sw->cfg_path);
+  } else {
+    snprintf(sw->cheap_cfg, sizeof sw->cheap_cfg, "%s/only-%s.yaml", sw->tmpdir, cheap->name);
+    if (write_one_variant_config(sw, sw->cheap_v, sw->cheap_cfg) != 0) {
+      fprintf(stderr, "anytime sweep: cannot write %s\n", sw->cheap_cfg);
+      return -1;
+    }
+  }
   if (sw->cheap_capacity > 0) {
     if (!sw->cheap_how[0]) snprintf(sw->cheap_how, sizeof sw->cheap_how, "given");
   } else if (same) {
@@ -372,13 +391,8 @@ static int find_capacities(sweep *sw) {
     sw->cheap_s_busy = sw->s_busy;
     snprintf(sw->cheap_how, sizeof sw->cheap_how, "the most accurate variant is also the cheapest");
   } else {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/only-%s.yaml", sw->tmpdir, cheap->name);
-    if (write_one_variant_config(sw, sw->cheap_v, path) != 0) {
-      fprintf(stderr, "anytime sweep: cannot write %s\n", path);
+    if (measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy) != 0)
       return -1;
-    }
-    if (measure_capacity(sw, path, &sw->cheap_capacity, &sw->cheap_s_busy) != 0) return -1;
     sw->cheap_measured = true;
     snprintf(sw->cheap_how, sizeof sw->cheap_how, "measured the same way on a server with only "
              "that variant");
@@ -539,6 +553,34 @@ static void across(const sweep *sw, int pi, int cm, int k, size_t off, double *v
 }
 #define ACROSS(sw, pi, cm, k, field, v) across(sw, pi, cm, k, offsetof(pt, field), v)
 
+/* Index of policy `name` in this sweep, or -1. */
+static int pol_index(const sweep *sw, const char *name) {
+  for (int i = 0; i < sw->n_pol; i++)
+    if (!strcmp(all_policies[sw->pol[i]], name)) return i;
+  return -1;
+}
+
+/* The measured ceiling at a point: the better median goodput of the two
+ * single-variant servers, accurate-only (the most accurate variant) and
+ * cheap-only (the cheapest frontier variant), each under the same admission
+ * rule, with the same clients, at the same load, in the same run. What a
+ * fixed choice among the profiled variants gave at that load on this host,
+ * the load generator's share of its CPU included; the oracle above assumes
+ * capacity measured with a handful of back-to-back clients instead. NaN
+ * if neither policy ran. */
+static double ceiling(const sweep *sw, int cm, int k) {
+  double v[MAX_REP], best = NAN;
+  const char *pols[2] = {"accurate-only", "cheap-only"};
+  for (int i = 0; i < 2; i++) {
+    int pi = pol_index(sw, pols[i]);
+    if (pi < 0) continue;
+    ACROSS(sw, pi, cm, k, good, v);
+    double g = med(v, sw->repeats);
+    if (!isnan(g) && (isnan(best) || g > best)) best = g;
+  }
+  return best;
+}
+
 static void summary_intro(const sweep *sw, FILE *md) {
   const char *cheap = sw->mc->variants[sw->cheap_v].name;
   if (sw->measured)
@@ -561,7 +603,16 @@ static void summary_intro(const sweep *sw, FILE *md) {
   fprintf(md, "Policies: adaptive and accurate-only (the planner), none (no admission control: "
               "everything to the most accurate variant), limit (the most accurate variant while "
               "fewer than %d requests are in flight, else 429, like TEI's "
-              "max_concurrent_requests).\n\n", sw->inflight_limit);
+              "max_concurrent_requests), cheap-only (the same planner on a server holding only "
+              "the cheapest frontier variant).\n\n"
+              "Ceiling = the better median goodput of accurate-only and cheap-only at the same "
+              "point: what a fixed choice among the profiled variants answered at that load "
+              "on this host, with the load generator taking its share of the same two cores. "
+              "The oracle takes the cheapest variant's capacity from %d clients sending back "
+              "to back, which costs the load generator little; at thousands of open-loop "
+              "requests per second it costs more, and no policy reaches that oracle (see "
+              "docs/planner.md, \"Where adaptive falls short\").\n\n", sw->inflight_limit,
+              2 * sw->cfg.workers);
   if (sw->n_probe > 0) {
     double plo, phi;
     minmax(sw->probes, sw->n_probe, &plo, &phi);
@@ -581,9 +632,10 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
                 "mean think time Z = %g ms, one connection each; goodput counts every attempt "
                 "answered within the deadline from its own send; the oracle uses ρ·C):\n\n",
             sw->think_ms);
-  fprintf(md, "| ρ | policy | goodput (req/s) | oracle (req/s) | goodput / oracle | attainment | "
-              "admitted share | p95 / p99 admitted (ms) | accuracy | cost vs accurate-only | "
-              "most-accurate share |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fprintf(md, "| ρ | policy | goodput (req/s) | oracle (req/s) | goodput / oracle | ceiling "
+              "(req/s) | goodput / ceiling | attainment | admitted share | p95 / p99 admitted "
+              "(ms) | accuracy | cost vs accurate-only | most-accurate share |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double v[MAX_REP], o[MAX_REP];
   for (int k = 0; k < sw->n_rho; k++)
     for (int pi = 0; pi < sw->n_pol; pi++) {
@@ -593,8 +645,10 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
       minmax(v, sw->repeats, &lo, &hi);
       ACROSS(sw, pi, cm, k, oracle, o);
       double orc = med(o, sw->repeats);
-      fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.0f | %.2f |", sw->rhos[k],
-              all_policies[sw->pol[pi]], g, lo, hi, orc, orc > 0 ? g / orc : NAN);
+      double ceil_g = ceiling(sw, cm, k);
+      fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.0f | %.2f | %.0f | %.2f |", sw->rhos[k],
+              all_policies[sw->pol[pi]], g, lo, hi, orc, orc > 0 ? g / orc : NAN, ceil_g,
+              ceil_g > 0 ? g / ceil_g : NAN);
       ACROSS(sw, pi, cm, k, att, v);
       minmax(v, sw->repeats, &alo, &ahi);
       fprintf(md, " %.3f (%.3f–%.3f) |", med(v, sw->repeats), alo, ahi);
@@ -613,13 +667,6 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
   fprintf(md, "\n");
 }
 
-/* Index of policy `name` in this sweep, or -1. */
-static int pol_index(const sweep *sw, const char *name) {
-  for (int i = 0; i < sw->n_pol; i++)
-    if (!strcmp(all_policies[sw->pol[i]], name)) return i;
-  return -1;
-}
-
 static void write_summary(const sweep *sw) {
   FILE *md = fopen(sw->out_md, "w");
   if (!md) {
@@ -636,13 +683,16 @@ static void write_summary(const sweep *sw) {
       double g0 = med(v, sw->repeats);
       ACROSS(sw, ad, sw->cms[ci], k, good, v);
       double g1 = med(v, sw->repeats);
-      fprintf(md, "%s, ρ = %.2f: adaptive/accurate-only goodput = %.2fx\n\n",
-              cm_names[sw->cms[ci]], sw->rhos[k], g0 > 0 ? g1 / g0 : INFINITY);
+      ACROSS(sw, ad, sw->cms[ci], k, oracle, v);
+      double orc = med(v, sw->repeats), cg = ceiling(sw, sw->cms[ci], k);
+      fprintf(md, "%s, ρ = %.2f: adaptive/accurate-only goodput = %.2fx; adaptive/oracle = "
+              "%.2f; adaptive/ceiling = %.2f\n\n", cm_names[sw->cms[ci]], sw->rhos[k],
+              g0 > 0 ? g1 / g0 : INFINITY, orc > 0 ? g1 / orc : NAN, cg > 0 ? g1 / cg : NAN);
     }
   fclose(md);
 }
 
-/* The plot's data for one kind of client: ρ, oracle, then per policy the
+/* The plot's data for one kind of client: ρ, oracle, ceiling, then per policy the
  * goodput (median, min, max), attainment (median, min, max) and the
  * most-accurate share. */
 static int write_dat(const sweep *sw, int cm, const char *path) {
@@ -652,8 +702,10 @@ static int write_dat(const sweep *sw, int cm, const char *path) {
   for (int k = 0; k < sw->n_rho; k++) {
     ACROSS(sw, 0, cm, k, oracle, v);
     double orc = med(v, sw->repeats);
-    fprintf(dat, "%.2f %.3f", sw->rhos[k], isnan(orc) ? fmin(sw->rhos[k] * sw->capacity,
-                                                             sw->cheap_capacity) : orc);
+    double cg = ceiling(sw, cm, k);
+    fprintf(dat, "%.2f %.3f %.3f", sw->rhos[k], isnan(orc) ? fmin(sw->rhos[k] * sw->capacity,
+                                                                  sw->cheap_capacity) : orc,
+            isnan(cg) ? -1.0 : cg);
     for (int pi = 0; pi < sw->n_pol; pi++) {
       double lo, hi;
       ACROSS(sw, pi, cm, k, good, v);
@@ -693,18 +745,19 @@ static bool write_plot(const sweep *sw) {
     snprintf(dat[ci], sizeof dat[ci], "%s/%s.dat", sw->tmpdir, cm_names[cm]);
     write_dat(sw, cm, dat[ci]);
     fprintf(g, "set key top left\nset autoscale y\nset ylabel '%s: goodput (req/s)'\nplot '%s' u 1:2 w lines lw 2 "
-               "dt 2 lc 'black' t 'oracle'", cm_names[cm], dat[ci]);
+               "dt 2 lc 'black' t 'oracle', '' u 1:($3 > 0 ? $3 : NaN) w lines lw 2 dt 3 "
+               "lc 'gray40' t 'ceiling (best single variant, measured)'", cm_names[cm], dat[ci]);
     for (int pi = 0; pi < sw->n_pol; pi++)
-      fprintf(g, ", '' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", 3 + 7 * pi, 4 + 7 * pi,
-              5 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
+      fprintf(g, ", '' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", 4 + 7 * pi, 5 + 7 * pi,
+              6 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
     fprintf(g, "\nset key bottom left\nset ylabel 'deadline attainment'\nset yrange [0:1.05]\n"
                "plot ");
     for (int pi = 0; pi < sw->n_pol; pi++)
       fprintf(g, "%s'%s' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", pi ? ", " : "", dat[ci],
-              6 + 7 * pi, 7 + 7 * pi, 8 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
+              7 + 7 * pi, 8 + 7 * pi, 9 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
     fprintf(g, "\nset ylabel 'most-accurate share of answers'\nplot ");
     for (int pi = 0; pi < sw->n_pol; pi++)
-      fprintf(g, "%s'%s' u 1:%d w linespoints lt %d t '%s'", pi ? ", " : "", dat[ci], 9 + 7 * pi,
+      fprintf(g, "%s'%s' u 1:%d w linespoints lt %d t '%s'", pi ? ", " : "", dat[ci], 10 + 7 * pi,
               1 + sw->pol[pi], all_policies[sw->pol[pi]]);
     fprintf(g, "\n");
   }
@@ -729,8 +782,9 @@ static void usage(FILE *f) {
           "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n"
           "                     [--quick] [--capacities-only]\n\n"
           "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
-          "repeat and policy (--policies, default adaptive,accurate-only,none,limit; limit\n"
-          "with --inflight-limit, default 512) and drives it in-process at each rho x C\n"
+          "repeat and policy (--policies, default adaptive,accurate-only,none,limit,\n"
+          "cheap-only; limit with --inflight-limit, default 512; cheap-only = the planner on\n"
+          "a server holding only the cheapest frontier variant) and drives it in-process at each rho x C\n"
           "for --duration seconds (default 8) with each kind of client in\n"
           "--clients-model (default poisson,closed-retry): poisson = open-loop Poisson\n"
           "arrivals; closed-retry = N = rho x C x Z closed-loop clients thinking Z\n"
@@ -740,7 +794,9 @@ static void usage(FILE *f) {
           "while 2 x workers clients send back to back for 2 s. The cheapest frontier\n"
           "variant's capacity is measured the same way on a server with only that\n"
           "variant (a temporary configuration); the ORACLE at a point is\n"
-          "min(rho x C, that capacity). Measured once: this host's speed drifts by 20%%\n"
+          "min(rho x C, that capacity); the CEILING is the better goodput of accurate-only\n"
+          "and cheap-only at the same point (what a fixed variant gave under the same\n"
+          "load, load generator included). Measured once: this host's speed drifts by 20%%\n"
           "and more within minutes, and every repeat then offers the same rates.\n"
           "--capacity RPS fixes C (--cheapest-capacity RPS the other); --capacity\n"
           "profile uses the queueing model's c/s(1) from the configuration for both.\n\n"
@@ -809,7 +865,7 @@ static int parse_args(int argc, char **argv, sweep *sw) {
     } else if (!strcmp(a, "--policies")) {
       if (parse_names(v, all_policies, MAX_POL, sw->pol, &sw->n_pol) != 0)
         return fprintf(stderr, "anytime sweep: --policies is a list of adaptive, accurate-only, "
-                               "none, limit\n"), AT_EXIT_USAGE;
+                               "none, limit, cheap-only\n"), AT_EXIT_USAGE;
     } else if (!strcmp(a, "--clients-model")) {
       if (parse_names(v, cm_names, MAX_CM, sw->cms, &sw->n_cm) != 0)
         return fprintf(stderr, "anytime sweep: --clients-model is a list of poisson, "

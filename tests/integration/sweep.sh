@@ -18,7 +18,7 @@ cfg="$ANYTIME_TEST_DATA/serve/tiny.yaml"
 awk -F, 'NR == 1 || $1 == "0" || $1 == "1"' "$ANYTIME_TEST_DATA/text/tiny_labelled.csv" > "$tmp/data.csv"
 data="$tmp/data.csv"
 "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.05,0.2 --repeats 2 --duration 1 \
-    --policies accurate-only,adaptive --deadline-ms 1000 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
+    --policies accurate-only,adaptive,cheap-only --deadline-ms 1000 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
   || { cat "$tmp/log"; fail "sweep failed"; }
 grep -Eq "^sweep: capacity [0-9]+ req/s: what the server answered with every worker busy" "$tmp/log" \
   || { cat "$tmp/log"; fail "capacity not measured through the server"; }
@@ -26,9 +26,12 @@ grep -q "refused" "$tmp/log" && { cat "$tmp/log"; fail "the capacity server refu
 head -1 "$tmp/s.csv" | grep -q ",run_p50_ms,capacity_rps,steal_pct,probe_ms,clients,.*,cheapest_capacity_rps,oracle_rps,goodput_over_oracle$" \
   || fail "CSV header: $(head -1 "$tmp/s.csv")"
 rows=$(tail -n +2 "$tmp/s.csv" | wc -l)
-[ "$rows" -eq 16 ] || fail "expected 16 rows (2 repeats x 2 policies x 2 client models x 2 rhos), got $rows"
+[ "$rows" -eq 24 ] || fail "expected 24 rows (2 repeats x 3 policies x 2 client models x 2 rhos), got $rows"
+# cheap-only ran on a server holding only the cheapest variant (a)
+awk -F, 'NR > 1 && $2 == "cheap-only" && $17 !~ /^a=[0-9]+$/ { print "cheap-only mix: " $17; bad = 1 } END { exit bad }' \
+  "$tmp/s.csv" || fail "cheap-only served another variant"
 # both kinds of client; the closed-loop ones are N = rho x C x 50 ms clients
-[ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx poisson)" -eq 8 ] && [ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx closed-retry)" -eq 8 ] \
+[ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx poisson)" -eq 12 ] && [ "$(cut -d, -f22 "$tmp/s.csv" | grep -cx closed-retry)" -eq 12 ] \
   || fail "client models: $(cut -d, -f22 "$tmp/s.csv" | sort | uniq -c)"
 awk -F, 'NR > 1 && $22 == "closed-retry" { n = $4 * $24 / 1000; n = n < 1 ? 1 : n;
   if ($23 < int(n) || $23 > int(n) + 1) { print "n_clients != rho x C x Z: " $0; bad = 1 } }
@@ -53,6 +56,14 @@ grep -q "^Host probe (a fixed piece of arithmetic" "$tmp/s.md" || fail "summary 
 grep -q "| 0.05 | accurate-only |" "$tmp/s.md" && grep -q "| 0.20 | adaptive |" "$tmp/s.md" || fail "summary rows missing"
 [ "$(grep -c '^| 0.20 | adaptive |' "$tmp/s.md")" -eq 2 ] || fail "summary: one table per kind of client"
 grep -q "goodput / oracle" "$tmp/s.md" || fail "summary has no oracle column"
+# the ceiling: the better of accurate-only's and cheap-only's median goodput
+# (two repeats: the median is their mean) at the same point
+want=$(awk -F, 'NR > 1 && $22 == "poisson" && $3 == "0.20" { g[$2] += $9 / 2 }
+  END { c = g["accurate-only"] > g["cheap-only"] ? g["accurate-only"] : g["cheap-only"]; printf "%.0f", c }' "$tmp/s.csv")
+got=$(grep -m1 '^| 0.20 | adaptive |' "$tmp/s.md" | awk -F'|' '{ gsub(/ /, "", $7); print $7 }')
+[ -n "$got" ] && awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d <= 1 && d >= -1) }' \
+  || fail "ceiling at rho 0.20: summary says '$got', the CSV gives $want"
+grep -q "adaptive/ceiling = " "$tmp/s.md" || fail "summary has no adaptive/ceiling line"
 grep -q "gnuplot" "$tmp/log" || [ -s "$tmp/s.png" ] || fail "no plot and no gnuplot warning"
 # a fixed capacity is used as given
 "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 \
