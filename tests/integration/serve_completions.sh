@@ -80,9 +80,21 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-dea
 req GET /v1/models
 expect 200 '"id":"decoder"'
 
-# 4. a client that hangs up mid-stream: its generation is cancelled
-curl -sN --max-time 0.3 "$BASE/v1/completions" \
-    -d '{"prompt":"the","max_tokens":200,"temperature":1,"seed":3,"stream":true}' > /dev/null 2>&1 || true
+# 4. a client that hangs up mid-stream: its generation is cancelled. The
+# same seeded request run to the end first says how many tokens a whole
+# one generates (n_full); after a hang-up at 0.1 s the lane must drain and
+# anytime_gen_tokens_total must have moved by clearly fewer. (Waiting for the
+# lane to drain alone proves nothing: a whole 200-token stream takes 0.4 s
+# here. Seen to fail: with the lane's cancellation check disabled,
+# src/decode/generator.c, the hang-up run generated all n_full tokens.)
+gen_tokens() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_tokens_total\{model="decoder"\}/ { print $2 }'; }
+CANCEL_REQ='{"prompt":"the","max_tokens":200,"temperature":1,"seed":3,"stream":true}'
+t0=$(gen_tokens)
+curl -sN "$BASE/v1/completions" -d "$CANCEL_REQ" > "$SERVE_TMP/full_stream" || fail "the whole stream failed"
+n_full=$(( $(gen_tokens) - t0 ))
+[ "$n_full" -ge 100 ] || fail "a whole stream generated only $n_full tokens: too few to tell a cancellation"
+t1=$(gen_tokens)
+curl -sN --max-time 0.1 "$BASE/v1/completions" -d "$CANCEL_REQ" > /dev/null 2>&1 || true
 ok=0
 for _ in $(seq 1 100); do
   req GET /metrics
@@ -91,6 +103,10 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ $ok = 1 ] || fail "generation lane did not drain after a client hung up: $(echo "$BODY" | grep anytime_gen_sequences)"
+n_cut=$(( $(gen_tokens) - t1 ))
+[ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
+  fail "a client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
+echo "cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
 
 # 5. parallel streams next to encoder traffic
 pids=()
@@ -119,9 +135,14 @@ sp=$!
 curl -s "$BASE/v1/completions" -d '{"prompt":"the","max_tokens":150,"temperature":1,"seed":6}' \
     > "$T2/term_plain" &
 pp=$!
-sleep 0.15
-cp "$T2/term_stream" "$T2/term_stream.early"
-early=$(grep -c '^data: {' "$T2/term_stream.early" || true)
+# signal only once the stream is under way (some events out, not all)
+early=0
+for _ in $(seq 1 100); do
+  early=$(grep -c '^data: {' "$T2/term_stream" || true)
+  [ "$early" -ge 1 ] && break
+  sleep 0.05
+done
+[ "$early" -ge 1 ] || fail "the stream sent no event within 5 s"
 stop_server
 wait "$sp" || fail "the stream in flight at SIGTERM failed"
 wait "$pp" || fail "the plain request in flight at SIGTERM failed"
@@ -129,5 +150,11 @@ wait "$pp" || fail "the plain request in flight at SIGTERM failed"
   fail "stream cut at SIGTERM (had $early events when the signal was sent)"
 grep -q '"completion_tokens":150\|"finish_reason":"stop"' "$T2/term_plain" ||
   fail "plain request in flight at SIGTERM: $(cat "$T2/term_plain")"
+# the stream was mid-way at the signal and went on after it: more events
+# than it had then, and its deltas add up to a whole answer
+final=$(grep -c '^data: {' "$T2/term_stream" || true)
+[ "$final" -gt "$early" ] || fail "stream: $early events at SIGTERM and $final at the end: nothing was sent after the signal"
+grep -q '"finish_reason":"\(length\|stop\)"' "$T2/term_stream" || fail "stream at SIGTERM has no finish_reason"
+echo "SIGTERM: the stream had $early events at the signal and $final at the end"
 rm -rf "$T2"
 echo "ok"

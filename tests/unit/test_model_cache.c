@@ -377,10 +377,14 @@ static void test_output_identity(void **state) {
   check_identity(model, AT_OPT_BASIC);
   snprintf(model, sizeof model, "%s", test_data("hf/tiny_embedder.onnx"));
   check_identity(model, AT_OPT_ALL);
-  /* the project's own models, when they are present */
+  /* the project's own models: committed, so they must be found (this
+   * check passed vacuously when the directory was missing; seen to fail
+   * with ANYTIME_SOURCE_DIR pointing at an empty directory) */
   const char *src = getenv("ANYTIME_SOURCE_DIR");
+  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (ctest sets it): the project's models "
+                     "cannot be found");
   char models[4096];
-  snprintf(models, sizeof models, "%s/models", src ? src : ".");
+  snprintf(models, sizeof models, "%s/models", src);
   at_model_resolve_params rp = at_model_resolve_default_params();
   const char *dirs[] = {models};
   rp.model_dirs = dirs;
@@ -389,12 +393,18 @@ static void test_output_identity(void **state) {
   at_model_entry *v = NULL;
   size_t n = 0;
   assert_int_equal(at_model_list(&rp, &v, &n), AT_OK);
+  size_t checked = 0;
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; v[i].desc && k < v[i].desc->n_variants; k++) {
       print_message("identity: %s\n", v[i].desc->variants[k].path);
       check_identity(v[i].desc->variants[k].path, AT_OPT_ALL);
+      checked++;
     }
   at_model_list_free(v, n);
+  /* models/: sentiment-large, sentiment-small, embedding, decoder, each
+   * fp32 and int8 */
+  if (checked < 8) fail_msg("only %zu of the project's 8 model files were found under %s", checked,
+                            models);
 }
 
 static void entry_file(const char *dir, const char *name, char *out, size_t cap) {
