@@ -6,7 +6,7 @@
  *     engine workers run batches and call batch_done(), which scatters rows
  *     to the items' callbacks and returns the batch to the pool. Whoever
  *     changes what can be dispatched closes and dispatches the ready batches
- *     itself (pump()): the submitter after appending, the worker after
+ *     itself (drive()): the submitter after appending, the worker after
  *     returning a batch. The batcher thread only keeps time: it closes
  *     batches whose oldest item reached max_queue_delay_us, and drains on
  *     stop. So with the default delay of 0 a request costs one hand-off
@@ -28,6 +28,13 @@
  *     the engine refuses the batch).
  *   Lock: `lock` guards the rings, counts, pool, inflight and stopping; it is
  *     never held while padding, submitting or running callbacks.
+ *   Lifetime: a worker scatters a batch's callbacks while the batch still
+ *     counts as in flight, then returns it and takes the next in one hold of
+ *     the lock (release_and_take); once that finds nothing, the worker never
+ *     touches the batcher again, because destroy may free it as soon as
+ *     nothing is in flight. (A first version returned the batch, unlocked,
+ *     then locked again to look for more: destroy freed the batcher in that
+ *     gap about once in 50 runs of test_batcher.)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -86,13 +93,13 @@ at_batcher_params at_batcher_default_params(void) {
   return p;
 }
 
-static void pump(at_batcher *b);
+static void drive(at_batcher *b, batch *bt, batch *done);
 
-/* Scatter a finished (or refused) batch to its items' callbacks and return
- * it to the pool. */
-static void finish_batch(batch *bt, at_status st, const at_outputs *outs, const at_timing *t,
-                         const char *err) {
-  at_batcher *b = bt->owner;
+/* Scatter a finished (or refused) batch to its items' callbacks. The batch
+ * still counts as in flight (so the batcher cannot be destroyed meanwhile);
+ * drive() returns it to the pool. */
+static void scatter(batch *bt, at_status st, const at_outputs *outs, const at_timing *t,
+                    const char *err) {
   at_tensor rows[AT_MAX_OUTPUTS];
   size_t nout = outs ? at_outputs_count(outs) : 0;
   size_t rowbytes[AT_MAX_OUTPUTS];
@@ -127,27 +134,22 @@ static void finish_batch(batch *bt, at_status st, const at_outputs *outs, const 
                         .peers = t->peers};
     qi->item.done(qi->item.user, AT_OK, &r, "");
   }
-  pthread_mutex_lock(&b->lock);
-  bt->next_free = b->free_batches;
-  b->free_batches = bt;
-  b->inflight--;
-  if (b->stopping) pthread_cond_signal(&b->wake); /* the drain waits for inflight == 0 */
-  pthread_mutex_unlock(&b->lock);
 }
 
-/* The engine's callback: finish the batch, then this worker closes the next
- * ready batches itself (a freed slot is what they were waiting for). */
+/* The engine's callback: scatter the batch, then this worker returns it and
+ * closes the next ready batches itself (a freed slot is what they were
+ * waiting for). */
 static void batch_done(void *user, at_status st, const at_outputs *outs, const at_timing *t,
                        const char *err) {
   batch *bt = user;
-  finish_batch(bt, st, outs, t, err);
-  pump(bt->owner);
+  scatter(bt, st, outs, t, err);
+  drive(bt->owner, NULL, bt);
 }
 
-/* Pad the batch's items into its tensors and hand it to the engine; if the
- * engine refuses it, its items fail here (without pumping: the caller's
- * loop does, so a refusing engine cannot recurse). */
-static void dispatch(at_batcher *b, batch *bt) {
+/* Pad the batch's items into its tensors and hand it to the engine.
+ * Returns AT_OK, or the engine's refusal (the batch is then still the
+ * caller's: drive() fails its items and returns it). */
+static at_status dispatch(at_batcher *b, batch *bt) {
   vqueue *q = &b->q[bt->variant];
   size_t L = 0;
   for (int i = 0; i < bt->n; i++)
@@ -178,11 +180,7 @@ static void dispatch(at_batcher *b, batch *bt) {
     n++;
   }
   bt->dispatched_ns = at_now_ns();
-  at_status st = at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
-  if (st != AT_OK) {
-    at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns, 0};
-    finish_batch(bt, st, NULL, &t, at_last_error());
-  }
+  return at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
 }
 
 /* With `lock` held: close the ready variant whose head is oldest into a
@@ -223,18 +221,43 @@ static batch *take_ready_locked(at_batcher *b, uint64_t *next_ns) {
   return bt;
 }
 
-/* Dispatch every batch that may go now, on the calling thread. Items left
- * waiting for their delay (a worker is free but they are not ready yet)
- * are the timekeeper's: it is woken to set its timer for them. */
-static void pump(at_batcher *b) {
-  for (;;) {
-    uint64_t next;
-    pthread_mutex_lock(&b->lock);
-    batch *bt = take_ready_locked(b, &next);
-    if (!bt && next != UINT64_MAX) pthread_cond_signal(&b->wake);
-    pthread_mutex_unlock(&b->lock);
-    if (!bt) return;
-    dispatch(b, bt);
+/* Under one hold of the lock: return `done` (a batch whose callbacks have
+ * run) to the pool, then close the next ready batch and return it, or NULL.
+ * Items left waiting for their delay are the timekeeper's: it is woken to
+ * set its timer for them; on stop it is woken for every returned batch (the
+ * drain waits for inflight == 0). After the last call returns NULL the
+ * caller must not touch `b` again: with nothing in flight, destroy may
+ * already be freeing it. */
+static batch *release_and_take(at_batcher *b, batch *done) {
+  uint64_t next;
+  pthread_mutex_lock(&b->lock);
+  if (done) {
+    done->next_free = b->free_batches;
+    b->free_batches = done;
+    b->inflight--;
+  }
+  batch *bt = take_ready_locked(b, &next);
+  if (!bt && (next != UINT64_MAX || (done && b->stopping))) pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  return bt;
+}
+
+/* Dispatch `bt` (if any) and every batch that may go after it, on the
+ * calling thread, having first returned `done` (if any). A batch the
+ * engine refuses fails its items here and goes back to the pool in the same
+ * step as the next is taken, so nothing recurses and `b` stays in use only
+ * while something is in flight. */
+static void drive(at_batcher *b, batch *bt, batch *done) {
+  if (done) bt = release_and_take(b, done);
+  while (bt) {
+    at_status st = dispatch(b, bt);
+    if (st == AT_OK) {
+      bt = release_and_take(b, NULL);
+    } else {
+      at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns, 0};
+      scatter(bt, st, NULL, &t, at_last_error());
+      bt = release_and_take(b, bt);
+    }
   }
 }
 
@@ -250,7 +273,7 @@ static void *batcher_main(void *arg) {
     batch *bt = take_ready_locked(b, &next);
     if (bt) {
       pthread_mutex_unlock(&b->lock);
-      dispatch(b, bt);
+      drive(b, bt, NULL);
       pthread_mutex_lock(&b->lock);
       continue;
     }
@@ -405,7 +428,7 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
   }
   b->total_queued += n;
   pthread_mutex_unlock(&b->lock);
-  pump(b);
+  drive(b, release_and_take(b, NULL), NULL);
   return AT_OK;
 }
 

@@ -8,7 +8,11 @@
  * left waiting for its delay while every worker is busy is still
  * dispatched once one frees (the timekeeper must hear of it); items given
  * together (at_batcher_submit_n) share a batch, and all or none of them is
- * queued. */
+ * queued; a batcher destroyed the moment its last callback has run is not
+ * touched afterwards by the worker that ran it. That last check is a
+ * stress loop, not a proof: against the version that had this
+ * use-after-free, 2 of 60 runs of this file crashed (one in this test, one
+ * in the first); the fixed version passed 250 of 250. */
 #include <pthread.h>
 #include <time.h>
 #include <math.h>
@@ -222,9 +226,43 @@ static void test_delay_items_dispatch_after_busy(void **state) {
   pthread_cond_destroy(&l.c);
 }
 
+static atomic_int g_done;
+static void on_flag(void *user, at_status st, const at_item_result *r, const char *err) {
+  (void)user, (void)st, (void)r, (void)err;
+  atomic_store(&g_done, 1);
+}
+
+/* Destroy a batcher as soon as its only item's callback has run, 300 times
+ * over one engine: the worker that ran the callback must be done with the
+ * batcher by the time destroy can free it. */
+static void test_destroy_right_after_last_callback(void **state) {
+  (void)state;
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = 2;
+  at_engine *e;
+  assert_int_equal(at_engine_create(&ep, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "tiny", test_data("models/tiny_encoder.onnx"), NULL,
+                                         NULL), AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  at_batcher_params bp = at_batcher_default_params();
+  bp.max_seq_len = MAXL;
+  static int64_t ids[4] = {5, 6, 7, 8};
+  for (int round = 0; round < 300; round++) {
+    at_batcher *b;
+    assert_int_equal(at_batcher_create(e, &bp, &b), AT_OK);
+    atomic_store(&g_done, 0);
+    at_batch_item it = {.input_ids = ids, .len = 4, .done = on_flag};
+    assert_int_equal(at_batcher_submit(b, 0, &it), AT_OK);
+    while (!atomic_load(&g_done)) {}
+    at_batcher_destroy(b);
+  }
+  at_engine_destroy(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batched_equals_unbatched),
+      cmocka_unit_test(test_destroy_right_after_last_callback),
       cmocka_unit_test(test_delay_items_dispatch_after_busy),
       cmocka_unit_test(test_rejects_unbatchable_model),
   };
