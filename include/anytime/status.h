@@ -54,6 +54,18 @@ const char *at_strerror(at_status s);
  * thread, and must not be freed. */
 const char *at_last_error(void);
 
+#if defined(__GNUC__) && !defined(AT_PRINTF)
+#define AT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#elif !defined(AT_PRINTF)
+#define AT_PRINTF(f, a)
+#endif
+
+/* Record detail text for at_last_error() on this thread and return `s`, so a
+ * failure reads `return at_fail(AT_ERR_SHAPE, "input %s ...", name);`.
+ * Code built on the library (the CLI, embedders) may use it for their own
+ * failures so that one reporting path prints them. */
+at_status at_fail(at_status s, const char *fmt, ...) AT_PRINTF(2, 3);
+
 #ifdef __cplusplus
 }
 #endif

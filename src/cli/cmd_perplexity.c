@@ -14,7 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/dataset.h"
-#include "core/internal.h"
+#include "anytime/clock.h"
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -45,7 +45,7 @@
 #include "anytime/tokenizer.h"
 #include "cli/cli.h"
 #include "cli/dataset.h"
-#include "core/internal.h"
+#include "anytime/clock.h"
 
 #define MAX_B 8 /* batch sizes measured */
 

@@ -12,7 +12,6 @@
 #include "anytime/model.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
-#include "core/internal.h"
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -6,18 +6,13 @@
 
 #include <stdint.h>
 
+#include "anytime/clock.h"
 #include "anytime/log.h"
 #include "anytime/status.h"
 
-#if defined(__GNUC__)
-#define AT_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define AT_PRINTF(f, a)
-#endif
+/* at_fail() and AT_PRINTF are public (anytime/status.h); at_now_ns() too
+ * (anytime/clock.h). */
 
-/* Record detail text for at_last_error() on this thread and return `s`, so a
- * failure reads `return at_fail(AT_ERR_SHAPE, "input %s ...", name);`. */
-at_status at_fail(at_status s, const char *fmt, ...) AT_PRINTF(2, 3);
 /* Clear this thread's detail text. */
 void at_clear_error(void);
 
@@ -26,8 +21,5 @@ void at_log(at_log_level level, const char *component, const char *fmt, ...)
     AT_PRINTF(3, 4);
 /* Whether a message at `level` would reach the sink. */
 int at_log_enabled(at_log_level level);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t at_now_ns(void);
 
 #endif /* ANYTIME_CORE_INTERNAL_H */

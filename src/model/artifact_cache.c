@@ -1,8 +1,11 @@
 /* src/model/artifact_cache.c — the compiled-artifact cache: the first load
  * of a model saves ONNX Runtime's optimised graph (ORT format) under a key,
  * later loads with the same key skip graph optimisation and load that file.
- * at_session_create() calls at_artifact_session_create() when
- * at_session_params.artifact_cache_dir is set (see anytime/model.h).
+ * The public at_session_create() is defined here (end of file): with
+ * at_session_params.artifact_cache_dir set it goes through
+ * at_artifact_session_create(), which opens sessions with src/ort's plain
+ * at_ort_session_open(); otherwise straight to the latter. So src/ort never
+ * calls back into src/model (see anytime/model.h for the cache itself).
  *
  * DESIGN
  *   Key: SHA-256 over the model file's SHA-256, the ORT release of the loaded
@@ -56,6 +59,7 @@
 #include "core/internal.h"
 #include "model/model_internal.h"
 #include "model/sha256.h"
+#include "ort/session_plain.h"
 
 #define FORMAT_VERSION 1
 #define PATH_CAP 4096
@@ -436,7 +440,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   memset(&ing, 0, sizeof ing);
   uint64_t t0 = at_now_ns();
   if (model_sha256(dir, model_path, ing.model_sha256) != AT_OK)
-    return at_session_create(model_path, &p, out); /* gives the proper error */
+    return at_ort_session_open(model_path, &p, out); /* gives the proper error */
   uint64_t t_hash = at_now_ns() - t0;
   at_version_info vi;
   const char *release = "unknown";
@@ -450,12 +454,12 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
 
   if (mkdirs(dir) != 0) {
     warn_unusable(dir, strerror(errno));
-    return at_session_create(model_path, &p, out);
+    return at_ort_session_open(model_path, &p, out);
   }
   char entry[PATH_CAP], why[512] = "";
   if (!at_model_fmt(entry, sizeof entry, "%s/%s", dir, key)) {
     warn_unusable(dir, "path too long");
-    return at_session_create(model_path, &p, out);
+    return at_ort_session_open(model_path, &p, out);
   }
   const char *label = p.artifact_model ? p.artifact_model : model_path;
   const char *var = p.artifact_variant ? p.artifact_variant : "";
@@ -463,7 +467,7 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   if (es == ENTRY_VALID) {
     char art[PATH_CAP];
     at_model_fmt(art, sizeof art, "%s/model.ort", entry);
-    at_status rc = at_session_create(art, &p, out);
+    at_status rc = at_ort_session_open(art, &p, out);
     if (rc == AT_OK) {
       *outcome = AT_ARTIFACT_HIT;
       at_log(AT_LOG_INFO, "cache", "%s%s%s: loaded cached artifact %.12s (hashed the model in %.1f ms)",
@@ -483,12 +487,12 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   at_model_fmt(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir);
   if (!mkdtemp(tmp)) {
     warn_unusable(dir, strerror(errno));
-    return at_session_create(model_path, &p, out);
+    return at_ort_session_open(model_path, &p, out);
   }
   at_model_fmt(art, sizeof art, "%s/model.ort", tmp);
   p.optimized_model_path = art;
   p.optimized_as_ort = true;
-  at_status rc = at_session_create(model_path, &p, out);
+  at_status rc = at_ort_session_open(model_path, &p, out);
   if (rc != AT_OK) {
     remove_entry_dir(tmp);
     return rc;
@@ -603,5 +607,24 @@ at_status at_artifact_cache_clear(const char *dir, size_t *removed) {
       (*removed)++;
   }
   closedir(dp);
+  return rc;
+}
+
+/* ---- the public entry point ---------------------------------------------- */
+
+/* anytime/session.h's at_session_create(): the artifact cache around
+ * src/ort's plain creation when params ask for it (a cache directory and
+ * no explicit optimized_model_path), the plain creation otherwise. */
+at_status at_session_create(const char *model_path, const at_session_params *params,
+                            at_session **out) {
+  if (!model_path || !out) return at_fail(AT_ERR_INVALID_ARG, "model_path and out are required");
+  *out = NULL;
+  if (!params || !params->artifact_cache_dir || params->optimized_model_path)
+    return at_ort_session_open(model_path, params, out);
+  at_status rc = at_runtime_init();
+  if (rc != AT_OK) return rc;
+  at_artifact_outcome outcome = AT_ARTIFACT_OFF;
+  rc = at_artifact_session_create(model_path, params, out, &outcome);
+  if (rc == AT_OK) at_ort_session_set_artifact(*out, outcome);
   return rc;
 }

@@ -24,12 +24,13 @@ int at_graph_output_names(const char *path, char names[][AT_GRAPH_NAME_MAX], int
 int at_graph_output_names_buf(const unsigned char *buf, size_t len,
                               char names[][AT_GRAPH_NAME_MAX], int max);
 
-/* The artifact-cache path of at_session_create(): called by session.c when
- * params->artifact_cache_dir is set and params->optimized_model_path is not.
- * Creates the session from a cached artifact or builds one (see model.h),
- * calling at_session_create() itself with the cache switched off. On success
- * *outcome says which happened. Returns what at_session_create() returns; a
- * cache problem never fails the call (it degrades to an uncached load). */
+/* The artifact-cache path of at_session_create() (defined beside it in
+ * artifact_cache.c), taken when params->artifact_cache_dir is set and
+ * params->optimized_model_path is not. Creates the session from a cached
+ * artifact or builds one (see model.h) with src/ort's plain
+ * at_ort_session_open(). On success *outcome says which happened. Returns
+ * what at_session_create() returns; a cache that cannot be used costs
+ * nothing but the warning. */
 at_status at_artifact_session_create(const char *model_path, const at_session_params *params,
                                      at_session **out, at_artifact_outcome *outcome);
 

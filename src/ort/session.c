@@ -1,6 +1,10 @@
 /* src/ort/session.c — one OrtSession over one model file: options, the
  * model's signature, and a synchronous Run over caller-owned buffers.
  *
+ * Creation here is plain (at_ort_session_open); the public
+ * at_session_create() is in src/model/artifact_cache.c, which adds the
+ * artifact cache around it.
+ *
  * DESIGN: after at_session_create() returns, a session is immutable (the
  * signature strings, the memory info and the OrtSession are only read), so
  * any number of threads may call at_session_run() on it at once; ORT's
@@ -20,8 +24,8 @@
 #include "anytime/onnx_meta.h"
 #include "anytime/session.h"
 #include "core/internal.h"
-#include "model/model_internal.h"
 #include "ort/ort_internal.h"
+#include "ort/session_plain.h"
 
 #define AT_SESSION_MAX_IO 64
 
@@ -230,19 +234,12 @@ static at_status read_metadata(at_session *s, OrtAllocator *alloc) {
   return rc;
 }
 
-at_status at_session_create(const char *model_path, const at_session_params *params,
-                            at_session **out) {
+at_status at_ort_session_open(const char *model_path, const at_session_params *params,
+                              at_session **out) {
   if (!model_path || !out) return at_fail(AT_ERR_INVALID_ARG, "model_path and out are required");
   *out = NULL;
   at_status rc = at_runtime_init();
   if (rc != AT_OK) return rc;
-  if (params && params->artifact_cache_dir && !params->optimized_model_path) {
-    /* src/model/artifact_cache.c calls back here with the cache switched off. */
-    at_artifact_outcome outcome = AT_ARTIFACT_OFF;
-    rc = at_artifact_session_create(model_path, params, out, &outcome);
-    if (rc == AT_OK) (*out)->artifact = outcome;
-    return rc;
-  }
   struct stat stt;
   if (stat(model_path, &stt) != 0)
     return at_fail(AT_ERR_NOT_FOUND, "model file '%s': %s", model_path, strerror(errno));
@@ -349,6 +346,10 @@ void at_session_destroy(at_session *s) {
 }
 
 const at_model_info *at_session_info(const at_session *s) { return s ? &s->info : NULL; }
+
+void at_ort_session_set_artifact(at_session *s, at_artifact_outcome outcome) {
+  if (s) s->artifact = outcome;
+}
 
 at_artifact_outcome at_session_artifact_outcome(const at_session *s) {
   return s ? s->artifact : AT_ARTIFACT_OFF;

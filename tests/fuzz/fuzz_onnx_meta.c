@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_onnx_meta.c — libFuzzer driver for the ONNX header reader
- * (src/model/onnx_meta.c): any byte string must parse or be rejected without
+ * (src/core/onnx_meta.c): any byte string must parse or be rejected without
  * reading out of bounds. Seed corpus: tests/fuzz/corpus/onnx_meta/. */
 #include <stdint.h>
 #include <stdlib.h>

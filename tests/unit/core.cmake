@@ -1,4 +1,4 @@
-# Unit tests for src/core, src/model/onnx_meta, src/ort and src/engine.
+# Unit tests for src/core (with onnx_meta), src/ort and src/engine.
 at_unit_test(test_status tests/unit/test_status.c)
 at_unit_test(test_onnx_meta tests/unit/test_onnx_meta.c)
 at_unit_test(test_session tests/unit/test_session.c)

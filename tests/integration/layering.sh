@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/integration/layering.sh — the module structure of src/ as a check
+# (docs/architecture.md):
+#   1. no include cycle between the modules of src/ (core, ort, model, text,
+#      engine, plan, decode, serve, cli). An edge A -> B is a file in src/A
+#      including "B/..." or a public header "anytime/X.h" whose functions are
+#      defined in src/B (found from the definitions, not from a list, so a
+#      header that moves cannot go stale). tsort finds the cycles.
+#   2. CLI files (src/cli) include only public headers (anytime/...) and the
+#      CLI's own (cli/...): the CLI is a client of the library.
+# Seen to fail: before 2026-12-01 src/ort/session.c called the artifact
+# cache in src/model, which called back into src/ort ("model ort" loop), and
+# four CLI files included core/internal.h.
+set -euo pipefail
+src=${ANYTIME_SOURCE_DIR:?run through ctest}/src
+inc=$ANYTIME_SOURCE_DIR/include/anytime
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# owner of each public header: the module (not cli) defining most of the
+# functions it declares; a header that declares none (the umbrella) has none
+for h in "$inc"/*.h; do
+  name=$(basename "$h" .h)
+  owner=$({ grep -o '\bat_[a-z0-9_]*(' "$h" || true; } | tr -d '(' | sort -u | while read -r fn; do
+            grep -l "^[a-z].*[ *]$fn(.*[^;]$" "$src"/*/*.c 2>/dev/null || true
+          done | { grep -v "^$src/cli/" || true; } | awk -F/ '{ print $(NF - 1) }' | sort | uniq -c | sort -rn |
+          awk 'NR == 1 { print $2 }')
+  echo "$name ${owner:--}" >> "$tmp/owners"
+done
+grep -q '^session ' "$tmp/owners" && grep -q '^plan plan$' "$tmp/owners" ||
+  fail "could not find the owners of the public headers: $(cat "$tmp/owners")"
+
+: > "$tmp/edges"
+for f in "$src"/*/*.c "$src"/*/*.h; do
+  m=$(basename "$(dirname "$f")")
+  { grep -o '^#include "[a-z_]*/[a-z_0-9]*\.h"' "$f" || true; } | sed 's/^#include "//; s/"$//' | while read -r i; do
+    d=${i%%/*}
+    if [ "$d" = anytime ]; then
+      t=$(awk -v h="$(basename "$i" .h)" '$1 == h { print $2 }' "$tmp/owners")
+    else
+      t=$d
+    fi
+    if [ -n "$t" ] && [ "$t" != - ] && [ "$t" != "$m" ]; then echo "$m $t $f -> $i" >> "$tmp/edges"; fi
+  done
+done
+cut -d' ' -f1,2 "$tmp/edges" | sort -u > "$tmp/graph"
+if ! tsort "$tmp/graph" > /dev/null 2> "$tmp/tsort"; then
+  loop=$(grep -v "input contains a loop" "$tmp/tsort" | sed 's/^tsort: //' | tr '\n' ' ')
+  echo "module graph: $(tr '\n' ';' < "$tmp/graph")" >&2
+  for m in $loop; do grep "^$m " "$tmp/edges" | grep -E " ($(echo $loop | tr ' ' '|')) " >&2 || true; done
+  fail "include cycle between modules: $loop"
+fi
+
+bad=$(grep -Hn '^#include "' "$src"/cli/*.c "$src"/cli/*.h | grep -vE '#include "(anytime|cli)/' || true)
+[ -z "$bad" ] || fail "CLI files include private headers:
+$bad"
+echo "module graph: $(tr "\n" ";" < "$tmp/graph")"
+echo "PASS: $(wc -l < "$tmp/graph") module edges, no cycle; the CLI uses public headers only"
