@@ -21,26 +21,14 @@ passes=${PASSES:-3}; dur=${SECONDS_PER:-8}
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(4098 6830)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # the shipped config with absolute model paths, and the same without large-int8
-python3 - "$here" "$tmp" <<'PY'
-import re, sys
-here, tmp = sys.argv[1:]
-s = open(f"{here}/configs/serving.yaml").read().replace("../models/", f"{here}/models/")
-open(f"{tmp}/both.yaml", "w").write(s)
-cheap, n = re.subn(r"\n      - name: large-int8\n(        .*\n){5}", "\n", s)
-if n != 1: sys.exit("cheap_ceiling: cannot find the large-int8 variant in configs/serving.yaml")
-open(f"{tmp}/cheap.yaml", "w").write(cheap)
-PY
+. "$here/bench/lib.sh"
+bench_cheap_config "$here" "$tmp"
 echo "# bench/cheap_ceiling.sh $(date -u +%FT%TZ): $(nproc) cores, binary $bin (git $(git -C "$here" rev-parse --short HEAD))"
 for rate in "${rates[@]}"; do
   for pass in $(seq 1 "$passes"); do
     for cfg in both cheap; do
-      rm -f "$tmp/port"
-      "$bin" serve --config "$tmp/$cfg.yaml" --port 0 --port-file "$tmp/port" --no-cache >"$tmp/serve.log" 2>&1 &
-      sp=$!
-      for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-      [ -s "$tmp/port" ] || { cat "$tmp/serve.log"; exit 1; }
-      port=$(cat "$tmp/port")
-      curl -s "127.0.0.1:$port/predict" -d '{"inputs":"warm up"}' >/dev/null
+      bench_start_server "$bin" "$tmp/$cfg.yaml" "$tmp" || exit 1
+      sp=$BENCH_PID; port=$BENCH_PORT
       c0=$(awk '{print $14 + $15}' "/proc/$sp/stat")
       /usr/bin/time -f "%U %S" -o "$tmp/lgtime" "$bin" loadgen --url "http://127.0.0.1:$port/predict" \
           --rate "$rate" --duration "$dur" --deadline-ms 20 --json >"$tmp/lg.json" 2>/dev/null

@@ -16,14 +16,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 1 ] || { echo "usage: bench/handoffs.sh BIN [BIN...]" >&2; exit 2; }
 passes=${PASSES:-3}; rate=${RATE:-4098}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-python3 - "$here" "$tmp" <<'PY'
-import re, sys
-here, tmp = sys.argv[1:]
-s = open(f"{here}/configs/serving.yaml").read().replace("../models/", f"{here}/models/")
-cheap, n = re.subn(r"\n      - name: large-int8\n(        .*\n){5}", "\n", s)
-if n != 1: sys.exit("handoffs: cannot find the large-int8 variant in configs/serving.yaml")
-open(f"{tmp}/cheap.yaml", "w").write(cheap)
-PY
+. "$here/bench/lib.sh"
+bench_cheap_config "$here" "$tmp"
 # context switches (voluntary + involuntary) of every thread of pid $1
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n }'; }
 cpu() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
@@ -31,13 +25,8 @@ hz=$(getconf CLK_TCK)
 echo "# bench/handoffs.sh $(date -u +%FT%TZ), $(nproc) cores, git $(git -C "$here" rev-parse --short HEAD)"
 for pass in $(seq 1 "$passes"); do
   for bin in "$@"; do
-    rm -f "$tmp/port"
-    "$bin" serve --config "$tmp/cheap.yaml" --port 0 --port-file "$tmp/port" --no-cache >"$tmp/serve.log" 2>&1 &
-    sp=$!
-    for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
-    [ -s "$tmp/port" ] || { cat "$tmp/serve.log"; exit 1; }
-    port=$(cat "$tmp/port")
-    curl -s "127.0.0.1:$port/predict" -d '{"inputs":"warm up"}' >/dev/null
+    bench_start_server "$bin" "$tmp/cheap.yaml" "$tmp" || exit 1
+    sp=$BENCH_PID; port=$BENCH_PORT
     for mode in open closed; do
       if [ $mode = open ]; then load=(--rate "$rate"); else load=(--clients 4 --think-ms 0); fi
       "$bin" loadgen --url "http://127.0.0.1:$port/predict" "${load[@]}" --duration 8 \

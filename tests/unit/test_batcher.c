@@ -170,15 +170,21 @@ static int latch_wait(latch_t *l, int s) {
   return left;
 }
 
-static void test_delay_items_dispatch_after_busy(void **state) {
-  (void)state;
+/* A started engine with `workers` workers over the tiny encoder. */
+static at_engine *tiny_engine(int workers) {
   at_engine_params ep = at_engine_default_params();
-  ep.n_workers = 1;
+  ep.n_workers = workers;
   at_engine *e;
   assert_int_equal(at_engine_create(&ep, &e), AT_OK);
   assert_int_equal(at_engine_add_variant(e, "tiny", test_data("models/tiny_encoder.onnx"), NULL,
                                          NULL), AT_OK);
   assert_int_equal(at_engine_start(e), AT_OK);
+  return e;
+}
+
+static void test_delay_items_dispatch_after_busy(void **state) {
+  (void)state;
+  at_engine *e = tiny_engine(1);
   at_batcher_params bp = at_batcher_default_params();
   bp.max_batch_size = 4;
   bp.max_queue_delay_us = 2000;
@@ -237,13 +243,7 @@ static void on_flag(void *user, at_status st, const at_item_result *r, const cha
  * batcher by the time destroy can free it. */
 static void test_destroy_right_after_last_callback(void **state) {
   (void)state;
-  at_engine_params ep = at_engine_default_params();
-  ep.n_workers = 2;
-  at_engine *e;
-  assert_int_equal(at_engine_create(&ep, &e), AT_OK);
-  assert_int_equal(at_engine_add_variant(e, "tiny", test_data("models/tiny_encoder.onnx"), NULL,
-                                         NULL), AT_OK);
-  assert_int_equal(at_engine_start(e), AT_OK);
+  at_engine *e = tiny_engine(2);
   at_batcher_params bp = at_batcher_default_params();
   bp.max_seq_len = MAXL;
   static int64_t ids[4] = {5, 6, 7, 8};

@@ -1,0 +1,29 @@
+# bench/lib.sh — pieces the bench scripts share (sourced, not run).
+
+# bench_cheap_config REPO DIR: write DIR/both.yaml (configs/serving.yaml with
+# absolute model paths) and DIR/cheap.yaml (the same without large-int8, so
+# a server on it holds only the cheapest frontier variant).
+bench_cheap_config() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+here, tmp = sys.argv[1:]
+s = open(f"{here}/configs/serving.yaml").read().replace("../models/", f"{here}/models/")
+open(f"{tmp}/both.yaml", "w").write(s)
+cheap, n = re.subn(r"\n      - name: large-int8\n(        .*\n){5}", "\n", s)
+if n != 1: sys.exit("bench: cannot find the large-int8 variant in configs/serving.yaml")
+open(f"{tmp}/cheap.yaml", "w").write(cheap)
+PY
+}
+
+# bench_start_server BIN CONFIG DIR: start `BIN serve` on a free port in the
+# background; sets BENCH_PID and BENCH_PORT, sends one warm-up request.
+# Prints the server's log and returns 1 if it does not come up in 10 s.
+bench_start_server() {
+  rm -f "$3/port"
+  "$1" serve --config "$2" --port 0 --port-file "$3/port" --no-cache >"$3/serve.log" 2>&1 &
+  BENCH_PID=$!
+  for _ in $(seq 200); do [ -s "$3/port" ] && break; sleep 0.05; done
+  [ -s "$3/port" ] || { cat "$3/serve.log"; return 1; }
+  BENCH_PORT=$(cat "$3/port")
+  curl -s "127.0.0.1:$BENCH_PORT/predict" -d '{"inputs":"warm up"}' >/dev/null
+}
