@@ -28,6 +28,8 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +187,52 @@ static void usage(FILE *f) {
           "left out of the planner's configuration).\n");
 }
 
+/* A growing text buffer for the written configuration: the YAML has no
+ * size limit (64 variants with 4 KiB paths are about 300 KiB). It used to be
+ * a 64 KiB stack buffer filled with `yo += snprintf(yaml + yo, sizeof yaml -
+ * yo, ...)`, which ran off the stack once a write was truncated. The
+ * buffers are file-static so that an early return leaves them reachable,
+ * not leaked; the command frees them when it finishes. */
+typedef struct ybuf {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} ybuf;
+
+static void yput(ybuf *b, const char *fmt, ...) AT_PRINTF(2, 3);
+static void yput(ybuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || b->oom) {
+    b->oom = true;
+    return;
+  }
+  size_t need = b->len + (size_t)n + 1;
+  if (need > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < need) cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) {
+      b->oom = true;
+      return;
+    }
+    b->s = ns, b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+static void ybuf_free(ybuf *b) {
+  free(b->s);
+  *b = (ybuf){0};
+}
+
+static ybuf g_yaml_body, g_yaml_out;
+
 static void rel_path(char *dst, size_t cap, const char *path, const char *dir) {
   size_t dl = strlen(dir);
   if (!strncmp(path, dir, dl) && path[dl] == '/') snprintf(dst, cap, "%s", path + dl + 1);
@@ -269,8 +317,8 @@ int at_cli_profile(int argc, char **argv) {
   at_version_info vi;
   if ((st = at_runtime_version_info(&vi)) != AT_OK) return cli_report("profile", st);
   json_t *jmodels = json_array();
-  char yaml[65536];
-  size_t yo = 0;
+  ybuf *yaml = &g_yaml_body;
+  ybuf_free(yaml);
   char famdir[PATH_MAX], tmpd[PATH_MAX];
   snprintf(tmpd, sizeof tmpd, "%s", family);
   snprintf(famdir, sizeof famdir, "%s", dirname(tmpd));
@@ -608,14 +656,14 @@ int at_cli_profile(int argc, char **argv) {
     }
     json_t *jv = json_array();
     char mdir[PATH_MAX];
-    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "  - name: %s\n    task: %s\n", mc->name, mc->task);
+    yput(yaml, "  - name: %s\n    task: %s\n", mc->name, mc->task);
     rel_path(mdir, sizeof mdir, mc->tokenizer, famdir);
-    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    tokenizer: %s\n", mdir);
+    yput(yaml, "    tokenizer: %s\n", mdir);
     if (mc->config_json[0]) {
       rel_path(mdir, sizeof mdir, mc->config_json, famdir);
-      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    config: %s\n", mdir);
+      yput(yaml, "    config: %s\n", mdir);
     }
-    yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "    variants:\n");
+    yput(yaml, "    variants:\n");
     for (int v = 0; v < mc->n_variants; v++) {
       vres *x = &vr[v];
       x->frontier = on[v];
@@ -623,15 +671,15 @@ int at_cli_profile(int argc, char **argv) {
       rel_path(rp2, sizeof rp2, x->path, famdir);
       const char *pre = on[v] ? "" : "#";
       if (!on[v])
-        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
+        yput(yaml,
                                "      # dominated (not on the accuracy/cost frontier), not offered:\n");
-      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo,
+      yput(yaml,
                              "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
                              "%s        cost: %.4f\n%s        service_ms: {", pre, x->name, pre, rp2,
                              pre, x->accuracy, pre, x->cost, pre);
       json_t *jb = json_array();
       for (int bi = 0; bi < x->n_b; bi++) {
-        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s%d: %.5f", bi ? ", " : "",
+        yput(yaml, "%s%d: %.5f", bi ? ", " : "",
                                x->batch[bi], x->service_s[bi] * 1e3);
         json_t *passes = json_array();
         for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
@@ -649,15 +697,15 @@ int at_cli_profile(int argc, char **argv) {
         }
         json_array_append_new(jb, row);
       }
-      yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "}\n");
+      yput(yaml, "}\n");
       int nbusy = 0;
       while (nbusy < x->n_b && x->busy_s[nbusy] > 0) nbusy++;
       if (nbusy > 0) {
-        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s        service_busy_ms: {", pre);
+        yput(yaml, "%s        service_busy_ms: {", pre);
         for (int bi = 0; bi < nbusy; bi++)
-          yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "%s%d: %.5f", bi ? ", " : "",
+          yput(yaml, "%s%d: %.5f", bi ? ", " : "",
                                  x->batch[bi], x->busy_s[bi] * 1e3);
-        yo += (size_t)snprintf(yaml + yo, sizeof yaml - yo, "}\n");
+        yput(yaml, "}\n");
       }
       json_t *rpasses = json_array();
       for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
@@ -720,8 +768,9 @@ int at_cli_profile(int argc, char **argv) {
     pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_alpha: %g\n", cfg.service_alpha);
   if (cfg.service_tau_s >= 0 && pl < sizeof ptune)
     pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_tau_s: %g\n", cfg.service_tau_s);
-  char head[4096];
-  snprintf(head, sizeof head,
+  ybuf *out = &g_yaml_out;
+  ybuf_free(out);
+  yput(out,
       "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
       "# the serving path; results/variant_profiles.json has every raw figure.\n"
       "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
@@ -734,19 +783,21 @@ int at_cli_profile(int argc, char **argv) {
       cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
       cfg.intra_op_threads, best_b, cfg.max_queue_delay_us, cfg.policy, deadline,
       cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline, ptune);
-  size_t hl = strlen(head);
-  if (hl + yo + 1 > sizeof yaml) return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
+  yput(out, "%s", yaml->len ? yaml->s : "");
   /* the generation lane is not profiled here: carry its section over */
   char gen_yaml[2048];
   int gl = at_server_config_generator_yaml(&cfg, gen_yaml, sizeof gen_yaml);
-  if (gl < 0 || hl + yo + (size_t)gl + 1 > sizeof yaml)
-    return fprintf(stderr, "anytime profile: configuration too large\n"), AT_EXIT_FAIL;
-  memmove(yaml + hl, yaml, yo + 1);
-  memcpy(yaml, head, hl);
-  memcpy(yaml + hl + yo, gen_yaml, (size_t)gl + 1);
+  if (gl < 0 || (size_t)gl >= sizeof gen_yaml)
+    return fprintf(stderr, "anytime profile: the generator section does not fit its buffer\n"),
+           AT_EXIT_FAIL;
+  yput(out, "%s", gen_yaml);
+  if (out->oom || yaml->oom)
+    return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"), AT_EXIT_FAIL;
   char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
   json_decref(root);
-  int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, yaml);
+  int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, out->s);
+  ybuf_free(yaml);
+  ybuf_free(out);
   free(js);
   cli_dataset_free(&ds);
   if (w1 || w2) {

@@ -63,6 +63,36 @@ curl -s "http://127.0.0.1:$(cat "$tmp/profiled-small.port")/metrics" | grep -q '
   || fail "no full-pool factor in /metrics"
 kill -TERM $pid; wait $pid || fail "server did not exit 0"
 
+# A configuration past 64 KiB: 8 models x 8 variants (the limits) whose
+# model paths are about 1,000 characters. The writer used a 64 KiB stack
+# buffer that a truncated write ran past; it must now write every variant,
+# and the result must load. Seen to fail with the old writer: 5 models
+# (48 KB) were written fine, 8 failed with "not found: tokenizer: : no such
+# file" — the overflow had overwritten the next model's configuration.
+deep="$tmp/p/$(printf 'a%.0s' $(seq 200))/$(printf 'b%.0s' $(seq 200))/$(printf 'c%.0s' $(seq 200))/$(printf 'd%.0s' $(seq 200))"
+mkdir -p "$deep" "$tmp/fam"
+long="$deep/$(printf 'm%.0s' $(seq 150)).onnx"
+cp "$ANYTIME_TEST_DATA/models/tiny_encoder.onnx" "$long"   # a copy: paths are resolved
+{
+  printf 'engine:\n  workers: 2\nplanner:\n  deadline_ms: 5000\nmodels:\n'
+  for m in 1 2 3 4 5 6 7 8; do
+    printf '  - name: big%d\n    task: classify\n    tokenizer: %s\n    config: %s\n    variants:\n' \
+        "$m" "$ANYTIME_TEST_DATA/models/tiny/vocab.txt" "$ANYTIME_TEST_DATA/models/tiny/config.json"
+    for v in 1 2 3 4 5 6 7 8; do printf '      - name: v%d\n        path: %s\n' "$v" "$long"; done
+  done
+} > "$tmp/fam/big.yaml"
+# (the timing cross-check is not what this tests: with 3 iterations of a
+# 10 us model, one of 64 variants can differ by 3x, so its tolerance is off)
+"$ANYTIME_BIN" profile --family "$tmp/fam/big.yaml" --data "$data" --repeats 2 --iters 3 --batch-sizes 1 \
+    --agreement-tolerance 1000 --out-config "$tmp/fam/big-serving.yaml" --out-json "$tmp/big.json" 2>"$tmp/logbig" ||
+  { tail -5 "$tmp/logbig"; fail "profile of 64 variants with long paths failed"; }
+size=$(wc -c < "$tmp/fam/big-serving.yaml")
+[ "$size" -gt 65536 ] || fail "the 64-variant configuration is only $size bytes: the test no longer crosses 64 KiB"
+[ "$(grep -c 'name: v[1-8]$' "$tmp/fam/big-serving.yaml")" -eq 64 ] || fail "not every variant was written"
+serves "$tmp/fam/big-serving.yaml" big
+kill -TERM $pid; wait $pid || fail "the server on the 64-variant configuration did not exit 0"
+echo "profile: 64 variants with ~1,000-character paths wrote $size bytes"
+
 set +e
 "$ANYTIME_BIN" profile --family "$fam" --data "$data" --repeats 2 --iters 5 --batch-sizes 1,2 \
     --agreement-tolerance 0.001 --out-config "$tmp/s2.yaml" --out-json "$tmp/p2.json" 2>"$tmp/log2"
