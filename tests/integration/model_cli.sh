@@ -20,10 +20,10 @@ M=anytime-test/tiny-sentiment
 
 # ls: both servable repos with their variants; the broken ones with a reason
 out=$("$A" ls)
-echo "$out" | grep -q "hub    $M  (revision main, commit abcdef123456)" || fail "ls: $out"
-echo "$out" | grep -q "int8 *onnx/model_quantized.onnx" || fail "ls variants: $out"
-echo "$out" | grep -q "anytime-test/tiny-embedder" || fail "ls embedder: $out"
-echo "$out" | grep -q "no-onnx .*no ONNX graph" || fail "ls no-onnx: $out"
+grep -q "hub    $M  (revision main, commit abcdef123456)" <<<"$out" || fail "ls: $out"
+grep -q "int8 *onnx/model_quantized.onnx" <<<"$out" || fail "ls variants: $out"
+grep -q "anytime-test/tiny-embedder" <<<"$out" || fail "ls embedder: $out"
+grep -q "no-onnx .*no ONNX graph" <<<"$out" || fail "ls no-onnx: $out"
 
 # cache path
 [ "$("$A" cache path)" = "$tmp/cache/artifacts" ] || fail "cache path"
@@ -31,9 +31,9 @@ echo "$out" | grep -q "no-onnx .*no ONNX graph" || fail "ls no-onnx: $out"
 
 # run: first built, then hit, same answer as without the cache (bitwise: %.17g scores)
 j1=$("$A" run $M "a great movie" "awful plot" --json)
-echo "$j1" | grep -q '"artifact":"built"' || fail "first run not built: $j1"
+grep -q '"artifact":"built"' <<<"$j1" || fail "first run not built: $j1"
 j2=$("$A" run $M "a great movie" "awful plot" --json)
-echo "$j2" | grep -q '"artifact":"hit"' || fail "second run not a hit: $j2"
+grep -q '"artifact":"hit"' <<<"$j2" || fail "second run not a hit: $j2"
 j0=$("$A" run $M "a great movie" "awful plot" --json --no-cache)
 strip() { sed 's/"artifact":"[a-z]*",//'; }
 [ "$(echo "$j1" | strip)" = "$(echo "$j0" | strip)" ] || fail "built != uncached: $j1 / $j0"
@@ -68,8 +68,8 @@ echo "$line" | grep -Pq '^(negative|neutral|positive)\t0\.[0-9]{4}\ta great movi
 "$A" run $M@0123456 "ok" --variant fp32 >/dev/null || fail "commit prefix"
 "$A" run anytime-test/tiny-embedder "the film" | grep -q "^dim=16" || fail "embedder"
 out=$("$A" cache ls)
-echo "$out" | grep -q "$M *fp32" || fail "cache ls: $out"
-echo "$out" | grep -q "anytime-test/tiny-embedder" || fail "cache ls embedder: $out"
+grep -q "$M *fp32" <<<"$out" || fail "cache ls: $out"
+grep -q "anytime-test/tiny-embedder" <<<"$out" || fail "cache ls embedder: $out"
 
 # four processes at once on an empty cache: all answer, one artifact, no leftovers
 "$A" cache clear >/dev/null
@@ -84,29 +84,29 @@ n=$(find "$tmp/cache/artifacts" -mindepth 1 -maxdepth 1 -name '[0-9a-f]*' | wc -
 art=$(find "$tmp/cache/artifacts" -name model.ort | head -1)
 truncate -s 100 "$art"
 err=$("$A" run $M "a great movie" "awful plot" --json 2>&1 >"$tmp/j3")
-echo "$err" | grep -q "corrupt" || fail "corruption not logged: $err"
+grep -q "corrupt" <<<"$err" || fail "corruption not logged: $err"
 [ "$(strip < "$tmp/j3")" = "$(echo "$j0" | strip)" ] || fail "answer after rebuild differs"
 "$A" run $M "x" --json | grep -q '"artifact":"hit"' || fail "not rebuilt"
 
 # an unusable cache directory: a warning, and the answer
 touch "$tmp/plainfile"
 err=$("$A" run $M "x" --cache-dir "$tmp/plainfile" 2>&1 >/dev/null) || fail "unusable cache dir failed the run"
-echo "$err" | grep -q "not usable" || fail "no warning for an unusable cache: $err"
+grep -q "not usable" <<<"$err" || fail "no warning for an unusable cache: $err"
 
 # missing models list what was searched; escapes are refused
 set +e
 msg=$("$A" run org/nosuch "x" 2>&1); rc=$?
-[ $rc -eq 1 ] && echo "$msg" | grep -q "$tmp/hub/models--org--nosuch" || fail "missing: rc=$rc $msg"
+[ $rc -eq 1 ] && grep -q "$tmp/hub/models--org--nosuch" <<<"$msg" || fail "missing: rc=$rc $msg"
 msg=$("$A" run nosuch "x" 2>&1); rc=$?
-[ $rc -eq 1 ] && echo "$msg" | grep -q "models/nosuch" || fail "missing bare name: rc=$rc $msg"
+[ $rc -eq 1 ] && grep -q "models/nosuch" <<<"$msg" || fail "missing bare name: rc=$rc $msg"
 for bad in "org/../x" "org/x@../../y" 'org\x' "org//x"; do
   msg=$("$A" run "$bad" "x" 2>&1); rc=$?
-  [ $rc -eq 1 ] && echo "$msg" | grep -qi "not a valid model name\|not allowed\|backslash" || fail "escape '$bad': rc=$rc $msg"
+  [ $rc -eq 1 ] && grep -qi "not a valid model name\|not allowed\|backslash" <<<"$msg" || fail "escape '$bad': rc=$rc $msg"
 done
 msg=$("$A" run anytime-test/evil@outside "x" 2>&1); rc=$?
-[ $rc -eq 1 ] && echo "$msg" | grep -q "outside" || fail "outside snapshot: rc=$rc $msg"
+[ $rc -eq 1 ] && grep -q "outside" <<<"$msg" || fail "outside snapshot: rc=$rc $msg"
 msg=$("$A" run $M "x" --variant fp64 2>&1); rc=$?
-[ $rc -eq 1 ] && echo "$msg" | grep -q "it has: fp32 int8" || fail "bad variant: rc=$rc $msg"
+[ $rc -eq 1 ] && grep -q "it has: fp32 int8" <<<"$msg" || fail "bad variant: rc=$rc $msg"
 "$A" run >/dev/null 2>&1; [ $? -eq 2 ] || fail "run without args is not a usage error"
 "$A" cache bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "cache bogus is not a usage error"
 set -e

@@ -18,9 +18,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$ANYTIME_BIN" version)
 echo "$out"
-echo "$out" | grep -q "header API version: $api" || fail "header API version $api not reported"
-echo "$out" | grep -q "library: *$pinned" || fail "library release $pinned not reported"
-echo "$out" | grep -q "CPUExecutionProvider" || fail "no execution providers listed"
+grep -q "header API version: $api" <<<"$out" || fail "header API version $api not reported"
+grep -q "library: *$pinned" <<<"$out" || fail "library release $pinned not reported"
+grep -q "CPUExecutionProvider" <<<"$out" || fail "no execution providers listed"
 
 altroot=$(bash "$src/scripts/fetch-ort.sh" --alt --print-root)
 altlib="$altroot/lib/libonnxruntime.so.1"
@@ -31,8 +31,8 @@ msg=$(ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" version 2>&1); rc=$?
 set -e
 echo "$msg"
 [ $rc -eq 3 ] || fail "expected exit 3 with a $alt library, got $rc"
-echo "$msg" | grep -q "$alt" || fail "refusal does not name the library release $alt"
-echo "$msg" | grep -q "$pinned" || fail "refusal does not name the compiled release $pinned"
+grep -q "$alt" <<<"$msg" || fail "refusal does not name the library release $alt"
+grep -q "$pinned" <<<"$msg" || fail "refusal does not name the compiled release $pinned"
 # every command that loads the runtime refuses, not just `version`
 set +e
 ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" info "$ANYTIME_TEST_DATA/models/fixed_scale.onnx" >/dev/null 2>&1; rc=$?
@@ -40,8 +40,8 @@ set -e
 [ $rc -eq 3 ] || fail "anytime info ran against a $alt library (exit $rc)"
 
 msg=$(ANYTIME_ALLOW_ORT_MISMATCH=1 ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" version 2>&1)
-echo "$msg" | grep -q "MISMATCH ALLOWED" || fail "override did not mark the mismatch"
-echo "$msg" | grep -q "warn: .*ANYTIME_ALLOW_ORT_MISMATCH" || fail "override was not loud"
+grep -q "MISMATCH ALLOWED" <<<"$msg" || fail "override did not mark the mismatch"
+grep -q "warn: .*ANYTIME_ALLOW_ORT_MISMATCH" <<<"$msg" || fail "override was not loud"
 
 # Configure-time check: 1.29 headers with a 1.30 library must not configure.
 pinroot=$(bash "$src/scripts/fetch-ort.sh" --print-root)
@@ -57,6 +57,6 @@ set -e
 cfg=$(echo "$cfg" | tr '\n' ' ' | tr -s ' ')  # CMake wraps its messages
 echo "$cfg" | grep -o "header/library mismatch.*one release" || true
 [ $rc -ne 0 ] || fail "configure succeeded with a mismatched SDK"
-echo "$cfg" | grep -q "ORT_API_VERSION $api" || fail "configure error does not name the header API $api"
-echo "$cfg" | grep -q "release $alt" || fail "configure error does not name the library release $alt"
+grep -q "ORT_API_VERSION $api" <<<"$cfg" || fail "configure error does not name the header API $api"
+grep -q "release $alt" <<<"$cfg" || fail "configure error does not name the library release $alt"
 echo "PASS: ORT version lock holds at configure time and at run time"

@@ -73,18 +73,18 @@ wait "$hey_pid" || fail "hey failed: $(cat "$SERVE_TMP/burst")"
 burst=$(cat "$SERVE_TMP/burst")
 [ "$got429" = 1 ] || fail "no 429 among $probes requests during the burst (last: $STATUS)"
 HEADERS=$(cat "$SERVE_TMP/ph"); BODY=$(cat "$SERVE_TMP/pb")
-echo "$HEADERS" | grep -qiE '^Retry-After: [1-9][0-9]*'$'\r''?$' || fail "429 without a whole-seconds Retry-After: $HEADERS"
+grep -qiE '^Retry-After: [1-9][0-9]*'$'\r''?$' <<<"$HEADERS" || fail "429 without a whole-seconds Retry-After: $HEADERS"
 ra_ms=$(echo "$HEADERS" | tr -d '\r' | awk -F': ' 'tolower($1) == "retry-after-ms" {print $2}')
-echo "$ra_ms" | grep -qE '^[0-9]+\.[0-9]{3}$' || fail "429 without retry-after-ms (three decimals): $HEADERS"
+grep -qE '^[0-9]+\.[0-9]{3}$' <<<"$ra_ms" || fail "429 without retry-after-ms (three decimals): $HEADERS"
 awk -v v="$ra_ms" 'BEGIN {exit !(v >= 1)}' || fail "retry-after-ms $ra_ms is below 1"
-echo "$BODY" | grep -q "the work queued cannot finish within $DL_MS.000 ms" || fail "429 body: $BODY"
-echo "$BODY" | grep -qE '^\{"error":"[^"]*","code":429\}$' || fail "429 body is not the error JSON: $BODY"; ok
+grep -q "the work queued cannot finish within $DL_MS.000 ms" <<<"$BODY" || fail "429 body: $BODY"
+grep -qE '^\{"error":"[^"]*","code":429\}$' <<<"$BODY" || fail "429 body is not the error JSON: $BODY"; ok
 n200=$(hey_count "$burst" 200); n429=$(hey_count "$burst" 429)
 [ "$n429" -gt 0 ] || fail "the burst got no 429: $burst"
 [ "$n200" -gt 0 ] || fail "the burst got no 200 (everything refused): $burst"
 # exactly one answer per request: the client saw 20000 answers, no errors,
 # and the server answered 20000 + probes on the route
-echo "$burst" | grep -q "Error distribution" && fail "client errors in the burst: $burst"
+grep -q "Error distribution" <<<"$burst" && fail "client errors in the burst: $burst"
 [ "$(hey_total "$burst")" = 20000 ] || fail "burst: $(hey_total "$burst") answers to 20000 requests: $burst"
 after=$(msum '^anytime_requests_total\{route="/predict"')
 [ $((after - before)) = $((20000 + probes)) ] || \
@@ -112,14 +112,14 @@ echo "closed loop: $good of $tot answers after 2.5 s were 200 (1-2.5 s: $good1 o
 quiesce
 metrics=$(curl -s "$BASE/metrics")
 for r in deadline infeasible limit queue_full; do
-  echo "$metrics" | grep -qE "^anytime_rejections_total\{model=\"tiny-classifier\",reason=\"$r\"\} [0-9]+$" || \
+  grep -qE "^anytime_rejections_total\{model=\"tiny-classifier\",reason=\"$r\"\} [0-9]+$" <<<"$metrics" || \
     fail "no anytime_rejections_total for reason $r"
 done
 [ "$(msum '^anytime_rejections_total\{model="tiny-classifier",reason="deadline"')" -ge "$n429" ] || \
   fail "refusals by reason 'deadline' fewer than the 429s the burst saw"
 for m in anytime_planner_overrun_seconds anytime_planner_queue_fill anytime_planner_inflight_texts \
          'anytime_planner_arrival_rate\{model="tiny-classifier",basis="offered"'; do
-  echo "$metrics" | grep -qE "^$m" || fail "metric $m missing"
+  grep -qE "^$m" <<<"$metrics" || fail "metric $m missing"
 done
 [ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"; ok
 
@@ -132,7 +132,7 @@ expect 200; logits "$BODY" >"$SERVE_TMP/ref"
 [ "$(wc -l <"$SERVE_TMP/ref")" = 3 ] || fail "text path: no logits in $BODY"
 req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[2,7],"data":[[2,5,14,9,10,3,0],[2,5,14,9,10,3,0]]},{"name":"attention_mask","datatype":"INT64","shape":[2,7],"data":[[1,1,1,1,1,1,0],[1,1,1,1,1,1,0]]}],"outputs":[{"name":"logits"}]}'
 expect 200 '"shape":\[2,3\]'
-echo "$HEADERS" | grep -qi '^x-variant: a' || fail "V2 tensor answer without x-variant"
+grep -qi '^x-variant: a' <<<"$HEADERS" || fail "V2 tensor answer without x-variant"
 logits "$BODY" >"$SERVE_TMP/got"
 awk 'NR == FNR {ref[FNR - 1] = $1; next} {d = $1 - ref[(FNR - 1) % 3]; if (d < -1e-5 || d > 1e-5) bad++; n++}
      END {exit !(n == 6 && !bad)}' "$SERVE_TMP/ref" "$SERVE_TMP/got" || \
@@ -144,8 +144,8 @@ stop_server
 start_server "$CFG" --policy limit --inflight-limit 4
 req POST /predict '{"inputs":["a","b","c","d"]}'; expect 200 '"label"'; ok
 req POST /predict '{"inputs":["a","b","c","d","e"]}'; expect 429 'in-flight limit 4 reached'
-echo "$HEADERS" | grep -qi '^Retry-After: [1-9]' || fail "limit 429 without Retry-After"
-echo "$HEADERS" | grep -qi '^retry-after-ms: [0-9]*\.[0-9][0-9][0-9]' || fail "limit 429 without retry-after-ms"; ok
+grep -qi '^Retry-After: [1-9]' <<<"$HEADERS" || fail "limit 429 without Retry-After"
+grep -qi '^retry-after-ms: [0-9]*\.[0-9][0-9][0-9]' <<<"$HEADERS" || fail "limit 429 without retry-after-ms"; ok
 req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[5],"data":["a","b","c","d","e"]}]}'
 expect 429 'in-flight limit 4'; ok
 ids5='[[2,10,3],[2,10,3],[2,10,3],[2,10,3],[2,10,3]]'; m5='[[1,1,1],[1,1,1],[1,1,1],[1,1,1],[1,1,1]]'
@@ -179,7 +179,7 @@ hey -n 3000 -c 50 -m POST -T application/json -d '{"inputs":"the movie was good"
 lim=$(cat "$SERVE_TMP/lim")
 l200=$(hey_count "$lim" 200); l429=$(hey_count "$lim" 429)
 [ "$(hey_total "$lim")" = 3000 ] || fail "limit burst: $(hey_total "$lim") answers to 3000 requests: $lim"
-echo "$lim" | grep -q "Error distribution" && fail "client errors in the limit burst: $lim"
+grep -q "Error distribution" <<<"$lim" && fail "client errors in the limit burst: $lim"
 [ "$l429" -gt 0 ] || fail "limit 4 with 50 clients refused nothing: $lim"
 quiesce
 [ "$(msum '^anytime_rejections_total\{model="tiny-classifier",reason="limit"')" -ge "$l429" ] || \

@@ -20,9 +20,9 @@ P="the film is a masterpiece of quiet observation , and the performances"
 # 1. plain answer vs the reference path
 req POST /v1/completions "{\"model\":\"decoder\",\"prompt\":\"$P\",\"max_tokens\":24,\"temperature\":0}"
 expect 200 '"object":"text_completion"'
-echo "$HEADERS" | grep -qi '^x-time-to-first-token: [0-9]' || fail "no x-time-to-first-token header"
-echo "$HEADERS" | grep -qi '^x-model: decoder' || fail "no x-model header"
-echo "$BODY" | grep -q '"completion_tokens":24' || echo "$BODY" | grep -q '"finish_reason":"stop"' || fail "token count: $BODY"
+grep -qi '^x-time-to-first-token: [0-9]' <<<"$HEADERS" || fail "no x-time-to-first-token header"
+grep -qi '^x-model: decoder' <<<"$HEADERS" || fail "no x-model header"
+grep -q '"completion_tokens":24' <<<"$BODY" || grep -q '"finish_reason":"stop"' <<<"$BODY" || fail "token count: $BODY"
 served=$(echo "$BODY" | json_text)
 ref=$("$ANYTIME_BIN" generate --model "$ANYTIME_SOURCE_DIR/models/decoder" --variant fp32 --reference \
       --max-tokens 24 --json "$P" | json_text)
@@ -98,8 +98,8 @@ curl -sN --max-time 0.1 "$BASE/v1/completions" -d "$CANCEL_REQ" > /dev/null 2>&1
 ok=0
 for _ in $(seq 1 100); do
   req GET /metrics
-  if echo "$BODY" | grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' &&
-     echo "$BODY" | grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0'; then ok=1; break; fi
+  if grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' <<<"$BODY" &&
+     grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0' <<<"$BODY"; then ok=1; break; fi
   sleep 0.1
 done
 [ $ok = 1 ] || fail "generation lane did not drain after a client hung up: $(echo "$BODY" | grep anytime_gen_sequences)"
@@ -124,7 +124,7 @@ for i in 1 2 3 4 5 6; do
   [ "$(tail -n 2 "$SERVE_TMP/par$i" | head -n 1)" = "data: [DONE]" ] || fail "parallel stream $i did not finish"
 done
 req GET /metrics
-echo "$BODY" | grep -q 'anytime_gen_kv_blocks{model="decoder",state="free"} 256' || fail "KV blocks not all free after the streams"
+grep -q 'anytime_gen_kv_blocks{model="decoder",state="free"} 256' <<<"$BODY" || fail "KV blocks not all free after the streams"
 
 # 6. SIGTERM while a stream and a plain request are in flight: both are
 # answered in full before the server exits 0 (stop_server checks the exit)

@@ -52,5 +52,5 @@ req() {
 
 expect() { # status [grep-pattern-in-body]
   [ "$STATUS" = "$1" ] || fail "expected $1, got $STATUS: $BODY"
-  if [ -n "${2-}" ]; then echo "$BODY" | grep -qE -- "$2" || fail "body lacks /$2/: $BODY"; fi
+  if [ -n "${2-}" ]; then grep -qE -- "$2" <<<"$BODY" || fail "body lacks /$2/: $BODY"; fi
 }

@@ -19,7 +19,7 @@ start_model() { # args...
 }
 start_model --model anytime-test/tiny-sentiment --variant int8 --cache-dir "$tmp/cache"
 req POST /predict '{"inputs":"the movie was good"}'; expect 200 '"label":"(negative|neutral|positive)"'
-echo "$HEADERS" | grep -qi '^x-variant: int8' || fail "not served by the pinned int8 variant: $HEADERS"
+grep -qi '^x-variant: int8' <<<"$HEADERS" || fail "not served by the pinned int8 variant: $HEADERS"
 ls "$tmp/cache/artifacts" | grep -qE '^[0-9a-f]{64}$' || fail "no artifact was cached on first start"
 stop_server
 start_model --model anytime-test/tiny-sentiment@v1 --no-cache
@@ -29,6 +29,6 @@ set +e
 msg=$("$ANYTIME_BIN" serve --model anytime-test/does-not-exist --port 0 2>&1); rc=$?
 set -e
 [ $rc -ne 0 ] || fail "a missing model was served"
-echo "$msg" | grep -q "$tmp/hub" || fail "the error does not list the hub cache searched: $msg"
+grep -q "$tmp/hub" <<<"$msg" || fail "the error does not list the hub cache searched: $msg"
 msg=$("$ANYTIME_BIN" serve --model ../../etc --port 0 2>&1) && fail "a path escape was served"
 echo "PASS: serve --model by repo id, revision and variant; artifact cache; missing model"

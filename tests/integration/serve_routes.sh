@@ -13,7 +13,7 @@ req GET /health; expect 200; ok
 req GET /v2/health/live; expect 200; ok
 req GET /v2/health/ready; expect 200; ok
 req GET /v2; expect 200 '"name":"anytime"'; ok
-req GET /v2/models/tiny-classifier; expect 200 '"datatype":"BYTES"'; echo "$BODY" | grep -q '"name":"logits"' || fail "no logits in metadata"; ok
+req GET /v2/models/tiny-classifier; expect 200 '"datatype":"BYTES"'; grep -q '"name":"logits"' <<<"$BODY" || fail "no logits in metadata"; ok
 req GET /v2/models/tiny-classifier/ready; expect 200; ok
 req GET /v2/models/nope; expect 404 "not served"; ok
 req GET /info; expect 200 '"tiny-embedder"'; ok
@@ -23,9 +23,9 @@ req GET /v1/models; expect 200 '"object":"list"'; ok
 req POST /predict '{"inputs":"the movie was good"}'
 expect 200 '^\[\{"score":[0-9.e-]+,"label":"(negative|neutral|positive)"\}'; ok
 for h in x-total-time x-queue-time x-inference-time x-tokenization-time x-variant; do
-  echo "$HEADERS" | grep -qi "^$h: " || fail "missing header $h"
+  grep -qi "^$h: " <<<"$HEADERS" || fail "missing header $h"
 done; ok
-echo "$HEADERS" | grep -qi '^x-variant: a' || fail "x-variant is not 'a'"
+grep -qi '^x-variant: a' <<<"$HEADERS" || fail "x-variant is not 'a'"
 req POST /predict '{"inputs":["good","a bad plot"]}'; expect 200 '^\[\[\{"score"'; ok
 req POST /predict '{"inputs":"good","raw_scores":true}'; expect 200 '"label"'; ok
 req POST /embed '{"inputs":["a good film","bad"]}'; expect 200 '^\[\['; ok
@@ -35,7 +35,7 @@ req POST /tokenize '{"inputs":"the movie"}'; expect 200 '"id":2,"text":"\[CLS\]"
 
 # --- OpenAI-compatible
 req POST /v1/embeddings '{"input":"good","model":"tiny-embedder"}'
-expect 200 '"object":"embedding"'; echo "$BODY" | grep -q '"usage":{"prompt_tokens":3,"total_tokens":3}' || fail "usage: $BODY"; ok
+expect 200 '"object":"embedding"'; grep -q '"usage":{"prompt_tokens":3,"total_tokens":3}' <<<"$BODY" || fail "usage: $BODY"; ok
 req POST /v1/embeddings '{"input":["good","bad"],"model":"tiny-embedder","encoding_format":"base64"}'
 expect 200 '"embedding":"[A-Za-z0-9+/]{86}=="'; ok
 req POST /v1/embeddings '{"input":"good","model":"tiny-embedder","dimensions":4}'; expect 200
@@ -59,9 +59,9 @@ req POST /v1/embeddings '{"input":[1,2,3]}'; expect 400 "not a string"; ok
 
 # --- KServe V2 infer
 req POST /v2/models/tiny-classifier/infer '{"id":"r1","inputs":[{"name":"text","datatype":"BYTES","shape":[2],"data":["good","bad movie"]}]}'
-expect 200 '"id":"r1"'; echo "$BODY" | grep -q '"name":"logits","datatype":"FP32","shape":\[2,3\]' || fail "$BODY"; ok
+expect 200 '"id":"r1"'; grep -q '"name":"logits","datatype":"FP32","shape":\[2,3\]' <<<"$BODY" || fail "$BODY"; ok
 req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1,1],"data":[["good"]]}],"outputs":[{"name":"probabilities"}]}'
-expect 200 '"name":"probabilities"'; echo "$BODY" | grep -q '"name":"logits"' && fail "unrequested output returned"; ok
+expect 200 '"name":"probabilities"'; grep -q '"name":"logits"' <<<"$BODY" && fail "unrequested output returned"; ok
 req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,3],"data":[[2,10,3]]},{"name":"attention_mask","datatype":"INT32","shape":[1,3],"data":[1,1,1]}],"outputs":[{"name":"pooled"}]}'
 expect 200 '"name":"pooled","datatype":"FP32","shape":\[1,16\]'; ok
 req POST /v2/models/tiny-embedder/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":["fun"]}]}'
@@ -114,7 +114,7 @@ req GET /metrics; expect 200 'anytime_requests_total\{route="/predict",model="ti
 for m in anytime_request_duration_seconds_bucket anytime_queue_duration_seconds anytime_compute_duration_seconds \
          anytime_batch_size_bucket anytime_inflight_requests anytime_queued_items anytime_planner_arrival_rate \
          anytime_variant_admitted_total; do
-  echo "$BODY" | grep -q "^$m" || fail "metric $m missing"
+  grep -q "^$m" <<<"$BODY" || fail "metric $m missing"
 done; ok
 
 # --- raw, broken HTTP on a socket; the server must stay healthy
@@ -149,10 +149,10 @@ done
 wait "${pids[@]}" || true   # not a bare `wait`: that would wait for the server too
 for _ in $(seq 1 50); do
   req GET /metrics
-  echo "$BODY" | grep -q '^anytime_inflight_requests 0$' && break
+  grep -q '^anytime_inflight_requests 0$' <<<"$BODY" && break
   sleep 0.1
 done
-echo "$BODY" | grep -q '^anytime_inflight_requests 0$' || fail "in-flight did not return to 0 after clients hung up"
+grep -q '^anytime_inflight_requests 0$' <<<"$BODY" || fail "in-flight did not return to 0 after clients hung up"
 e1=$(embed_count)
 # (not all 30: libmicrohttpd drops a connection whose client closed before
 # the request was handed to us; 19-25 were answered in three runs)
