@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -607,8 +608,31 @@ void at_server_stop(at_server *s) {
   if (s->daemon) {
     MHD_socket fd = MHD_quiesce_daemon(s->daemon);
     if (fd != MHD_INVALID_SOCKET) close(fd);
+    /* Drain: every admitted request is answered before the daemon stops.
+     * A drain that takes over 5 s says where the requests are, every 5 s
+     * (requests in flight, texts queued in the batcher, Runs pending in the
+     * engine, texts the planners hold), so a request that was lost shows
+     * where it was lost rather than only hanging the shutdown. */
     pthread_mutex_lock(&s->lock);
-    while (s->inflight > 0) pthread_cond_wait(&s->idle, &s->lock);
+    while (s->inflight > 0) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts); /* s->idle uses the default clock */
+      ts.tv_sec += 5;
+      if (pthread_cond_timedwait(&s->idle, &s->lock, &ts) == 0 || s->inflight == 0) continue;
+      int inflight = s->inflight;
+      pthread_mutex_unlock(&s->lock);
+      unsigned long long texts = 0;
+      for (int i = 0; i < s->n_models; i++) {
+        at_planner_stats st;
+        if (at_planner_stats_get(s->models[i].planner, at_now_ns(), &st) == AT_OK)
+          texts += (unsigned long long)st.in_flight;
+      }
+      at_log(AT_LOG_WARN, "serve",
+             "draining for 5 s more: %d request(s) in flight; %zu text(s) queued in the "
+             "batcher, %zu Run(s) pending in the engine, %llu text(s) held by the planners",
+             inflight, at_batcher_queued(s->batcher, -1), at_engine_pending(s->engine), texts);
+      pthread_mutex_lock(&s->lock);
+    }
     pthread_mutex_unlock(&s->lock);
     MHD_stop_daemon(s->daemon);
   }
