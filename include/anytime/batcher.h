@@ -7,9 +7,10 @@
  * max_queue_delay_us — and, either way, only when an engine worker is free,
  * so under load batches grow instead of queueing inside the engine. The
  * thread that makes a batch ready closes it (the submitter, or the worker
- * that freed a slot); a batcher thread only keeps the delay's time. A closed batch is padded to its longest sequence
- * (attention_mask 0, pad id), run as one engine request, and its outputs are
- * scattered back: every item's callback receives views of its own rows.
+ * that freed a slot); a batcher thread only keeps the delay's time. A
+ * closed batch is padded to its longest sequence (attention_mask 0, pad id),
+ * run as one engine request, and its outputs are scattered back: every
+ * item's callback receives views of its own rows.
  *
  * Ownership: the item's token arrays are NOT copied at submit and must stay
  * valid until the item's callback has run. Output views passed to the
@@ -20,9 +21,9 @@
  * engine refuses a batch (it is shutting down): then the items' callbacks
  * run, with the error, on the thread that closed the batch, which may be a
  * submitter inside at_batcher_submit(). Callers must not hold a lock their
- * callback takes while submitting. create/destroy
- * from one thread; destroy() completes every admitted item (drains) before
- * returning, then the engine may be destroyed.
+ * callback takes while submitting. create/destroy from one thread;
+ * destroy() completes every admitted item (drains) before returning, then
+ * the engine may be destroyed.
  */
 #ifndef ANYTIME_BATCHER_H
 #define ANYTIME_BATCHER_H

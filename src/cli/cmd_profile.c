@@ -671,16 +671,14 @@ int at_cli_profile(int argc, char **argv) {
       rel_path(rp2, sizeof rp2, x->path, famdir);
       const char *pre = on[v] ? "" : "#";
       if (!on[v])
-        yput(yaml,
-                               "      # dominated (not on the accuracy/cost frontier), not offered:\n");
+        yput(yaml, "      # dominated (not on the accuracy/cost frontier), not offered:\n");
       yput(yaml,
-                             "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
-                             "%s        cost: %.4f\n%s        service_ms: {", pre, x->name, pre, rp2,
-                             pre, x->accuracy, pre, x->cost, pre);
+           "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
+           "%s        cost: %.4f\n%s        service_ms: {",
+           pre, x->name, pre, rp2, pre, x->accuracy, pre, x->cost, pre);
       json_t *jb = json_array();
       for (int bi = 0; bi < x->n_b; bi++) {
-        yput(yaml, "%s%d: %.5f", bi ? ", " : "",
-                               x->batch[bi], x->service_s[bi] * 1e3);
+        yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->service_s[bi] * 1e3);
         json_t *passes = json_array();
         for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
         json_t *row = json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
@@ -703,8 +701,7 @@ int at_cli_profile(int argc, char **argv) {
       if (nbusy > 0) {
         yput(yaml, "%s        service_busy_ms: {", pre);
         for (int bi = 0; bi < nbusy; bi++)
-          yput(yaml, "%s%d: %.5f", bi ? ", " : "",
-                                 x->batch[bi], x->busy_s[bi] * 1e3);
+          yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->busy_s[bi] * 1e3);
         yput(yaml, "}\n");
       }
       json_t *rpasses = json_array();

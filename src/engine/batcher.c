@@ -262,8 +262,8 @@ static void drive(at_batcher *b, batch *bt, batch *done) {
 }
 
 /* The timekeeper: closes batches whose oldest item has waited
- * max_queue_delay_us (submitters wake it when they leave items behind and a
- * delay is configured) and drains the queues on stop. */
+ * max_queue_delay_us (release_and_take() wakes it whenever it leaves items
+ * waiting for their delay) and drains the queues on stop. */
 static void *batcher_main(void *arg) {
   at_batcher *b = arg;
   pthread_mutex_lock(&b->lock);
@@ -433,8 +433,7 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
 }
 
 at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item) {
-  if (!item) return at_fail(AT_ERR_INVALID_ARG, "batcher, item, input_ids and callback are required");
-  return at_batcher_submit_n(b, variant, item, 1);
+  return at_batcher_submit_n(b, variant, item, 1); /* checks item too */
 }
 
 size_t at_batcher_queued(at_batcher *b, int variant) {
