@@ -221,6 +221,18 @@ typedef struct at_planner_params {
    * (simulator: on/off bursts 0.96 -> 0.98 of the oracle, and ρ = 0.4 still
    * all most-accurate, which 0.75 was not). */
   double adaptive_fill;
+  /* Return slots for refused requests (DEADLINE refusals only): each
+   * refusal's retry_after_s is the next free slot, not just the time until
+   * the work in flight has drained; slots are spaced by the time the pool
+   * needs for the refused texts on the cheapest candidate, and lie at most
+   * this far ahead (0 = no slots: retry_after_s is the drain time alone).
+   * So refused clients that honour the advice come back spread at about
+   * the rate the server can answer, not all at the one instant the queue
+   * next has room; and the server can hold the refusal of a client that
+   * came back before its slot (server.hold_early_retries) until that slot,
+   * so a client that retries a 429 at once costs about one refusal per
+   * slot instead of as many as the cores can turn round. Default 0.25 s. */
+  double retry_horizon_s;
 } at_planner_params;
 
 /* Why a decision came out as it did. */
@@ -263,8 +275,10 @@ typedef struct at_plan_decision {
                            when the demand exceeds the variant's capacity */
   double backlog_s;     /* the work in flight ahead of it, in seconds of
                            the pool (0 when a worker is free) */
-  double retry_after_s; /* rejected: seconds until the work in flight has
-                           drained enough for it to fit; 0 if admitted or
+  double retry_after_s; /* rejected: seconds until its return slot (the
+                           work in flight has drained enough for it to fit,
+                           and the refused texts before it have had their
+                           turn; see retry_horizon_s); 0 if admitted or
                            infeasible */
   int batch_assumed;    /* batch size the request is assumed to join */
   double rate_rps;      /* arrival-rate estimate the decision used */
@@ -355,7 +369,11 @@ void at_planner_destroy(at_planner *p);
  *   Refusal: INFEASIBLE when the budget is below every candidate's
  *     s_v(1); else DEADLINE with retry_after_s = the smallest over
  *     candidates of est_v + overrun - budget (the work in flight drains one
- *     second per second).
+ *     second per second) — or, with params.retry_horizon_s > 0, the
+ *     request's return slot: with H = retry_horizon_s and D that drain
+ *     time, T = now + max(D, min(next_slot - now, H)), then next_slot =
+ *     T + n * s_cheap(1) / c (s_cheap: the cheapest candidate's corrected
+ *     batch-1 time), but at most now + max(H, D); retry_after_s = T - now.
  *
  * at_planner_decide() is this with {deadline_s, age 0, 1 text}.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers, n_texts < 1). */

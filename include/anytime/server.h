@@ -103,6 +103,11 @@ typedef struct at_server_config {
   double adaptive_fill;     /* planner: share of the budget all but the cheapest variant may
                                fill, 0.1..1; < 0 = default */
   double window_s;          /* planner: demand-rate window, s; < 0 = default */
+  double retry_horizon_ms;  /* planner: how far ahead refused requests' return slots
+                               may lie, ms, 0 = no slots; < 0 = default (250) */
+  bool hold_early_retries;  /* a refusal on a connection that came back before the
+                               time its last 429 gave is answered at that time,
+                               not at once; default true */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
@@ -131,6 +136,14 @@ bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant 
  * for tools that rewrite a configuration. Returns bytes written, or -1 if
  * `cap` is too small. */
 int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size_t cap);
+
+/* The server:, engine:, batching: and planner: sections of `cfg` as YAML,
+ * every key the parser knows (the planner's tuning keys only where `cfg`
+ * sets them), so that parsing the text back gives the same settings: the
+ * one writer for tools that rewrite a configuration (profile, sweep).
+ * `max_batch_size` > 0 replaces cfg's. Returns a malloc'ed string (the
+ * caller frees it), or NULL without memory. */
+char *at_server_config_settings_yaml(const at_server_config *cfg, int max_batch_size);
 
 /* Read a YAML config (format: docs/configuration.md) over `cfg`'s current
  * values. Relative model paths are resolved against the YAML file's

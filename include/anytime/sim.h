@@ -110,6 +110,12 @@ typedef struct at_sim_params {
    * header carries (at_plan_retry_after_header) instead of the decision's
    * exact retry_after_s. Default false. */
   bool retry_after_header;
+  /* The server's server.hold_early_retries: a DEADLINE refusal of a client
+   * that came back before the return slot its previous refusal gave
+   * (retry_after_s) is answered at that slot (at most 1 s later), not at
+   * once. Each closed-loop client is one keep-alive connection; open-loop
+   * attempts are never held. Default true, as the server. */
+  bool hold_early_retries;
   /* AT_SIM_BURST; defaults 200 clients for 2 s, then 8 clients with think
    * 0.020 s for 3 s */
   int burst_clients;
@@ -135,6 +141,7 @@ typedef struct at_sim_result {
   uint64_t sent;     /* attempts (each resend counts) */
   uint64_t answered; /* 200 */
   uint64_t refused;  /* 429 */
+  uint64_t held;     /* of those, answered at the client's return slot */
   uint64_t within;   /* 200 within the deadline */
   uint64_t late;     /* 200 after the deadline */
   uint64_t failed;   /* OPENAI: requests given up after their retries */

@@ -752,34 +752,24 @@ int at_cli_profile(int argc, char **argv) {
                            iters, "batch_sizes", batches, "agreement_tolerance", tol, "data", data,
                            "models", jmodels);
   if (best_b == 256) best_b = cfg.max_batch_size;
-  /* planner settings the family file sets beyond the defaults carry over */
-  char ptune[512] = "";
-  size_t pl = 0;
-  if (strcmp(cfg.rate_basis, "offered"))
-    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  rate_basis: %s\n", cfg.rate_basis);
-  if (cfg.wait_quantile >= 0 && pl < sizeof ptune)
-    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  wait_quantile: %g\n", cfg.wait_quantile);
-  if (cfg.scale_half_life_s >= 0 && pl < sizeof ptune)
-    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  scale_half_life_s: %g\n", cfg.scale_half_life_s);
-  if (cfg.service_alpha >= 0 && pl < sizeof ptune)
-    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_alpha: %g\n", cfg.service_alpha);
-  if (cfg.service_tau_s >= 0 && pl < sizeof ptune)
-    pl += (size_t)snprintf(ptune + pl, sizeof ptune - pl, "  service_tau_s: %g\n", cfg.service_tau_s);
+  /* every setting of the family file carries over (one writer: config.c),
+   * with the batch size and deadline this profile chose */
+  at_server_config wcfg = cfg;
+  wcfg.deadline_ms = deadline;
+  if (wcfg.max_deadline_ms < deadline) wcfg.max_deadline_ms = deadline;
+  char *settings = at_server_config_settings_yaml(&wcfg, best_b);
+  if (!settings)
+    return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"),
+           AT_EXIT_FAIL;
   ybuf *out = &g_yaml_out;
   ybuf_free(out);
   yput(out,
-      "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
-      "# the serving path; results/variant_profiles.json has every raw figure.\n"
-      "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
-      "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\nengine:\n  workers: %d\n"
-      "  intra_op_threads: %d\nbatching:\n  # the batch size with the most texts per second for the most accurate\n"
-      "  # variant(s) on this host (b / s(b) from the tables below)\n"
-      "  max_batch_size: %d\n  max_queue_delay_us: %d\n"
-      "planner:\n  policy: %s\n  deadline_ms: %g\n  max_deadline_ms: %g\n%smodels:\n",
-      cmdline, now, vi.library_release, repeats, cfg.host, cfg.port, cfg.http_threads,
-      cfg.max_body_bytes, cfg.max_inputs, cfg.max_tokens, cfg.max_queued, cfg.workers,
-      cfg.intra_op_threads, best_b, cfg.max_queue_delay_us, cfg.policy, deadline,
-      cfg.max_deadline_ms > deadline ? cfg.max_deadline_ms : deadline, ptune);
+       "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
+       "# the serving path; results/variant_profiles.json has every raw figure.\n"
+       "# batching.max_batch_size: the batch size with the most texts per second for the\n"
+       "# most accurate variant(s) on this host (b / s(b) from the tables below).\n%smodels:\n",
+       cmdline, now, vi.library_release, repeats, settings);
+  free(settings);
   yput(out, "%s", yaml->len ? yaml->s : "");
   /* the generation lane is not profiled here: carry its section over */
   char gen_yaml[2048];

@@ -48,6 +48,8 @@ static void help(void) {
       "  --workers N        override engine.workers;  --max-batch B  batching.max_batch_size\n"
       "  --retry-after-header  retry-after/openai clients wait the whole seconds of the\n"
       "                     Retry-After header, not the decision's exact retry_after_s\n"
+      "  --no-hold          answer every refusal at once (the server's\n"
+      "                     server.hold_early_retries: false)\n"
       "  --no-noise         speed 1, no Run noise, no stalls\n"
       "  --no-oracle        skip the oracle runs\n"
       "  --grid             loads {0.4,0.8,1,1.3,2,3,5} x every client model, policy\n"
@@ -82,7 +84,7 @@ typedef struct opts {
   at_sim_clients clients[AT_SIM_N_CLIENTS];
   int n_clients;
   double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit;
-  bool no_noise, no_oracle, grid, json, ra_header;
+  bool no_noise, no_oracle, grid, json, ra_header, no_hold;
 } opts;
 
 static int num(const char *opt, const char *v, double lo, double hi, double *out) {
@@ -132,6 +134,7 @@ static int parse_args(int argc, char **argv, opts *o) {
                  : !strcmp(a, "--grid")               ? &o->grid
                  : !strcmp(a, "--json")               ? &o->json
                  : !strcmp(a, "--retry-after-header") ? &o->ra_header
+                 : !strcmp(a, "--no-hold")            ? &o->no_hold
                                                       : NULL;
     if (flag) {
       *flag = true;
@@ -229,6 +232,7 @@ static void apply_opts(const opts *o, at_sim_params *sp) {
   sp->host_noise = !o->no_noise;
   sp->oracle = !o->no_oracle;
   sp->retry_after_header = o->ra_header;
+  sp->hold_early_retries = !o->no_hold;
 }
 
 static json_t *jnum(double x) {
@@ -258,6 +262,7 @@ static void print_json(const at_sim_params *sp, const at_sim_result *r) {
     json_object_set_new(o, "light_first_s", jnum(r->light_first_s));
     json_object_set_new(o, "light_after", jnum(r->light_after));
   }
+  json_object_set_new(o, "held", json_integer((json_int_t)r->held));
   json_object_set_new(
       o, "refused_by_reason",
       json_pack("{s:I, s:I, s:I}", "deadline", (json_int_t)r->refused_deadline, "infeasible",

@@ -315,14 +315,13 @@ static int write_one_variant_config(const sweep *sw, int v, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
   fprintf(f, "# written by `anytime sweep`: %s with only variant %s\n", sw->cfg_path, vc->name);
-  fprintf(f, "server:\n  http_threads: %d\n  max_body_bytes: %zu\n  max_inputs: %zu\n"
-             "  max_tokens: %zu\n  max_queued: %zu\n", c->http_threads, c->max_body_bytes,
-          c->max_inputs, c->max_tokens, c->max_queued);
-  fprintf(f, "engine:\n  workers: %d\n  intra_op_threads: %d\n", c->workers, c->intra_op_threads);
-  fprintf(f, "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n", c->max_batch_size,
-          c->max_queue_delay_us);
-  fprintf(f, "planner:\n  deadline_ms: %g\n  max_deadline_ms: %g\n", c->deadline_ms,
-          c->max_deadline_ms);
+  char *settings = at_server_config_settings_yaml(c, 0); /* every setting, one writer */
+  if (!settings) {
+    fclose(f);
+    return -1;
+  }
+  fputs(settings, f);
+  free(settings);
   fprintf(f, "models:\n  - name: ");
   yaml_str(f, sw->mc->name);
   fprintf(f, "\n    task: %s\n", sw->mc->task);

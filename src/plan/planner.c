@@ -77,6 +77,7 @@ struct at_planner {
   uint64_t in_flight_total; /* guarded by lock: texts */
   at_wquant overrun;        /* guarded by lock: actual − estimate over the window */
   double overrun_track;     /* guarded by lock: its stochastic quantile estimate */
+  uint64_t next_slot_ns;    /* guarded by lock: the next free return slot */
 };
 
 at_planner_params at_planner_default_params(void) {
@@ -96,6 +97,7 @@ at_planner_params at_planner_default_params(void) {
       .overrun_quantile = 0.9995,
       .overrun_window_s = 2.0,
       .adaptive_fill = 0.9,
+      .retry_horizon_s = 0.25,
   };
 }
 
@@ -146,6 +148,8 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: overrun quantile must be 0 (off) or in (0, 1)");
   if (!(p->adaptive_fill >= 0.1 && p->adaptive_fill <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: adaptive fill must be 0.1..1");
+  if (!(p->retry_horizon_s >= 0 && p->retry_horizon_s <= 60))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: retry horizon must be 0 (off)..60 s");
   if (!(p->overrun_window_s >= 0.01 && p->overrun_window_s <= 60))
     return at_fail(AT_ERR_INVALID_ARG, "planner: overrun window must be 0.01..60 s");
   if (p->rate_basis != AT_PLAN_RATE_ADMITTED && p->rate_basis != AT_PLAN_RATE_OFFERED)
@@ -499,6 +503,18 @@ static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, d
     retry = nb > 0 ? ceil(excess / p->p.workers) * t / nb : 0.001;
   } else if (feasible == 0) {
     why = AT_PLAN_REJECT_INFEASIBLE;
+  } else if (p->p.retry_horizon_s > 0 && isfinite(retry)) {
+    /* The return slot: after the drain, and after the refused texts that
+     * were given earlier slots; spaced by what the pool needs for these
+     * texts on the cheapest candidate; slots stack up to the horizon (a
+     * drain longer than it is still the drain). */
+    pvariant *cheap = &p->v[p->cand[n_cand - 1]];
+    double step = (double)n * scale_at(p, cheap, now) * cheap->s_at[1] / p->p.workers;
+    double ahead = p->next_slot_ns > now ? (double)(p->next_slot_ns - now) / 1e9 : 0;
+    double h = p->p.retry_horizon_s;
+    retry = fmax(retry, fmin(ahead, h)); /* the slot, from now: never before the drain */
+    double next = retry + step > h ? fmax(h, retry) : retry + step;
+    p->next_slot_ns = now + (uint64_t)(next * 1e9);
   }
   p->rejected[why]++;
   out->admit = false;

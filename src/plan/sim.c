@@ -53,6 +53,7 @@ at_sim_params at_sim_default_params(void) {
       .respond_min_s = 5e-5,
       .respond_max_s = 3e-4,
       .host_noise = true,
+      .hold_early_retries = true,
       .speed_max = 2.0,
       .speed_dwell_min_s = 0.5,
       .speed_dwell_max_s = 3.0,
@@ -200,7 +201,7 @@ static void oscillation(const sim *s, at_sim_result *r) {
 static void fill_result(sim *s, at_sim_result *r) {
   sim_acc *a = &s->a;
   r->measured_s = s->end_t - s->warm_t;
-  r->sent = a->sent, r->answered = a->answered, r->refused = a->refused;
+  r->sent = a->sent, r->answered = a->answered, r->refused = a->refused, r->held = a->held;
   r->within = a->within, r->late = a->late, r->failed = a->failed;
   r->refused_deadline = a->by_reason[AT_PLAN_REJECT_DEADLINE];
   r->refused_infeasible = a->by_reason[AT_PLAN_REJECT_INFEASIBLE];

@@ -308,7 +308,18 @@ static void decide_planner(sim *s, int32_t id, double t) {
   if (!d.admit) {
     if (in_window(s, a->send_t) && (int)d.reason >= 0 && (int)d.reason < 5)
       s->a.by_reason[d.reason]++;
-    answer(s, id, false, t + s->p->rtt_s / 2, d.retry_after_s);
+    double at = t, ra = d.retry_after_s;
+    sim_client *c = a->client >= 0 ? &s->cl[a->client] : NULL;
+    if (c) { /* the server's hold (server.c refuse()): a client early for its slot waits */
+      double told = c->told_t;
+      c->told_t = t + ra;
+      if (s->p->hold_early_retries && d.reason == AT_PLAN_REJECT_DEADLINE && told > t) {
+        at = fmin(told, t + 1.0);
+        ra = fmax(c->told_t - at, 0);
+        if (in_window(s, a->send_t)) s->a.held++;
+      }
+    }
+    answer(s, id, false, at + s->p->rtt_s / 2, ra);
     return;
   }
   a->variant = d.variant;

@@ -44,6 +44,7 @@ typedef struct sim_client {
   double stop_t; /* sends nothing at or after this */
   int tries;     /* OPENAI: resends of the current request so far */
   bool light;    /* BURST: one of the light clients */
+  double told_t; /* the return slot its last refusal gave (hold_early_retries) */
 } sim_client;
 
 typedef struct sim_worker {
@@ -65,7 +66,7 @@ typedef struct sim_speed {
 
 /* Figures over the measured window. */
 typedef struct sim_acc {
-  uint64_t sent, answered, refused, within, late, failed;
+  uint64_t sent, answered, refused, held, within, late, failed;
   uint64_t by_reason[5];
   uint64_t by_variant[AT_PLAN_MAX_VARIANTS];
   double acc_sum;

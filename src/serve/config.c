@@ -42,6 +42,8 @@ at_server_config at_server_config_default(void) {
   c.overrun_window_s = -1;
   c.adaptive_fill = -1;
   c.window_s = -1;
+  c.retry_horizon_ms = -1;
+  c.hold_early_retries = true;
   at_server_generator_config *g = &c.generator;
   snprintf(g->name, sizeof g->name, "decoder");
   g->threads = 1;
@@ -78,6 +80,50 @@ int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size
                    g->max_waiting, g->ttft_slo_ms, g->tpot_slo_ms, g->default_max_tokens,
                    g->max_tokens);
   return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_size) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  fprintf(f,
+          "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
+          "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\n  hold_early_retries: %s\n"
+          "engine:\n  workers: %d\n  intra_op_threads: %d\n"
+          "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
+          "planner:\n  policy: %s\n  rate_basis: %s\n  deadline_ms: %.17g\n"
+          "  max_deadline_ms: %.17g\n  inflight_limit: %d\n",
+          c->host, c->port, c->http_threads, c->max_body_bytes, c->max_inputs, c->max_tokens,
+          c->max_queued, c->hold_early_retries ? "true" : "false", c->workers,
+          c->intra_op_threads, max_batch_size > 0 ? max_batch_size : c->max_batch_size,
+          c->max_queue_delay_us, c->policy, c->rate_basis, c->deadline_ms, c->max_deadline_ms,
+          c->inflight_limit);
+  /* the tuning keys a configuration may leave to the planner's defaults
+   * (< 0, or <= 0 where 0 is not a value): written only when set */
+  const struct {
+    const char *key;
+    double v;
+    bool zero_is_default; /* else only < 0 is */
+  } opt[] = {
+      {"scale_half_life_s", c->scale_half_life_s, false},
+      {"service_alpha", c->service_alpha, false},
+      {"service_tau_s", c->service_tau_s, false},
+      {"wait_quantile", c->wait_quantile, false},
+      {"overrun_quantile", c->overrun_quantile, false},
+      {"overrun_window_s", c->overrun_window_s, true},
+      {"adaptive_fill", c->adaptive_fill, true},
+      {"window_s", c->window_s, true},
+      {"retry_horizon_ms", c->retry_horizon_ms, false},
+  };
+  for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
+    if (opt[i].zero_is_default ? opt[i].v > 0 : opt[i].v >= 0)
+      fprintf(f, "  %s: %.17g\n", opt[i].key, opt[i].v);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }
 
 typedef struct ctx {
@@ -379,6 +425,10 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
           return bad(c, v, "'policy' must be 'adaptive', 'accurate-only', 'none' or 'limit'");
         continue;
       }
+      if (!strcmp(k, "server") && !strcmp(k2, "hold_early_retries")) {
+        if ((s = get_bool(c, v, k2, &cfg->hold_early_retries))) return s;
+        continue;
+      }
       if (!strcmp(k, "planner") && !strcmp(k2, "inflight_limit")) {
         if ((s = get_num(c, v, k2, 1, 1000000, &d))) return s;
         if (d != floor(d)) return bad(c, v, "'inflight_limit' must be a whole number");
@@ -409,6 +459,7 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       NUM("planner", "overrun_window_s", 0.01, 60, cfg->overrun_window_s)
       NUM("planner", "adaptive_fill", 0.1, 1, cfg->adaptive_fill)
       NUM("planner", "window_s", 0.01, 60, cfg->window_s)
+      NUM("planner", "retry_horizon_ms", 0, 60000, cfg->retry_horizon_ms)
 #undef NUM
       return unknown(c, v, k, k2);
     }
@@ -452,6 +503,7 @@ at_status at_server_config_planner_params(const at_server_config *cfg, at_planne
   if (cfg->overrun_window_s > 0) pp.overrun_window_s = cfg->overrun_window_s;
   if (cfg->adaptive_fill > 0) pp.adaptive_fill = cfg->adaptive_fill;
   if (cfg->window_s > 0) pp.window_s = cfg->window_s;
+  if (cfg->retry_horizon_ms >= 0) pp.retry_horizon_s = cfg->retry_horizon_ms / 1000.0;
   pp.inflight_limit = cfg->inflight_limit;
   /* every policy, "none" and "limit" included, lives in the planner */
   at_status st = at_plan_policy_parse(cfg->policy, &pp.policy);

@@ -17,6 +17,7 @@
 #include "anytime/plan.h"
 #include "anytime/server.h"
 #include "anytime/tokenizer.h"
+#include "serve/holdq.h"
 #include "serve/metrics.h"
 
 typedef enum { TASK_CLASSIFY = 0, TASK_EMBED = 1 } serve_task;
@@ -65,6 +66,8 @@ struct at_server {
   atomic_uint_least64_t release_errors; /* planner releases refused (a bug if ever > 0) */
   atomic_uint_least64_t prescan_refusals;  /* refused before the body was parsed */
   atomic_uint_least64_t prescan_mismatches; /* a scanned count the parse disagreed with */
+  atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
+  serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
 
   pthread_mutex_t lock;
   pthread_cond_t idle;       /* inflight reached 0 */
@@ -87,10 +90,17 @@ typedef struct serve_admission {
                                 left when the request ends is released then */
 } serve_admission;
 
+/* One keep-alive connection (MHD's socket context): created when it opens,
+ * freed when it closes; touched only by the HTTP thread serving it. */
+typedef struct conn_state {
+  uint64_t told_ns;          /* the return slot its last 429 gave (at_now_ns) */
+} conn_state;
+
 /* One HTTP request from first byte to answer. */
 typedef struct req_ctx {
   at_server *srv;
   struct MHD_Connection *conn;
+  conn_state *cs;            /* the connection's state (NULL if MHD gave none) */
   uint64_t t0_ns;
   char *body;
   size_t body_len, body_cap;

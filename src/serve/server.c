@@ -80,6 +80,9 @@ static void json_esc(char *dst, size_t cap, const char *v) {
   dst[o] = '\0';
 }
 
+/* The longest a refusal is held (a slot further out is answered then). */
+#define HOLD_MAX_NS 1000000000ull
+
 /* The refusal: 429 (or 422 when no variant could ever make the deadline),
  * built with one snprintf — no JSON library, no logging — because under
  * overload this is the server's most frequent answer. */
@@ -111,6 +114,19 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
                    d->deadline_s * 1e3, name, ra_ms);
   }
   if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
+  /* A connection that came back before the slot its last 429 gave is
+   * answered at that slot (s->holdq), told its next one. */
+  uint64_t now = at_now_ns(), hold_until = 0;
+  if (status == 429 && r->cs) {
+    if (s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE && r->cs->told_ns > now)
+      hold_until = r->cs->told_ns < now + HOLD_MAX_NS ? r->cs->told_ns : now + HOLD_MAX_NS;
+    r->cs->told_ns = now + (uint64_t)(ra_s * 1e9);
+    if (hold_until) { /* the advice counts from when the answer leaves */
+      double left = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
+      ra_s = left;
+      ra_ms = left * 1e3 < 1 ? 1 : left * 1e3;
+    }
+  }
   if (status == 429) {
     snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(ra_s));
     fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));
@@ -118,6 +134,21 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
   char *copy = malloc((size_t)len + 1);
   if (!copy) return MHD_NO;
   memcpy(copy, body, (size_t)len + 1);
+  if (hold_until) {
+    enum MHD_Result res;
+    if (!serve_go_async(r, NULL, &res)) { /* stopping: 503 sent */
+      free(copy);
+      return res;
+    }
+    r->status = status;
+    r->resp = copy;
+    r->resp_len = (size_t)len;
+    r->content_type = "application/json";
+    atomic_fetch_add(&s->held_refusals, 1);
+    MHD_suspend_connection(r->conn); /* before the queue can resume it */
+    serve_holdq_add(s->holdq, hold_until, r->conn);
+    return MHD_YES;
+  }
   return serve_reply(r, status, "application/json", copy, (size_t)len);
 }
 
@@ -343,6 +374,12 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# HELP anytime_prescan_mismatches_total Requests admitted on a scanned text count the parse disagreed with (decided again); stays 0.\n"
                         "# TYPE anytime_prescan_mismatches_total counter\n"
                         "anytime_prescan_mismatches_total %llu\n"
+                        "# HELP anytime_held_refusals_total 429s answered at the return slot the client's previous 429 gave, because it came back before it (server.hold_early_retries).\n"
+                        "# TYPE anytime_held_refusals_total counter\n"
+                        "anytime_held_refusals_total %llu\n"
+                        "# HELP anytime_held_refusals_now Refusals being held right now.\n"
+                        "# TYPE anytime_held_refusals_now gauge\n"
+                        "anytime_held_refusals_now %zu\n"
                         "# HELP anytime_variant_admitted_total Texts the planner sent to each variant.\n"
                         "# TYPE anytime_variant_admitted_total counter\n"
                         "# HELP anytime_planner_service_scale Observed/profiled service-time factor.\n"
@@ -351,7 +388,9 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# TYPE anytime_planner_service_scale_pool gauge\n",
                         (unsigned long long)atomic_load(&s->release_errors),
                         (unsigned long long)atomic_load(&s->prescan_refusals),
-                        (unsigned long long)atomic_load(&s->prescan_mismatches));
+                        (unsigned long long)atomic_load(&s->prescan_mismatches),
+                        (unsigned long long)atomic_load(&s->held_refusals),
+                        serve_holdq_len(s->holdq));
   for (int i = 0; i < s->n_models && o < cap; i++) {
     served_model *m = &s->models[i];
     at_planner_stats st;
@@ -465,6 +504,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r) return MHD_NO;
     r->srv = s;
     r->conn = c;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    r->cs = ci ? ci->socket_context : NULL;
     r->t0_ns = at_now_ns();
     snprintf(r->route, sizeof r->route, "other");
     *con_cls = r;
@@ -538,6 +580,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
+/* A connection opens (its state is made) or closes (freed). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+  (void)cls, (void)c;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    *socket_context = calloc(1, sizeof(conn_state)); /* NULL: no holds for it */
+  } else {
+    free(*socket_context);
+    *socket_context = NULL;
+  }
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   char line[512];
@@ -566,6 +620,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   s->metrics = at_metrics_create();
   at_status st = s->metrics ? serve_load_models(s) : at_fail(AT_ERR_NOMEM, "out of memory");
   if (st == AT_OK && cfg->generator.enabled) st = serve_load_generator(s);
+  if (st == AT_OK && cfg->hold_early_retries) st = serve_holdq_create(&s->holdq);
   if (st != AT_OK) {
     at_server_stop(s);
     return st;
@@ -584,7 +639,8 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
       flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
       s, MHD_OPTION_SOCK_ADDR,
       (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+      s, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
       MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
   if (!s->daemon) {
     at_server_stop(s);
@@ -608,6 +664,7 @@ void at_server_stop(at_server *s) {
   if (s->daemon) {
     MHD_socket fd = MHD_quiesce_daemon(s->daemon);
     if (fd != MHD_INVALID_SOCKET) close(fd);
+    serve_holdq_flush(s->holdq); /* held refusals are answered now */
     /* Drain: every admitted request is answered before the daemon stops.
      * A drain that takes over 5 s says where the requests are, every 5 s
      * (requests in flight, texts queued in the batcher, Runs pending in the
@@ -634,6 +691,8 @@ void at_server_stop(at_server *s) {
       pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);
+    serve_holdq_destroy(s->holdq); /* empty: every held request was answered */
+    s->holdq = NULL;
     MHD_stop_daemon(s->daemon);
   }
   at_gen_destroy(s->gen);
@@ -647,6 +706,7 @@ void at_server_stop(at_server *s) {
     for (int k = 0; k < m->n_labels; k++) free(m->labels[k]);
     free(m->labels);
   }
+  serve_holdq_destroy(s->holdq); /* a start that failed before the daemon ran */
   at_metrics_destroy(s->metrics);
   pthread_key_delete(s->ws_key);
   pthread_cond_destroy(&s->idle);

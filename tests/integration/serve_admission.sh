@@ -6,6 +6,8 @@
 #   * a burst of 200 clients is shed with 429s that carry Retry-After and
 #     retry-after-ms, and every request gets exactly one answer (the
 #     client's count and the server's agree);
+#   * hey's resends, which come before the return slot their 429 gave, are
+#     held to that slot (anytime_held_refusals_total > 0, none left held);
 #   * right after the burst a closed-loop client gets >= 99 % 200 after its
 #     first second (refusals and retries do not hold the server shut);
 #   * /metrics shows refusals by reason, in-flight back to 0, no release
@@ -90,6 +92,13 @@ after=$(msum '^anytime_requests_total\{route="/predict"')
 [ $((after - before)) = $((20000 + probes)) ] || \
   fail "server answered $((after - before)) requests on /predict; $((20000 + probes)) were sent"; ok
 echo "burst: $n200 x 200, $n429 x 429, $(hey_count "$burst" 422) x 422"
+# hey resends every 429 at once on the same connection, before the return
+# slot it was given: those refusals are held to the slot (server.
+# hold_early_retries), each still exactly one answer (counted above)
+held=$(msum '^anytime_held_refusals_total ')
+[ "$held" -gt 0 ] || fail "no refusal of the burst was held (anytime_held_refusals_total 0)"
+[ "$held" -le "$n429" ] || fail "$held refusals held, more than the burst's $n429 429s"; ok
+echo "burst: $held of its 429s held to their return slots"
 
 # --- 2. right after it, a closed loop of 8 clients: >= 99 % 200 once the
 # planner's overrun window (planner.overrun_window_s, 2 s) has passed. The
@@ -121,7 +130,8 @@ for m in anytime_planner_overrun_seconds anytime_planner_queue_fill anytime_plan
          'anytime_planner_arrival_rate\{model="tiny-classifier",basis="offered"'; do
   grep -qE "^$m" <<<"$metrics" || fail "metric $m missing"
 done
-[ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"; ok
+[ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"
+[ "$(msum '^anytime_held_refusals_now ')" = 0 ] || fail "refusals still held after the load stopped"; ok
 
 # --- 4. V2 tensor rows: the text path's logits (ids of "the movie was good")
 req POST /v2/models/tiny-classifier/infer '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":["the movie was good"]}]}'
@@ -184,7 +194,8 @@ grep -q "Error distribution" <<<"$lim" && fail "client errors in the limit burst
 quiesce
 [ "$(msum '^anytime_rejections_total\{model="tiny-classifier",reason="limit"')" -ge "$l429" ] || \
   fail "refusals by reason 'limit' fewer than the 429s seen"
-[ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"; ok
+[ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"
+[ "$(msum '^anytime_held_refusals_now ')" = 0 ] || fail "refusals still held after the load stopped"; ok
 echo "limit burst: $l200 x 200, $l429 x 429"
 stop_server
 echo "PASS: $n admission checks"

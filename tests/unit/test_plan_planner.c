@@ -4,7 +4,7 @@
  * queue and Erlang parts of the estimate, the batching-aware estimate,
  * the service correction factor, that refusals are not load (a 10x
  * overload and a retry storm keep admitting what fits), texts counted per
- * request, the overrun feedback, the none and limit policies, deadline
+ * request, return slots for refusals, the overrun feedback, the none and limit policies, deadline
  * defaults, validation, and many threads deciding at once.
  * The planner's behaviour over whole loads and client models is held by
  * the deterministic simulator's test (test_plan_sim.c). */
@@ -289,7 +289,8 @@ static void test_overload_admits_capacity(void **state) {
       if (now > 1.0) adm_late++;
     } else {
       assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
-      assert_true(d.retry_after_s > 0 && d.retry_after_s <= 0.05);
+      /* the refused texts queue for return slots up to the horizon */
+      assert_true(d.retry_after_s > 0 && d.retry_after_s <= pp.retry_horizon_s + 1e-9);
     }
     if (now > 1.0) late++;
   }
@@ -308,6 +309,72 @@ static void test_overload_admits_capacity(void **state) {
  * once (a decide every 10 µs). The texts in flight alone decide: as soon
  * as the queue has room the next decision is admitted, however many were
  * refused a moment before. */
+/* Return slots (params.retry_horizon_s): the first refusal is told the
+ * drain time; each later one the next slot, spaced by what the pool needs
+ * for its texts on the cheapest variant; slots stack only to the horizon;
+ * a slot in the past counts for nothing; 0 turns slots off. */
+static void test_return_slots(void **state) {
+  (void)state;
+  at_plan_decision d;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 2;
+  pp.service_alpha = 0;
+  pp.retry_horizon_s = 0.1;
+  at_plan_variant v = var1("v", 0.9, 0.01);
+  at_planner *p = mk(&pp, &v, 1);
+  for (int i = 0; i < 4; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  /* 4 in flight on 2 workers: 0.02 s of work; a new one needs 0.03 s */
+  uint64_t t = 500 * MS;
+  assert_int_equal(at_planner_decide(p, t, 0.025, &d), AT_OK);
+  assert_false(d.admit);
+  double drain = d.retry_after_s;
+  assert_true(near(drain, 0.005, 1e-6)); /* 0.03 - 0.025 */
+  /* the next refusals, at the same instant: one slot each, 0.01/2 apart */
+  at_plan_request rq = {.deadline_s = 0.025, .n_texts = 1};
+  assert_int_equal(at_planner_decide_req(p, t, &rq, &d), AT_OK);
+  assert_true(near(d.retry_after_s, drain + 0.005, 1e-6));
+  rq.n_texts = 3; /* three texts take three steps: its slot is the next one */
+  assert_int_equal(at_planner_decide_req(p, t, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_true(near(d.retry_after_s, drain + 0.010, 1e-6));
+  rq.n_texts = 1;
+  assert_int_equal(at_planner_decide_req(p, t, &rq, &d), AT_OK);
+  assert_true(near(d.retry_after_s, drain + 0.025, 1e-6));
+  /* stacked to the horizon, never past it */
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(at_planner_decide_req(p, t, &rq, &d), AT_OK);
+    assert_true(d.retry_after_s <= 0.1 + 1e-9);
+  }
+  assert_true(near(d.retry_after_s, 0.1, 1e-6));
+  /* a second later the slots are past: the drain again */
+  assert_int_equal(at_planner_decide_req(p, t + 1000 * MS, &rq, &d), AT_OK);
+  assert_true(near(d.retry_after_s, drain, 1e-6));
+  at_planner_destroy(p);
+
+  /* a drain longer than the horizon is still the drain */
+  pp.retry_horizon_s = 0.001;
+  p = mk(&pp, &v, 1);
+  for (int i = 0; i < 4; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(at_planner_decide(p, t, 0.025, &d), AT_OK);
+    assert_true(near(d.retry_after_s, 0.005, 1e-6));
+  }
+  at_planner_destroy(p);
+
+  /* off: every refusal is told the drain */
+  pp.retry_horizon_s = 0;
+  p = mk(&pp, &v, 1);
+  for (int i = 0; i < 4; i++) assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(at_planner_decide(p, t, 0.025, &d), AT_OK);
+    assert_true(near(d.retry_after_s, 0.005, 1e-6));
+  }
+  pp.retry_horizon_s = -1;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+  at_planner_destroy(p);
+}
+
 static void test_retry_storm_cannot_hold_it_shut(void **state) {
   (void)state;
   at_planner_params pp = at_planner_default_params();
@@ -939,6 +1006,7 @@ int main(void) {
       cmocka_unit_test(test_all_reject_and_infeasible),
       cmocka_unit_test(test_erlang_part_uses_per_worker_rate),
       cmocka_unit_test(test_overload_admits_capacity),
+      cmocka_unit_test(test_return_slots),
       cmocka_unit_test(test_retry_storm_cannot_hold_it_shut),
       cmocka_unit_test(test_rate_only_chooses),
       cmocka_unit_test(test_wait_quantile_decides),

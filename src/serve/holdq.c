@@ -1,0 +1,168 @@
+/* src/serve/holdq.c — refusals answered later: suspended connections that
+ * a timer thread resumes at their due times. The server uses it for a
+ * client that came back before the return slot its last 429 gave
+ * (server.hold_early_retries): that client's next refusal is answered at
+ * the slot, so a client that resends every 429 at once costs about one
+ * refusal per slot instead of as many as the cores can turn round.
+ *
+ * DESIGN
+ *   A binary min-heap of (due, connection) under one lock; one thread
+ *   sleeps until the earliest due time (CLOCK_MONOTONIC, the clock of
+ *   at_now_ns) and resumes every connection due by then — outside the
+ *   lock, so MHD's resume (which wakes the daemon) never waits on it.
+ *   Ownership: the queue owns neither connections nor requests; it only
+ *   resumes. The caller suspends the connection BEFORE adding it (as for
+ *   inference), so a resume can never precede its suspend, and must keep
+ *   the request alive until it is answered (server.c counts it in
+ *   `inflight`, so shutdown waits for it).
+ *   Shutdown: serve_holdq_flush() resumes everything now, and every later
+ *   add resumes at once; the server flushes before it waits for its
+ *   in-flight requests and destroys the queue before stopping MHD.
+ *   Thread-safety: add/flush/len from any thread; destroy once, last.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "anytime/clock.h"
+#include "serve/holdq.h"
+
+typedef struct hold {
+  uint64_t due_ns;
+  struct MHD_Connection *conn;
+} hold;
+
+struct serve_holdq {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  pthread_t thread;
+  bool thread_started;
+  hold *h; /* guarded by lock: the heap */
+  size_t n, cap;
+  bool flushed; /* guarded by lock: resume everything at once from now on */
+  bool quit;    /* guarded by lock */
+};
+
+static void sift_up(hold *h, size_t i) {
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h[p].due_ns <= h[i].due_ns) break;
+    hold t = h[p];
+    h[p] = h[i], h[i] = t, i = p;
+  }
+}
+
+static void sift_down(hold *h, size_t n, size_t i) {
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    if (l < n && h[l].due_ns < h[m].due_ns) m = l;
+    if (l + 1 < n && h[l + 1].due_ns < h[m].due_ns) m = l + 1;
+    if (m == i) return;
+    hold t = h[m];
+    h[m] = h[i], h[i] = t, i = m;
+  }
+}
+
+static hold pop(serve_holdq *q) {
+  hold top = q->h[0];
+  q->h[0] = q->h[--q->n];
+  sift_down(q->h, q->n, 0);
+  return top;
+}
+
+enum { BATCH = 64 }; /* connections resumed per trip out of the lock */
+
+static void *run(void *arg) {
+  serve_holdq *q = arg;
+  struct MHD_Connection *due[BATCH];
+  pthread_mutex_lock(&q->lock);
+  while (!q->quit || q->n > 0) {
+    size_t k = 0;
+    uint64_t now = at_now_ns();
+    while (q->n > 0 && k < BATCH && (q->flushed || q->h[0].due_ns <= now)) due[k++] = pop(q).conn;
+    if (k > 0) {
+      pthread_mutex_unlock(&q->lock);
+      for (size_t i = 0; i < k; i++) MHD_resume_connection(due[i]);
+      pthread_mutex_lock(&q->lock);
+      continue;
+    }
+    if (q->n == 0) {
+      if (q->quit) break;
+      pthread_cond_wait(&q->wake, &q->lock);
+      continue;
+    }
+    struct timespec ts = {.tv_sec = (time_t)(q->h[0].due_ns / 1000000000u),
+                          .tv_nsec = (long)(q->h[0].due_ns % 1000000000u)};
+    pthread_cond_timedwait(&q->wake, &q->lock, &ts);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return NULL;
+}
+
+at_status serve_holdq_create(serve_holdq **out) {
+  *out = NULL;
+  serve_holdq *q = calloc(1, sizeof *q);
+  if (!q) return at_fail(AT_ERR_NOMEM, "hold queue: out of memory");
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&q->lock, NULL);
+  pthread_cond_init(&q->wake, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&q->thread, NULL, run, q) != 0) {
+    serve_holdq_destroy(q);
+    return at_fail(AT_ERR_THREAD, "hold queue: cannot start its thread");
+  }
+  q->thread_started = true;
+  *out = q;
+  return AT_OK;
+}
+
+bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, struct MHD_Connection *conn) {
+  pthread_mutex_lock(&q->lock);
+  bool ok = !q->flushed && !q->quit;
+  if (ok && q->n == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 256;
+    hold *nh = realloc(q->h, cap * sizeof *nh);
+    if (nh) q->h = nh, q->cap = cap;
+    else ok = false;
+  }
+  if (ok) {
+    q->h[q->n] = (hold){.due_ns = due_ns, .conn = conn};
+    sift_up(q->h, q->n++);
+    if (q->h[0].conn == conn) pthread_cond_signal(&q->wake); /* a new earliest */
+  }
+  pthread_mutex_unlock(&q->lock);
+  if (!ok) MHD_resume_connection(conn); /* stopping, or no memory: answer now */
+  return ok;
+}
+
+void serve_holdq_flush(serve_holdq *q) {
+  if (!q) return;
+  pthread_mutex_lock(&q->lock);
+  q->flushed = true;
+  pthread_cond_signal(&q->wake);
+  pthread_mutex_unlock(&q->lock);
+}
+
+size_t serve_holdq_len(serve_holdq *q) {
+  if (!q) return 0;
+  pthread_mutex_lock(&q->lock);
+  size_t n = q->n;
+  pthread_mutex_unlock(&q->lock);
+  return n;
+}
+
+void serve_holdq_destroy(serve_holdq *q) {
+  if (!q) return;
+  pthread_mutex_lock(&q->lock);
+  q->quit = q->flushed = true;
+  pthread_cond_signal(&q->wake);
+  pthread_mutex_unlock(&q->lock);
+  if (q->thread_started) pthread_join(q->thread, NULL);
+  pthread_mutex_destroy(&q->lock);
+  pthread_cond_destroy(&q->wake);
+  free(q->h);
+  free(q);
+}
