@@ -1,9 +1,10 @@
-/* src/serve/holdq.c — refusals answered later: suspended connections that
- * a timer thread resumes at their due times. The server uses it for a
- * client that came back before the return slot its last 429 gave
- * (server.hold_early_retries): that client's next refusal is answered at
- * the slot, so a client that resends every 429 at once costs about one
- * refusal per slot instead of as many as the cores can turn round.
+/* src/serve/holdq.c — refusals answered later: the rule (serve_hold_decide:
+ * the same request again, on the same keep-alive connection, before the
+ * return slot its last 429 gave) and the queue that carries it out
+ * (suspended connections that a timer thread resumes at their due times;
+ * server.hold_early_retries). A client that resends every 429 at once so
+ * costs about one refusal per slot instead of as many as the cores can
+ * turn round.
  *
  * DESIGN
  *   A binary min-heap of (due, connection) under one lock; one thread
@@ -69,6 +70,25 @@ static hold pop(serve_holdq *q) {
   q->h[0] = q->h[--q->n];
   sift_down(q->h, q->n, 0);
   return top;
+}
+
+uint64_t serve_body_sig(const char *b, size_t n) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)n;
+  size_t head = n < 256 ? n : 256, tail = n - head < 256 ? n - head : 256;
+  for (size_t i = 0; i < head; i++) h = (h ^ (unsigned char)b[i]) * 1099511628211ull;
+  for (size_t i = n - tail; i < n; i++) h = (h ^ (unsigned char)b[i]) * 1099511628211ull;
+  return h | 1; /* never 0: 0 is "nothing refused yet" */
+}
+
+uint64_t serve_hold_decide(conn_state *cs, uint64_t now, double retry_after_s, uint64_t sig,
+                           bool may_hold) {
+  uint64_t until = 0;
+  if (may_hold && cs->told_ns > now && cs->refused_sig == sig)
+    until = cs->told_ns - now < SERVE_HOLD_MAX_NS ? cs->told_ns : now + SERVE_HOLD_MAX_NS;
+  double ra = retry_after_s > 0 && retry_after_s < 3600 ? retry_after_s : 0;
+  cs->told_ns = now + (uint64_t)(ra * 1e9);
+  cs->refused_sig = sig;
+  return until;
 }
 
 enum { BATCH = 64 }; /* connections resumed per trip out of the lock */

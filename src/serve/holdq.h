@@ -13,6 +13,33 @@
 
 typedef struct serve_holdq serve_holdq;
 
+/* A keep-alive connection's memory of its last refusal (MHD's socket
+ * context; only the HTTP thread serving the connection touches it). */
+typedef struct conn_state {
+  uint64_t told_ns;     /* the return slot its last 429 gave (at_now_ns) */
+  uint64_t refused_sig; /* serve_body_sig() of the request it refused (0: none) */
+} conn_state;
+
+/* The longest a refusal is held: a slot further out is answered then. */
+#define SERVE_HOLD_MAX_NS 1000000000ull
+
+/* What makes a request "the same request again": its length and up to 256
+ * bytes at each end (FNV-1a), so a 77 KB body costs no more to sign than a
+ * short one. Never 0. */
+uint64_t serve_body_sig(const char *body, size_t len);
+
+/* The hold rule, for a 429 decided at `now` whose return slot is
+ * `retry_after_s` away, of a request with signature `sig` on connection
+ * `cs`: when `may_hold` (holds on, a deadline refusal) and the request is
+ * the one this connection was last refused for, arriving before the slot
+ * it was told, returns when to answer (that slot, at most
+ * SERVE_HOLD_MAX_NS from now); else 0 (answer now). Either way the
+ * connection now remembers this refusal's slot and signature. A pool or a
+ * proxy that shares the connection between unrelated requests sends other
+ * bodies: those are never held for another's refusal. Pure but for *cs. */
+uint64_t serve_hold_decide(conn_state *cs, uint64_t now, double retry_after_s, uint64_t sig,
+                           bool may_hold);
+
 /* Start the queue and its timer thread. AT_OK, AT_ERR_NOMEM, AT_ERR_INTERNAL. */
 at_status serve_holdq_create(serve_holdq **out);
 /* Resume `conn` (already suspended by the caller) at `due_ns` (at_now_ns

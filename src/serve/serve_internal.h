@@ -90,17 +90,12 @@ typedef struct serve_admission {
                                 left when the request ends is released then */
 } serve_admission;
 
-/* One keep-alive connection (MHD's socket context): created when it opens,
- * freed when it closes; touched only by the HTTP thread serving it. */
-typedef struct conn_state {
-  uint64_t told_ns;          /* the return slot its last 429 gave (at_now_ns) */
-} conn_state;
-
 /* One HTTP request from first byte to answer. */
 typedef struct req_ctx {
   at_server *srv;
   struct MHD_Connection *conn;
-  conn_state *cs;            /* the connection's state (NULL if MHD gave none) */
+  conn_state *cs;            /* the connection's state (holdq.h; created when it
+                                opens, freed when it closes; NULL if none) */
   uint64_t t0_ns;
   char *body;
   size_t body_len, body_cap;
@@ -116,6 +111,7 @@ typedef struct req_ctx {
   char retry_after[16];      /* 429: Retry-After (whole seconds) */
   char retry_after_ms[24];   /* 429: retry-after-ms (what OpenAI's SDK reads first) */
   char ttft[24], tpot[24];   /* completions: x-time-to-first-token / -per-output-token */
+  char held_ms[24];          /* a held 429: x-held-ms, how long it was held */
   const char *model_hdr;     /* x-model for answers without a job (static or server-owned) */
   serve_admission adm;       /* the planner's decision, if one was asked */
   struct job *job;

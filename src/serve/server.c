@@ -80,9 +80,6 @@ static void json_esc(char *dst, size_t cap, const char *v) {
   dst[o] = '\0';
 }
 
-/* The longest a refusal is held (a slot further out is answered then). */
-#define HOLD_MAX_NS 1000000000ull
-
 /* The refusal: 429 (or 422 when no variant could ever make the deadline),
  * built with one snprintf — no JSON library, no logging — because under
  * overload this is the server's most frequent answer. */
@@ -114,13 +111,12 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
                    d->deadline_s * 1e3, name, ra_ms);
   }
   if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
-  /* A connection that came back before the slot its last 429 gave is
-   * answered at that slot (s->holdq), told its next one. */
+  /* The same request again, before the slot its connection was told, is
+   * refused at that slot (serve_hold_decide: holdq.c) and told its next. */
   uint64_t now = at_now_ns(), hold_until = 0;
   if (status == 429 && r->cs) {
-    if (s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE && r->cs->told_ns > now)
-      hold_until = r->cs->told_ns < now + HOLD_MAX_NS ? r->cs->told_ns : now + HOLD_MAX_NS;
-    r->cs->told_ns = now + (uint64_t)(ra_s * 1e9);
+    hold_until = serve_hold_decide(r->cs, now, ra_s, serve_body_sig(r->body, r->body_len),
+                                   s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
     if (hold_until) { /* the advice counts from when the answer leaves */
       double left = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
       ra_s = left;
@@ -144,6 +140,7 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
     r->resp = copy;
     r->resp_len = (size_t)len;
     r->content_type = "application/json";
+    fmt_ms3(r->held_ms, (hold_until - now + 500) / 1000);
     atomic_fetch_add(&s->held_refusals, 1);
     MHD_suspend_connection(r->conn); /* before the queue can resume it */
     serve_holdq_add(s->holdq, hold_until, r->conn);
@@ -286,6 +283,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   }
   if (r->retry_after[0]) MHD_add_response_header(resp, "Retry-After", r->retry_after);
   if (r->retry_after_ms[0]) MHD_add_response_header(resp, "retry-after-ms", r->retry_after_ms);
+  if (r->held_ms[0]) MHD_add_response_header(resp, "x-held-ms", r->held_ms);
   if (r->ttft[0]) MHD_add_response_header(resp, "x-time-to-first-token", r->ttft);
   if (r->tpot[0]) MHD_add_response_header(resp, "x-time-per-output-token", r->tpot);
   if (!a->m && r->model_hdr) {

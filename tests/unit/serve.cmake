@@ -1,3 +1,4 @@
 # Unit tests for src/serve's pieces that need no running server: the
-# configuration's one writer against its parser.
+# configuration's one writer against its parser, and the held-refusal rule.
 at_unit_test(test_serve_config tests/unit/test_serve_config.c)
+at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
