@@ -56,6 +56,17 @@ at_status at_runtime_init(void);
  * Returns AT_OK, AT_ERR_INVALID_ARG (out is NULL) or the init failure. */
 at_status at_runtime_version_info(at_version_info *out);
 
+/* ONNX Runtime objects anytime created and has not released yet: sessions
+ * (at_session_*) and tensor values (inputs of a Run in progress, outputs
+ * not yet freed with at_outputs_free). The process-wide environment is not
+ * counted: it lives until exit by design. Either pointer may be NULL.
+ * With ANYTIME_ORT_LEAK_CHECK=1 in the environment when ORT is loaded, a
+ * process that exits with any of them still live says so on stderr and
+ * exits 70 instead: the check that finds a session or value anytime forgot
+ * to release, which LeakSanitizer cannot tell from ORT's own lifetime
+ * allocations in a stripped library (tests/lsan.supp). Any thread. */
+void at_runtime_live_objects(long *sessions, long *values);
+
 /* The ORT release anytime was compiled against, e.g. "1.29.0". Static. */
 const char *at_runtime_compiled_release(void);
 

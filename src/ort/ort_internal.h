@@ -18,6 +18,11 @@ _Static_assert(ORT_API_VERSION == AT_ORT_EXPECTED_API_VERSION,
 const OrtApi *at_ort_api(void);
 OrtEnv *at_ort_env(void);
 
+/* The live-object count behind at_runtime_live_objects(): call with +1
+ * after each successful create and -1 after each release. */
+typedef enum { AT_ORT_LIVE_SESSION = 0, AT_ORT_LIVE_VALUE = 1 } at_ort_live_kind;
+void at_ort_live_add(at_ort_live_kind kind, long delta);
+
 /* Convert an OrtStatus into an anytime failure: records ORT's message (with
  * `what` as context) in at_last_error(), releases the status and returns
  * `code`. `st` must be non-NULL. */

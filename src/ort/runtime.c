@@ -13,9 +13,11 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "ort/ort_internal.h"
@@ -37,6 +39,7 @@ static char g_lib_release[64];
 static int g_mismatch;
 static char **g_providers;
 static int g_n_providers;
+static atomic_long g_live[2]; /* at_ort_live_kind */
 
 static void ort_logger(void *param, OrtLoggingLevel severity, const char *category,
                        const char *logid, const char *code_location,
@@ -131,8 +134,32 @@ static at_status do_init(void) {
   return AT_OK;
 }
 
+void at_ort_live_add(at_ort_live_kind kind, long delta) {
+  atomic_fetch_add(&g_live[kind], delta);
+}
+
+void at_runtime_live_objects(long *sessions, long *values) {
+  if (sessions) *sessions = atomic_load(&g_live[AT_ORT_LIVE_SESSION]);
+  if (values) *values = atomic_load(&g_live[AT_ORT_LIVE_VALUE]);
+}
+
+/* ANYTIME_ORT_LEAK_CHECK=1: at exit, anything still live is a leak. */
+static void leak_check(void) {
+  long s, v;
+  at_runtime_live_objects(&s, &v);
+  if (s == 0 && v == 0) return;
+  fflush(NULL);
+  fprintf(stderr,
+          "anytime: ANYTIME_ORT_LEAK_CHECK: %ld ONNX Runtime session(s) and %ld value(s) "
+          "were never released\n",
+          s, v);
+  _exit(70);
+}
+
 static void init_once(void) {
   g_status = do_init();
+  const char *lc = getenv("ANYTIME_ORT_LEAK_CHECK");
+  if (g_status == AT_OK && lc && strcmp(lc, "1") == 0) atexit(leak_check);
   if (g_status == AT_OK && g_mismatch) {
     at_log(AT_LOG_WARN, "ort",
            "!!! ANYTIME_ALLOW_ORT_MISMATCH=1: running ONNX Runtime %s from '%s' although "

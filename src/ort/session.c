@@ -292,6 +292,7 @@ at_status at_ort_session_open(const char *model_path, const at_session_params *p
     snprintf(what, sizeof what, "ONNX Runtime could not load model '%s'", model_path);
     return at_ort_fail(st, AT_ERR_MODEL, what);
   }
+  at_ort_live_add(AT_ORT_LIVE_SESSION, +1);
   st = api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &s->mem);
   if (st) {
     rc = at_ort_fail(st, AT_ERR_ORT, "creating CPU memory info");
@@ -339,7 +340,10 @@ fail:
 void at_session_destroy(at_session *s) {
   if (!s) return;
   const OrtApi *api = at_ort_api();
-  if (s->ort) api->ReleaseSession(s->ort);
+  if (s->ort) {
+    api->ReleaseSession(s->ort);
+    at_ort_live_add(AT_ORT_LIVE_SESSION, -1);
+  }
   if (s->mem) api->ReleaseMemoryInfo(s->mem);
   free(s->strings);
   free(s);
@@ -410,7 +414,10 @@ void at_outputs_free(at_outputs *o) {
   if (!o) return;
   const OrtApi *api = at_ort_api();
   for (size_t i = 0; i < o->n; i++)
-    if (o->values[i]) api->ReleaseValue(o->values[i]);
+    if (o->values[i]) {
+      api->ReleaseValue(o->values[i]);
+      at_ort_live_add(AT_ORT_LIVE_VALUE, -1);
+    }
   free(o);
 }
 
@@ -476,9 +483,12 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
       rc = at_ort_fail(st, AT_ERR_ORT, "wrapping an input tensor");
       goto done;
     }
+    at_ort_live_add(AT_ORT_LIVE_VALUE, +1);
   }
   st = api->Run(s->ort, NULL, s->input_names, (const OrtValue *const *)in_vals, nin, onames,
                 nout, o->values);
+  for (size_t i = 0; i < nout; i++) /* what Run made, if anything, is ours now */
+    if (o->values[i]) at_ort_live_add(AT_ORT_LIVE_VALUE, +1);
   if (st) {
     rc = at_ort_fail(st, AT_ERR_ORT, "ONNX Runtime Run failed");
     goto done;
@@ -511,7 +521,10 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
   }
 done:
   for (size_t k = 0; k < nin; k++)
-    if (in_vals[k]) api->ReleaseValue(in_vals[k]);
+    if (in_vals[k]) {
+      api->ReleaseValue(in_vals[k]);
+      at_ort_live_add(AT_ORT_LIVE_VALUE, -1);
+    }
   if (rc != AT_OK) {
     o->n = nout; /* release whatever Run produced */
     at_outputs_free(o);

@@ -684,8 +684,10 @@ void at_server_stop(at_server *s) {
       }
       at_log(AT_LOG_WARN, "serve",
              "draining for 5 s more: %d request(s) in flight; %zu text(s) queued in the "
-             "batcher, %zu Run(s) pending in the engine, %llu text(s) held by the planners",
-             inflight, at_batcher_queued(s->batcher, -1), at_engine_pending(s->engine), texts);
+             "batcher, %zu Run(s) pending in the engine, %llu text(s) held by the planners, "
+             "%zu refusal(s) held",
+             inflight, at_batcher_queued(s->batcher, -1), at_engine_pending(s->engine), texts,
+             serve_holdq_len(s->holdq));
       pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);

@@ -13,9 +13,9 @@ profiled="$ANYTIME_TEST_DATA/serve/.profiled-$$.yaml" profiled_small="$ANYTIME_T
 trap 'rm -rf "$tmp" "$profiled" "$profiled_small"' EXIT
 # serves CONFIG NAME: start `anytime serve` on CONFIG, wait for its port ($tmp/NAME.port); sets pid
 serves() {
-  timeout 20 "$ANYTIME_BIN" serve --config "$1" --port 0 --port-file "$tmp/$2.port" 2>"$tmp/$2.log" &
+  timeout 120 "$ANYTIME_BIN" serve --config "$1" --port 0 --port-file "$tmp/$2.port" 2>"$tmp/$2.log" &
   pid=$!
-  for _ in $(seq 1 100); do [ -s "$tmp/$2.port" ] && break; sleep 0.1; done
+  for _ in $(seq 1 600); do [ -s "$tmp/$2.port" ] && break; sleep 0.1; done  # 64 sessions load slowly beside other tests
   [ -s "$tmp/$2.port" ] || { cat "$tmp/$2.log"; fail "the $2 config does not serve"; }
 }
 fam="$ANYTIME_TEST_DATA/serve/tiny.yaml"

@@ -1,6 +1,7 @@
 /* tests/unit/test_session.c — the plain session: signature reading, correct
  * outputs on a graph whose answer is known (y = 2x + 1), output selection,
- * and a clear error for every kind of bad call or bad model file. */
+ * a clear error for every kind of bad call or bad model file, and the count
+ * of live ORT objects that ANYTIME_ORT_LEAK_CHECK reads at exit. */
 #include <unistd.h>
 
 #include "anytime/anytime.h"
@@ -116,12 +117,44 @@ static void test_bad_model_files(void **state) {
   assert_int_equal(at_session_create(NULL, NULL, &s), AT_ERR_INVALID_ARG);
 }
 
+/* The live-object count behind ANYTIME_ORT_LEAK_CHECK: a session and the
+ * outputs of a Run are counted while they live and not after; a failed Run
+ * leaves nothing counted. */
+static void test_live_objects(void **state) {
+  (void)state;
+  long s0, v0, sn, vn;
+  at_runtime_live_objects(&s0, &v0);
+  at_session *s = NULL;
+  assert_int_equal(at_session_create(test_data("models/fixed_scale.onnx"), NULL, &s), AT_OK);
+  at_runtime_live_objects(&sn, &vn);
+  assert_int_equal(sn, s0 + 1);
+  assert_int_equal(vn, v0);
+  float x[6] = {0};
+  at_tensor in = {.name = "x", .dtype = AT_DTYPE_FLOAT32, .ndim = 2, .shape = {2, 3}, .data = x};
+  at_outputs *o = NULL;
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_OK);
+  at_runtime_live_objects(NULL, &vn);
+  assert_int_equal(vn, v0 + 1); /* the output; the input was released */
+  at_outputs_free(o);
+  at_runtime_live_objects(NULL, &vn);
+  assert_int_equal(vn, v0);
+  in.shape[1] = 4; /* a Run that fails */
+  assert_int_equal(at_session_run(s, &in, 1, NULL, 0, &o), AT_ERR_SHAPE);
+  at_runtime_live_objects(NULL, &vn);
+  assert_int_equal(vn, v0);
+  at_session_destroy(s);
+  at_runtime_live_objects(&sn, &vn);
+  assert_int_equal(sn, s0);
+  assert_int_equal(vn, v0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signature),
       cmocka_unit_test(test_known_answer_and_errors),
       cmocka_unit_test(test_output_selection),
       cmocka_unit_test(test_bad_model_files),
+      cmocka_unit_test(test_live_objects),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
