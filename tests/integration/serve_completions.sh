@@ -143,6 +143,17 @@ for _ in $(seq 1 100); do
   sleep 0.05
 done
 [ "$early" -ge 1 ] || fail "the stream sent no event within 5 s"
+# ... and only once the plain request is in the lane too: started second, it
+# can still be connecting when the stream's first event is out, and a
+# connection made after the signal is refused (a CI run saw exactly that)
+seqs=0
+for _ in $(seq 1 100); do
+  seqs=$(curl -s "$BASE/metrics" | awk '/^anytime_gen_sequences\{/ {s += $NF} END {print s + 0}')
+  [ "$seqs" -ge 2 ] && break
+  sleep 0.02
+done
+[ "$seqs" -ge 2 ] || fail "the plain request never reached the generation lane ($seqs sequences)"
+early=$(grep -c '^data: {' "$T2/term_stream" || true)
 stop_server
 wait "$sp" || fail "the stream in flight at SIGTERM failed"
 wait "$pp" || fail "the plain request in flight at SIGTERM failed"
