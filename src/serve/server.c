@@ -91,10 +91,19 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
   json_esc(name, sizeof name, m->name);
   double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
   if (ra_s > 3600) ra_s = 3600; /* as Retry-After: at most an hour */
+  int status = d->reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429, len;
+  /* The same request again, before the slot its connection was told, is
+   * refused at that slot (serve_hold_decide: holdq.c) and told its next,
+   * counted from when the answer leaves (the body and the headers alike). */
+  uint64_t now = at_now_ns(), hold_until = 0;
+  if (status == 429 && r->cs) {
+    hold_until = serve_hold_decide(r->cs, now, ra_s, serve_body_sig(r->body, r->body_len),
+                                   s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
+    if (hold_until)
+      ra_s = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
+  }
   double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
-  int status = 429, len;
-  if (d->reason == AT_PLAN_REJECT_INFEASIBLE) {
-    status = 422;
+  if (status == 422) {
     len = snprintf(body, sizeof body,
                    "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
                    "time; no variant of '%s' can answer in time\",\"code\":422}",
@@ -111,18 +120,6 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
                    d->deadline_s * 1e3, name, ra_ms);
   }
   if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
-  /* The same request again, before the slot its connection was told, is
-   * refused at that slot (serve_hold_decide: holdq.c) and told its next. */
-  uint64_t now = at_now_ns(), hold_until = 0;
-  if (status == 429 && r->cs) {
-    hold_until = serve_hold_decide(r->cs, now, ra_s, serve_body_sig(r->body, r->body_len),
-                                   s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
-    if (hold_until) { /* the advice counts from when the answer leaves */
-      double left = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
-      ra_s = left;
-      ra_ms = left * 1e3 < 1 ? 1 : left * 1e3;
-    }
-  }
   if (status == 429) {
     snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(ra_s));
     fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));

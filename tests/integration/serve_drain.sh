@@ -99,15 +99,6 @@ for route in predict embed v2; do
   echo "$route around SIGTERM: $codes"
 done
 
-# the exit: 0, within 30 s, no sanitizer report (the rest of stop_server)
-waited=0
-while kill -0 "$SERVER_PID" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
-kill -0 "$SERVER_PID" 2>/dev/null && fail "server still running 30 s after SIGTERM (drain hangs)"
-rc=0
-wait "$SERVER_PID" || rc=$?
-trap - EXIT
-[ $rc -eq 0 ] || fail "server exited $rc after SIGTERM (expected 0)"
-grep -E "ERROR: (Address|Undefined|Leak)Sanitizer|runtime error:" "$SERVER_LOG" >/dev/null &&
-  fail "sanitizer report in the server log"
-rm -rf "$T" "$SERVE_TMP"
+wait_server_exit  # 0, within 30 s, no sanitizer report
+rm -rf "$T"
 echo ok

@@ -24,6 +24,12 @@ start_server() { # config [extra args...]
 
 stop_server() {
   kill -TERM "$SERVER_PID"
+  wait_server_exit
+}
+
+# After SIGTERM (sent by stop_server or by the test itself): the server must
+# exit 0 within 30 s with no sanitizer report in its log.
+wait_server_exit() {
   local rc=0 waited=0
   while kill -0 "$SERVER_PID" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
   kill -0 "$SERVER_PID" 2>/dev/null && fail "server still running 30 s after SIGTERM (drain hangs)"
