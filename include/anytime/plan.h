@@ -235,6 +235,10 @@ typedef struct at_planner_params {
   double retry_horizon_s;
 } at_planner_params;
 
+/* The longest a server holds a refusal to its return slot (the server's
+ * server.hold_early_retries and the simulator's model of it share it). */
+#define AT_PLAN_HOLD_MAX_S 1.0
+
 /* Why a decision came out as it did. */
 typedef enum at_plan_reason {
   AT_PLAN_ADMIT = 0,

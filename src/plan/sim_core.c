@@ -314,7 +314,7 @@ static void decide_planner(sim *s, int32_t id, double t) {
       double told = c->told_t;
       c->told_t = t + ra;
       if (s->p->hold_early_retries && d.reason == AT_PLAN_REJECT_DEADLINE && told > t) {
-        at = fmin(told, t + 1.0);
+        at = fmin(told, t + AT_PLAN_HOLD_MAX_S);
         ra = fmax(c->told_t - at, 0);
         if (in_window(s, a->send_t)) s->a.held++;
       }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "anytime/plan.h"
 #include "anytime/status.h"
 
 typedef struct serve_holdq serve_holdq;
@@ -21,7 +22,7 @@ typedef struct conn_state {
 } conn_state;
 
 /* The longest a refusal is held: a slot further out is answered then. */
-#define SERVE_HOLD_MAX_NS 1000000000ull
+#define SERVE_HOLD_MAX_NS ((uint64_t)(AT_PLAN_HOLD_MAX_S * 1e9))
 
 /* What makes a request "the same request again": its length and up to 256
  * bytes at each end (FNV-1a), so a 77 KB body costs no more to sign than a
