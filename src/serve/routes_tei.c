@@ -1,6 +1,7 @@
 /* src/serve/routes_tei.c — the Text Embeddings Inference-style routes:
  * POST /embed (mean pooling, normalize, truncate), POST /predict (labels
- * from config.json's id2label, softmax scores or raw_scores), POST
+ * from config.json's id2label, softmax scores (a sigmoid per label for a
+ * multi-label model) or raw_scores), POST
  * /tokenize, GET /health, GET /info. Shapes: docs/api.md. An optional
  * "model" member picks a model by name; otherwise the first model with the
  * route's task answers. */
@@ -63,6 +64,14 @@ void serve_softmax(const float *logits, float *p, size_t n) {
   for (size_t i = 0; i < n; i++) p[i] = (float)(exp((double)(logits[i] - mx)) / sum);
 }
 
+void serve_scores(const served_model *m, const float *logits, float *p, size_t n) {
+  if (!m->multi_label) {
+    serve_softmax(logits, p, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) p[i] = (float)(1.0 / (1.0 + exp(-(double)logits[i])));
+}
+
 static void finish_embed(req_ctx *r) {
   job *j = r->job;
   tei_state *st = r->route_state;
@@ -87,7 +96,7 @@ static void finish_predict(req_ctx *r) {
     const float *lg = j->items[i].out;
     size_t n = m->out_dim < 256 ? m->out_dim : 256;
     if (st->raw_scores) memcpy(p, lg, n * sizeof(float));
-    else serve_softmax(lg, p, n);
+    else serve_scores(m, lg, p, n);
     int order[256];
     for (size_t k = 0; k < n; k++) order[k] = (int)k;
     for (size_t a = 1; a < n; a++) /* highest score first */
@@ -118,10 +127,10 @@ static enum MHD_Result text_route(req_ctx *r, serve_task task) {
   served_model *m = serve_pick_model(r, body, task, &res);
   rj_texts_t t;
   tei_state *st = calloc(1, sizeof *st);
-  bool truncate = false;
+  bool truncate = r->srv->cfg.auto_truncate;
   double dl = rj_deadline_s(r);
   if (!m || !st || rj_texts(r, body, "inputs", &t, &res) != 0) goto out;
-  if (rj_bool(r, body, "truncate", false, &truncate, &res) ||
+  if (rj_bool(r, body, "truncate", r->srv->cfg.auto_truncate, &truncate, &res) ||
       rj_bool(r, body, "normalize", true, &st->normalize, &res) ||
       rj_bool(r, body, "raw_scores", false, &st->raw_scores, &res)) {
     rj_texts_free(&t);

@@ -100,7 +100,7 @@ static void finish_text(req_ctx *r) {
   if (m->task == TASK_CLASSIFY) {
     if (st->want[0]) json_array_append_new(outs, tensor_json("logits", shape, 2, buf, n * d));
     if (st->want[1]) {
-      for (size_t i = 0; i < n; i++) serve_softmax(j->items[i].out, buf + i * d, d);
+      for (size_t i = 0; i < n; i++) serve_scores(m, j->items[i].out, buf + i * d, d);
       json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
     }
   } else if (st->want[2]) {
@@ -486,10 +486,19 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
       res = serve_error(r, 400, "BYTES input \"data\" must be a (nested) list of strings");
       goto out;
     }
+    /* "parameters": {"truncate": true} cuts texts over the token limit */
+    bool truncate = r->srv->cfg.auto_truncate;
+    json_t *params = json_object_get(body, "parameters");
+    json_t *tv = json_is_object(params) ? json_object_get(params, "truncate") : NULL;
+    if (tv && !json_is_boolean(tv)) {
+      res = serve_error(r, 400, "\"parameters\".\"truncate\" must be true or false");
+      goto out;
+    }
+    if (tv) truncate = json_is_true(tv);
     r->route_state = st;
     r->free_state = v2_free;
     st = NULL;
-    text_opts o = {.truncate = false, .deadline_s = dl};
+    text_opts o = {.truncate = truncate, .deadline_s = dl};
     res = serve_run_text_job(r, m, texts, lens, n, &o, finish_text);
     goto out;
   }

@@ -40,7 +40,11 @@ typedef struct served_model {
                                config.json's vocab_size and the tokenizer's */
   int64_t type_limit;       /* token_type_ids below this (type_vocab_size; default 1) */
   size_t out_dim;           /* n_labels (classify) or hidden size (embed) */
-  int head_output;          /* output index: logits / last_hidden_state */
+  int head_output;          /* output index: logits / sentence_embedding / last_hidden_state */
+  at_pooling pooling;       /* embed: what the export files say (mean by default) */
+  at_pooling head_pooling;  /* embed: what the head does (AT_POOL_NONE: graph pooled) */
+  bool dense_module;        /* a Dense module follows pooling (the graph must include it) */
+  bool multi_label;         /* classify: problem_type multi_label_classification (sigmoid) */
   int n_variants;           /* ordered most accurate first */
   served_variant variants[AT_SERVER_MAX_VARIANTS];
   at_planner *planner;      /* indices = positions in variants[] */

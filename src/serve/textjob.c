@@ -2,8 +2,8 @@
  * is read: cheap checks, the model's planner (admit to a variant, or refuse
  * at once with 429 before any tokenising), tokenise (HTTP thread), suspend
  * the connection, queue one batcher item per text (or per V2 tensor row);
- * on engine workers apply the task head (copy the logits row, or mean-pool
- * last_hidden_state over the item's real tokens) or the route's own row
+ * on engine workers apply the task head (copy the logits row, or pool
+ * last_hidden_state over the item's real tokens as the export says) or the route's own row
  * handler, release the item in the planner, and, when the last item is
  * done, resume the connection.
  *
@@ -64,8 +64,8 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
       const float *data = o->data;
       if (m->task == TASK_CLASSIFY) {
         memcpy(it->out, data, m->out_dim * sizeof(float));
-      } else { /* mean of the item's real positions of [1, padded, H] */
-        at_mean_pool(data, res->len, m->out_dim, it->out);
+      } else { /* pool the item's real positions of [1, padded, H], or copy [1, H] */
+        at_pool(m->head_pooling, data, res->len, m->out_dim, it->out);
       }
     }
     it->batch_size = res->batch_size;
