@@ -155,6 +155,13 @@ static void test_bad_files_named(void **state) {
   assert_int_equal(at_model_describe_files(p, &d), AT_OK);
   assert_int_equal(d->max_tokens, 128);
   at_model_desc_free(d);
+  /* a label2id-only config gives its real labels (the server used to say
+   * LABEL_n where `run` gave the names) */
+  assert_int_equal(try_files("config.json", "{\"label2id\": {\"neg\": 0, \"pos\": 1}}"), AT_OK);
+  assert_int_equal(at_model_describe_files(p, &d), AT_OK);
+  assert_int_equal(d->n_labels, 2);
+  assert_string_equal(d->labels[1], "pos");
+  at_model_desc_free(d);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   assert_int_equal(system(cmd), 0);
