@@ -76,14 +76,39 @@ int rj_texts(req_ctx *r, json_t *body, const char *key, rj_texts_t *out, enum MH
   }
   for (size_t i = 0; i < out->n; i++) {
     json_t *s = out->single ? in : json_array_get(in, i);
+    json_t *second = NULL;
+    if (json_is_array(s) && json_array_size(s) >= 1 && json_array_size(s) <= 2) {
+      /* [text] or [text, text_pair] (a cross-encoder's input) */
+      second = json_array_get(s, 1);
+      s = json_array_get(s, 0);
+      if (second && !json_is_string(second)) s = NULL;
+    }
     if (!json_is_string(s)) {
       rj_texts_free(out);
-      *res = serve_error(r, 400, "\"%s\"[%zu] is not a string (token-id inputs are not supported)",
-                         key, i);
+      *res = serve_error(r, 400, "\"%s\"[%zu] is not a string or a [text, text_pair] list of "
+                         "strings (token-id inputs are not supported)", key, i);
       return -1;
     }
     out->texts[i] = json_string_value(s);
     out->lens[i] = json_string_length(s);
+    if (second) {
+      if (!out->pairs) {
+        out->pairs = calloc(out->n, sizeof *out->pairs);
+        out->pair_lens = calloc(out->n, sizeof *out->pair_lens);
+        if (!out->pairs || !out->pair_lens) {
+          rj_texts_free(out);
+          *res = serve_error(r, 500, "out of memory");
+          return -1;
+        }
+      }
+      out->pairs[i] = json_string_value(second);
+      out->pair_lens[i] = json_string_length(second);
+      if (out->pair_lens[i] == 0) {
+        rj_texts_free(out);
+        *res = serve_error(r, 400, "\"%s\"[%zu]: the text pair is an empty string", key, i);
+        return -1;
+      }
+    }
   }
   return 0;
 }
@@ -91,8 +116,12 @@ int rj_texts(req_ctx *r, json_t *body, const char *key, rj_texts_t *out, enum MH
 void rj_texts_free(rj_texts_t *t) {
   free(t->texts);
   free(t->lens);
+  free(t->pairs);
+  free(t->pair_lens);
   t->texts = NULL;
   t->lens = NULL;
+  t->pairs = NULL;
+  t->pair_lens = NULL;
 }
 
 int rj_bool(req_ctx *r, json_t *body, const char *key, bool dflt, bool *out, enum MHD_Result *res) {

@@ -11,6 +11,9 @@ typedef struct rj_texts_t {
   bool single;          /* the member was a bare string */
   const char **texts;   /* point into the json_t; valid while it lives */
   size_t *lens;
+  const char **pairs;   /* NULL, or n entries: the text pair of an element given as
+                           [text, text_pair] (NULL for the others) */
+  size_t *pair_lens;
 } rj_texts_t;
 
 json_t *rj_parse(req_ctx *r, enum MHD_Result *res);

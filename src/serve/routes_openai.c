@@ -103,6 +103,10 @@ static enum MHD_Result embeddings(req_ctx *r) {
   bool truncate = r->srv->cfg.auto_truncate; /* not OpenAI's; TEI's, for the same clients */
   if (rj_bool(r, body, "truncate", truncate, &truncate, &res)) goto out;
   if (rj_texts(r, body, "input", &t, &res) != 0) goto out;
+  if (t.pairs) {
+    res = serve_error(r, 400, "\"input\" must be a string or a list of strings");
+    goto out;
+  }
   r->route_state = st;
   r->free_state = free;
   st = NULL;

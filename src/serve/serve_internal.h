@@ -200,6 +200,11 @@ at_tok_workspace *serve_workspace(at_server *s);
 typedef struct text_opts {
   bool truncate;             /* cut inputs longer than max_tokens instead of 413 */
   double deadline_s;         /* <= 0: the planner's default */
+  /* Text pairs (cross-encoders): pairs[i] (pair_lens[i] bytes) is encoded as
+   * the second sequence with texts[i], token_type_ids from the tokenizer's
+   * pair template; pairs NULL, or pairs[i] NULL, for a single text. */
+  const char *const *pairs;
+  const size_t *pair_lens;
 } text_opts;
 
 /* Cheap checks (count, empty strings), then the planner (serve_admit: a

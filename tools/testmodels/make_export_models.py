@@ -23,6 +23,8 @@ routes against those answers (tests/integration/serve_export.sh).
                  last_hidden_state: anytime must refuse it, naming the Dense module
   multilabel/    BertForSequenceClassification with problem_type
                  multi_label_classification: scores are sigmoids, not a softmax
+  reranker/      a cross-encoder (one logit) over text pairs, with
+                 token_type_ids: /rerank and pairs on /predict
 
 The encoder: token + position (+ type) embeddings, plus the masked mean of
 those over the text (so every token depends on its context and padding is
@@ -150,14 +152,14 @@ def encoder(rng, roberta=False, n_pos=64, dense=False, cls_head=0):
     return model, w
 
 
-def reference_hidden(w, ids, roberta):
-    """numpy: the graph's per-token output for one text (no padding)."""
+def reference_hidden(w, ids, roberta, types=None):
+    """numpy: the graph's per-token output for one text or pair (no padding)."""
     ids = np.asarray(ids)
     n = len(ids)
     pos = np.arange(n) + (2 if roberta else 0)
     x = w["emb"][ids] + w["pos"][pos]
     if not roberta:
-        x = x + w["typ"][np.zeros(n, dtype=np.int64)]
+        x = x + w["typ"][np.zeros(n, dtype=np.int64) if types is None else np.asarray(types)]
     ctx = x.mean(axis=0, keepdims=True)
     return np.tanh((x + ctx) @ w["w"])
 
@@ -257,6 +259,40 @@ def build(name, rng, vocab, *, mode="mean", roberta=False, dense=False, cls_head
     print("wrote", os.path.relpath(d, ROOT))
 
 
+RERANK_QUERY = "is the acting good"
+RERANK_TEXTS = ["the acting was great", "the plot was dull", "i love the music",
+                "the worst acting of the time", "a", "good good good"]
+
+
+def build_reranker(rng, vocab):
+    """A cross-encoder (one logit) over text pairs: [CLS] q [SEP] t [SEP] with
+    token_type_ids 0 for the query part and 1 for the text part, as BERT's
+    pair template gives."""
+    name = "reranker"
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "onnx"))
+    model, w = encoder(rng, cls_head=1)
+    onnx.save(model, os.path.join(d, "onnx", "model.onnx"))
+    shutil.copy(VOCAB, os.path.join(d, "vocab.txt"))
+    write_json(os.path.join(d, "config.json"), {
+        "architectures": ["BertForSequenceClassification"], "model_type": "bert",
+        "hidden_size": HID, "vocab_size": VOCAB_N, "max_position_embeddings": 64,
+        "pad_token_id": 0, "type_vocab_size": 2, "id2label": {"0": "LABEL_0"}})
+    q = [vocab[t] for t in RERANK_QUERY.split()]
+    ref = {"query": RERANK_QUERY, "note": "numpy on the graph's weights; score = sigmoid(logit)",
+           "pairs": []}
+    for text in RERANK_TEXTS:
+        t = [vocab[x] for x in text.split()]
+        ids = [vocab["[CLS]"]] + q + [vocab["[SEP]"]] + t + [vocab["[SEP]"]]
+        types = [0] * (len(q) + 2) + [1] * (len(t) + 1)
+        logit = float((reference_hidden(w, ids, False, types)[0] @ w["wc"])[0])
+        ref["pairs"].append({"text": text, "ids": ids, "type_ids": types, "logit": logit,
+                             "score": 1 / (1 + np.exp(-logit))})
+    write_json(os.path.join(d, "reference.json"), ref)
+    print("wrote", os.path.relpath(d, ROOT))
+
+
 def main():
     rng = np.random.default_rng(20261201)
     with open(VOCAB) as f:
@@ -279,6 +315,7 @@ def main():
     write_json(os.path.join(OUT, "st-dense-missing", "2_Dense", "config.json"),
                {"in_features": HID, "out_features": 8, "bias": False})
     build("multilabel", rng, vocab, cls_head=3, problem_type="multi_label_classification", limit=64)
+    build_reranker(rng, vocab)
 
 
 if __name__ == "__main__":
