@@ -171,7 +171,7 @@ typedef struct vres {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: anytime profile [--family FILE] [--data FILE.csv] [--repeats N]\n"
+          "usage: anytime profile [--family FILE | --model MODEL] [--data FILE.csv] [--repeats N]\n"
           "                       [--iters N] [--batch-sizes 1,2,4,8,16]\n"
           "                       [--agreement-tolerance X] [--deadline-ms MS]\n"
           "                       [--out-config FILE] [--out-json FILE]\n\n"
@@ -185,7 +185,13 @@ static void usage(FILE *f) {
           "0.15, and identical predictions). On any disagreement it aborts before\n"
           "writing. Writes configs/serving.yaml and results/variant_profiles.json\n"
           "(variants off the accuracy/cost Pareto frontier are recorded as dominated and\n"
-          "left out of the planner's configuration).\n");
+          "left out of the planner's configuration).\n\n"
+          "--model MODEL profiles one export instead of a family file: a directory, a\n"
+          "name in ./models or a hub repo id ORG/NAME[@REV] (as `anytime run` takes),\n"
+          "whose ONNX graphs (model.onnx, model_quantized.onnx, model_O4.onnx, ...)\n"
+          "become the variants of one family; --data must then be labelled text of its\n"
+          "task (label,text; classifiers: labels by id or config.json name; embedders:\n"
+          "5-nearest-neighbour label agreement). Server settings are the defaults.\n");
 }
 
 /* A growing text buffer for the written configuration: the YAML has no
@@ -262,7 +268,7 @@ static int write_atomic(const char *path, const char *data) {
 
 int at_cli_profile(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
-  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml";
+  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml", *model = NULL;
   const char *out_json = "results/variant_profiles.json";
   char data[PATH_MAX];
   cli_default_test_csv(data, sizeof data);
@@ -273,6 +279,7 @@ int at_cli_profile(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "anytime profile: %s needs a value\n", a), AT_EXIT_USAGE;
     if (!strcmp(a, "--family")) family = v;
+    else if (!strcmp(a, "--model")) model = v;
     else if (!strcmp(a, "--data")) snprintf(data, sizeof data, "%s", v);
     else if (!strcmp(a, "--out-config")) out_cfg = v;
     else if (!strcmp(a, "--out-json")) out_json = v;
@@ -305,8 +312,13 @@ int at_cli_profile(int argc, char **argv) {
       return fprintf(stderr, "anytime profile: batch sizes must ascend, at most 256\n"), AT_EXIT_USAGE;
   g_tty = isatty(2);
   at_server_config cfg = at_server_config_default();
-  at_status st = at_server_config_load(family, &cfg);
+  at_status st = model ? cli_config_from_model(model, NULL, true, &cfg)
+                       : at_server_config_load(family, &cfg);
   if (st != AT_OK) return cli_report("profile", st);
+  if (model && cfg.n_models == 0)
+    return fprintf(stderr, "anytime profile: %s is a text-generation model; profile measures "
+                   "classifiers and embedders\n", model), AT_EXIT_USAGE;
+  if (model) family = model; /* for messages; written paths are relative to the output */
   if (deadline <= 0) deadline = cfg.deadline_ms;
   cli_dataset ds;
   char err[512];
@@ -321,7 +333,7 @@ int at_cli_profile(int argc, char **argv) {
   ybuf *yaml = &g_yaml_body;
   ybuf_free(yaml);
   char famdir[PATH_MAX], tmpd[PATH_MAX];
-  snprintf(tmpd, sizeof tmpd, "%s", family);
+  snprintf(tmpd, sizeof tmpd, "%s", model ? out_cfg : family);
   snprintf(famdir, sizeof famdir, "%s", dirname(tmpd));
   char now[64];
   time_t tt = time(NULL);

@@ -93,6 +93,19 @@ serves "$tmp/fam/big-serving.yaml" big
 kill -TERM $pid; wait $pid || fail "the server on the 64-variant configuration did not exit 0"
 echo "profile: 64 variants with ~1,000-character paths wrote $size bytes"
 
+# A family from one export (--model): every ONNX graph of the directory is a
+# variant, and the written config serves them as one model. The multi-label
+# stand-in (3 labels, as the data's) gets a second graph, as hub repos ship
+# model.onnx beside model_O2.onnx.
+cp -r "$ANYTIME_TEST_DATA/models/export/multilabel" "$tmp/onerepo"
+cp "$tmp/onerepo/onnx/model.onnx" "$tmp/onerepo/onnx/model_O2.onnx"
+"$ANYTIME_BIN" profile --model "$tmp/onerepo" --data "$data" --repeats 2 --iters 3 --batch-sizes 1 \
+    --agreement-tolerance 1000 --out-config "$tmp/onerepo.yaml" --out-json "$tmp/onerepo.json" 2>"$tmp/log4" ||
+  { tail -5 "$tmp/log4"; fail "profile --model failed"; }
+[ "$(grep -cE '^ *#? *- name: (fp32|O2)$' "$tmp/onerepo.yaml")" -eq 2 ] || { cat "$tmp/onerepo.yaml"; fail "profile --model did not write both graphs as variants"; }
+serves "$tmp/onerepo.yaml" onerepo
+kill -TERM $pid; wait $pid || fail "the server on the --model configuration did not exit 0"
+
 set +e
 "$ANYTIME_BIN" profile --family "$fam" --data "$data" --repeats 2 --iters 5 --batch-sizes 1,2 \
     --agreement-tolerance 0.001 --out-config "$tmp/s2.yaml" --out-json "$tmp/p2.json" 2>"$tmp/log2"
