@@ -23,6 +23,8 @@ static at_status read_config_json(served_model *m, const char *path) {
   json_t *vs = json_object_get(root, "vocab_size"), *tvs = json_object_get(root, "type_vocab_size");
   if (json_is_integer(vs) && json_integer_value(vs) > 0) m->id_limit = json_integer_value(vs);
   if (json_is_integer(tvs) && json_integer_value(tvs) > 0) m->type_limit = json_integer_value(tvs);
+  m->vocab_size = m->id_limit;
+  m->type_vocab_size = json_is_integer(tvs) && json_integer_value(tvs) > 0 ? m->type_limit : 0;
   json_t *mpe = json_object_get(root, "max_position_embeddings");
   if (json_is_integer(mpe) && json_integer_value(mpe) > 2 &&
       (size_t)json_integer_value(mpe) < m->max_tokens)
@@ -167,6 +169,7 @@ at_status serve_load_models(at_server *s) {
     if ((st = read_config_json(m, mc->config_json)) != AT_OK) return st;
     size_t tv = at_tokenizer_vocab_size(m->tok);
     if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
+    if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
     memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
     qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
     m->n_variants = mc->n_variants;
