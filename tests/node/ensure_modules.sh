@@ -1,5 +1,6 @@
 # tests/node/ensure_modules.sh — sourced by the tests that use the pinned npm
-# references in tests/node/package.json (parity.sh, http_reference.sh):
+# references in tests/node/package.json (parity.sh, http_reference.sh,
+# unicode/check_compat.sh):
 # `ensure_node_modules DIE_FUNCTION` installs them with `npm ci` when any
 # installed version differs from the pin, and calls DIE_FUNCTION (which must
 # exit) when Node or npm is missing or the install fails: a reference that
