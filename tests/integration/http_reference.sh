@@ -30,8 +30,8 @@
 #     FAIL: embedding-fp32: dimensions 1: |v| = 0.141700849, not 1
 #   at_mean_pool() (src/core/tensor.c) leaving out the last real token:
 #     FAIL: embedding-fp32: /embed "the movie was good": cosine 0.9349440381013996 < 0.999999
-#     (and for a 14-token text cosine 0.99997: a bar of 0.99999 would
-#     have caught that one only through the element check)
+#     and for "a bad plot, terrible acting …" only cosine 0.99997 (just under
+#     0.99999) but max |d| 1.74e-3 against the element bar of 1e-5
 #   the V2 id range check (ids_in_range() in src/serve/routes_v2.c) absent,
 #   as before 2026-12-01: FAIL: ...: V2 id 8000 (vocabulary 8000): expected
 #     400, got 500 {"error":"ONNX Runtime Run failed: ... Gather ...", and
