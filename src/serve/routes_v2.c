@@ -248,10 +248,10 @@ static bool ids_in_range(req_ctx *r, const v2_state *st, enum MHD_Result *res) {
     const int64_t *v = t->data;
     for (size_t i = 0; i < n; i++)
       if (v[i] < 0 || v[i] >= lim) {
-        *res = serve_error(r, 400,
-                           "input '%s': value %lld at element %zu is outside the model's %s (0..%lld)",
-                           t->name, (long long)v[i], i, is_ids ? "vocabulary" : "token types",
-                           (long long)(lim - 1));
+        *res = serve_error(
+            r, 400, "input '%s': value %lld at element %zu is outside the model's %s (0..%lld)",
+            t->name, (long long)v[i], i, is_ids ? "vocabulary" : "token types",
+            (long long)(lim - 1));
         return false;
       }
   }
