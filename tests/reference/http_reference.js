@@ -4,14 +4,17 @@
 // the graph), it tokenises every text with the real Hugging Face tokenizers
 // library (npm tokenizers), runs the same ONNX file with onnxruntime-node
 // (npm, a different ONNX Runtime release from the server's), computes the task
-// heads itself — softmax, mean pooling over real tokens, L2 normalisation,
+// heads itself — softmax, mean pooling over real tokens (or CLS, if the
+// model's 1_Pooling/config.json asks for it), L2 normalisation,
 // OpenAI `dimensions` (first N, renormalised: docs/api.md), base64
 // little-endian float32 — and compares every route's answer with them:
 //
-//   classifiers: POST /predict (probabilities, labels, order; raw_scores),
-//                V2 text infer (logits, probabilities), V2 tensor infer
-//                (logits, and `pooled` where the graph has it);
-//   embedders:   POST /embed (normalize true / false), POST /v1/embeddings
+//   classifiers: POST /predict (probabilities, labels, order; raw_scores;
+//                truncate, and 413 without it), V2 text infer (logits,
+//                probabilities), V2 tensor infer (logits, and `pooled`
+//                where the graph has it);
+//   embedders:   POST /embed (normalize true / false; truncate, and 413
+//                without it), POST /v1/embeddings
 //                (float, base64, dimensions, usage), V2 text infer
 //                (embedding), V2 tensor infer (last_hidden_state, zero past
 //                each row's length);
@@ -57,6 +60,11 @@ const TOL_FP32 = {
 };
 const TOL_INT8 = { ...TOL_FP32, prob: 5e-4, logit: 2e-3, elem: 1e-4, rawRel: 1e-4, tensor: 2e-3 };
 let TOL = TOL_FP32;
+// server.max_tokens in the configuration http_reference.sh writes
+const SERVER_MAX_TOKENS = 512;
+// longer than 512 tokens in every served tokenizer
+const LONG_TEXT = Array.from({ length: 90 }, (_, i) =>
+  `scene ${i} was ${i % 3 ? 'good' : 'bad'}, the acting ${i % 2 ? 'dull' : 'fun'}.`).join(' ');
 // Self-test switches (tests/integration/http_reference.sh records what each did):
 //   ANYTIME_REF_BREAK=softmax-temperature  the reference's softmax uses T = 1.01
 //   ANYTIME_REF_BREAK=no-renormalize       `dimensions` is not renormalised here
@@ -205,6 +213,17 @@ async function checkModel(spec, allTexts) {
   check(items.length >= 24, where(`only ${items.length} texts fit`));
   for (const it of items) it.ref = await runRef(sess, it.ids);
   const texts = items.map((i) => i.text);
+  // `"truncate": true`: a text longer than the model's positions, cut by the
+  // reference tokenizer to the server's limit (server.max_tokens, lowered to
+  // max_position_embeddings: docs/api.md), [CLS] ... [SEP] kept
+  const maxTok = Math.min(SERVER_MAX_TOKENS, maxPos);
+  const cut = await loadTokenizer(spec);
+  cut.setTruncation(maxTok);
+  const longText = LONG_TEXT;
+  const longIds = (await cut.encode(longText)).getIds();
+  check(longIds.length === maxTok && (await tok.encode(longText)).getIds().length > maxTok,
+        where(`the long text is not longer than ${maxTok} tokens`));
+  const long = { text: longText, ids: longIds, ref: await runRef(sess, longIds) };
   const totalTokens = items.reduce((a, i) => a + i.ids.length, 0);
   let compared = 0;
 
@@ -244,6 +263,19 @@ async function checkModel(spec, allTexts) {
         compared++;
       }
     });
+    // truncate: the long text, cut to the limit
+    r = await ok('/predict', { inputs: [long.text], model: spec.name, truncate: true }, where('/predict truncate'));
+    {
+      const probs = softmax(long.ref.logits.data);
+      for (const { score, label } of r.json[0]) {
+        const d = Math.abs(score - probs[labels.indexOf(label)]);
+        note('prob', d, where('/predict truncate'));
+        check(d <= TOL.prob, where(`/predict truncate ${label}: server ${score}, reference ${probs[labels.indexOf(label)]}`));
+        compared++;
+      }
+    }
+    r = await post('/predict', { inputs: [long.text], model: spec.name });
+    check(r.status === 413, where(`/predict of ${longIds.length}+ tokens without truncate: ${r.status}, expected 413`));
     // V2 text path: logits and probabilities
     r = await ok(`/v2/models/${spec.name}/infer`, {
       id: 'ref', inputs: [{ name: 'text', datatype: 'BYTES', shape: [texts.length], data: texts }],
@@ -263,10 +295,24 @@ async function checkModel(spec, allTexts) {
     }
   } else {
     const H = items[0].ref[Object.keys(items[0].ref)[0]].dims.at(-1);
+    // The pooling the model's card asks for (sentence-transformers'
+    // 1_Pooling/config.json next to the tokenizer), else the mean over real
+    // tokens that docs/api.md states; a mode this script cannot compute fails.
+    let pooling = 'mean';
+    const pc = path.join(path.dirname(spec.tokenizer), '1_Pooling', 'config.json');
+    if (fs.existsSync(pc)) {
+      const p = JSON.parse(fs.readFileSync(pc, 'utf8'));
+      const modes = Object.keys(p).filter((k) => k.startsWith('pooling_mode_') && p[k]);
+      if (modes.length !== 1 || !['pooling_mode_mean_tokens', 'pooling_mode_cls_token'].includes(modes[0])) {
+        throw new Error(`${pc}: pooling ${modes.join('+') || 'none'} is not one this reference computes`);
+      }
+      pooling = modes[0] === 'pooling_mode_cls_token' ? 'cls' : 'mean';
+    }
     for (const it of items) {
       const out = it.ref.last_hidden_state || it.ref[Object.keys(it.ref)[0]];
       it.hidden = out.data;
-      it.raw = out.dims.length === 3 ? meanPool(out.data, it.ids.length, H) : out.data;
+      it.raw = out.dims.length !== 3 ? out.data
+        : pooling === 'cls' ? out.data.slice(0, H) : meanPool(out.data, it.ids.length, H);
       it.unit = l2(it.raw);
     }
     const cmpVec = (got, want, label, elemTol, kind) => {
@@ -290,6 +336,15 @@ async function checkModel(spec, allTexts) {
     items.forEach((it, i) => { cmpVec(r.json[i], it.unit, `/embed "${it.text.slice(0, 30)}"`, TOL.elem, 'elem'); isUnit(r.json[i], '/embed'); });
     r = await ok('/embed', { inputs: texts, model: spec.name, normalize: false }, where('/embed normalize:false'));
     items.forEach((it, i) => cmpVec(r.json[i], it.raw, `/embed normalize:false "${it.text.slice(0, 30)}"`, TOL.rawRel, 'rawRel'));
+    {
+      const out = long.ref.last_hidden_state || long.ref[Object.keys(long.ref)[0]];
+      const raw = out.dims.length !== 3 ? out.data
+        : pooling === 'cls' ? out.data.slice(0, H) : meanPool(out.data, long.ids.length, H);
+      r = await ok('/embed', { inputs: long.text, model: spec.name, truncate: true }, where('/embed truncate'));
+      cmpVec(r.json[0], l2(raw), '/embed truncate', TOL.elem, 'elem');
+      r = await post('/embed', { inputs: long.text, model: spec.name });
+      check(r.status === 413, where(`/embed of a long text without truncate: ${r.status}, expected 413`));
+    }
     // OpenAI float
     r = await ok('/v1/embeddings', { input: texts, model: spec.name }, where('/v1/embeddings'));
     const fl = r.json.data;
