@@ -27,6 +27,8 @@ static at_status read_export(served_model *m, const char *config_json) {
    * a batch with other requests' rows */
   if (d->vocab_size > 0) m->id_limit = d->vocab_size;
   if (d->type_vocab_size > 0) m->type_limit = d->type_vocab_size;
+  m->vocab_size = m->id_limit;
+  m->type_vocab_size = d->type_vocab_size > 0 ? d->type_vocab_size : 0;
   if (d->max_tokens > 0 && (size_t)d->max_tokens < m->max_tokens) {
     m->max_tokens = (size_t)d->max_tokens;
     at_log(AT_LOG_INFO, "serve", "model '%s': %zu tokens per input, from %s", m->name,
@@ -166,6 +168,7 @@ at_status serve_load_models(at_server *s) {
     if ((st = read_export(m, mc->config_json)) != AT_OK) return st;
     size_t tv = at_tokenizer_vocab_size(m->tok);
     if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
+    if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
     memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
     qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
     m->n_variants = mc->n_variants;

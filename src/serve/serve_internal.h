@@ -39,6 +39,10 @@ typedef struct served_model {
   int64_t id_limit;         /* token ids below this are safe to batch: the smaller of
                                config.json's vocab_size and the tokenizer's */
   int64_t type_limit;       /* token_type_ids below this (type_vocab_size; default 1) */
+  int64_t vocab_size;       /* config.json's vocab_size, else the tokenizer's: a V2
+                               input_ids value outside [0, this) is the client's 400 */
+  int64_t type_vocab_size;  /* config.json's type_vocab_size (0: not stated): a V2
+                               token_type_ids value outside [0, this) is a 400 */
   size_t out_dim;           /* n_labels (classify) or hidden size (embed) */
   int head_output;          /* output index: logits / sentence_embedding / last_hidden_state */
   at_pooling pooling;       /* embed: what the export files say (mean by default) */
