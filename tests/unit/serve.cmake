@@ -2,3 +2,5 @@
 # configuration's one writer against its parser, and the held-refusal rule.
 at_unit_test(test_serve_config tests/unit/test_serve_config.c)
 at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
+# Incremental detokenisation of generated ids against decoding them at once.
+at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)
