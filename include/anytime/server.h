@@ -124,6 +124,10 @@ typedef struct at_server_config {
    * both or neither. */
   char tls_cert[1024];
   char tls_key[1024];
+  /* One JSON line per answered request (server.access_log, --access-log);
+   * "" = off. Reopened by at_server_reopen_logs() (SIGHUP in `anytime
+   * serve`). docs/deployment.md. */
+  char access_log[1024];
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
   at_server_generator_config generator;
@@ -190,6 +194,11 @@ int at_server_port(const at_server *s);
 /* Stop accepting, answer everything admitted, stop all threads and free.
  * NULL is a no-op. */
 void at_server_stop(at_server *s);
+
+/* Close and reopen the access log at its path (after logrotate moved it).
+ * Any thread. Returns AT_OK (also when there is no log) or AT_ERR_IO (the
+ * old file stays in use). */
+at_status at_server_reopen_logs(at_server *s);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,8 @@ static void usage(FILE *f) {
           "                     [--deadline-ms MS]\n"
           "                     [--rate-basis offered|admitted] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n"
-          "                     [--api-key KEY]... [--api-key-file FILE] [--tls-cert PEM --tls-key PEM]\n\n"
+          "                     [--api-key KEY]... [--api-key-file FILE] [--tls-cert PEM --tls-key PEM]\n"
+          "                     [--access-log FILE]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
           "/health, and Prometheus /metrics. See docs/api.md.\n"
@@ -44,6 +45,9 @@ static void usage(FILE *f) {
           "KEY\" (else 401). Keys are 8-512 printable characters. --tls-cert/--tls-key\n"
           "(server.tls_cert/tls_key) serve HTTPS. Binding a non-loopback --host without\n"
           "a key logs a loud warning. See docs/deployment.md.\n"
+          "--access-log FILE (server.access_log) appends one JSON line per answered\n"
+          "request; SIGHUP reopens it (for logrotate). Every answer carries\n"
+          "x-request-id: the request's own, else one made here.\n"
           "Admission policies (--policy, or planner.policy in the config):\n"
           "  adaptive       (default) admit while the work already queued can finish\n"
           "                 within the request's deadline; choose the most accurate\n"
@@ -79,6 +83,7 @@ int at_cli_serve(int argc, char **argv) {
   const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
   const char *model = NULL, *variant = NULL, *cache_dir = NULL;
   const char *keys[AT_SERVER_MAX_API_KEYS], *key_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+  const char *access_log = NULL;
   int n_keys = 0;
   bool no_cache = false;
   long port = -1, workers = -1, max_batch = -1, max_delay = -1, inflight_limit = -1;
@@ -105,6 +110,7 @@ int at_cli_serve(int argc, char **argv) {
     } else if (!strcmp(a, "--api-key-file") && v) key_file = v, i++;
     else if (!strcmp(a, "--tls-cert") && v) tls_cert = v, i++;
     else if (!strcmp(a, "--tls-key") && v) tls_key = v, i++;
+    else if (!strcmp(a, "--access-log") && v) access_log = v, i++;
     else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &port), i++;
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
@@ -157,6 +163,7 @@ int at_cli_serve(int argc, char **argv) {
   if (key_file) snprintf(cfg.api_key_file, sizeof cfg.api_key_file, "%s", key_file);
   if (tls_cert) snprintf(cfg.tls_cert, sizeof cfg.tls_cert, "%s", tls_cert);
   if (tls_key) snprintf(cfg.tls_key, sizeof cfg.tls_key, "%s", tls_key);
+  if (access_log) snprintf(cfg.access_log, sizeof cfg.access_log, "%s", access_log);
   if (port >= 0) cfg.port = (int)port;
   if (workers > 0) cfg.workers = (int)workers;
   if (max_batch > 0) cfg.max_batch_size = (int)max_batch;
@@ -185,6 +192,7 @@ int at_cli_serve(int argc, char **argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
   at_server *srv = NULL;
@@ -208,7 +216,12 @@ int at_cli_serve(int argc, char **argv) {
     }
   }
   int sig = 0;
-  sigwait(&set, &sig);
+  for (;;) {
+    sigwait(&set, &sig);
+    if (sig != SIGHUP) break;
+    if ((st = at_server_reopen_logs(srv)) != AT_OK) /* keep serving either way */
+      fprintf(stderr, "anytime: SIGHUP: %s\n", at_last_error());
+  }
   fprintf(stderr, "anytime: %s received: finishing admitted requests\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM");
   at_server_stop(srv);

@@ -99,6 +99,7 @@ char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_si
   if (c->api_key_file[0]) fprintf(f, "  api_key_file: %s\n", c->api_key_file);
   if (c->tls_cert[0]) fprintf(f, "  tls_cert: %s\n", c->tls_cert);
   if (c->tls_key[0]) fprintf(f, "  tls_key: %s\n", c->tls_key);
+  if (c->access_log[0]) fprintf(f, "  access_log: %s\n", c->access_log);
   fprintf(f,
           "engine:\n  workers: %d\n  intra_op_threads: %d\n"
           "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
@@ -438,10 +439,12 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
         continue;
       }
       if (!strcmp(k, "server") &&
-          (!strcmp(k2, "api_key_file") || !strcmp(k2, "tls_cert") || !strcmp(k2, "tls_key"))) {
+          (!strcmp(k2, "api_key_file") || !strcmp(k2, "tls_cert") || !strcmp(k2, "tls_key") ||
+           !strcmp(k2, "access_log"))) {
         char *dst = !strcmp(k2, "api_key_file") ? cfg->api_key_file
                     : !strcmp(k2, "tls_cert")   ? cfg->tls_cert
-                                                : cfg->tls_key;
+                    : !strcmp(k2, "tls_key")    ? cfg->tls_key
+                                                : cfg->access_log;
         if ((s = get_path(c, v, k2, dst, sizeof cfg->tls_cert))) return s;
         continue;
       }

@@ -17,6 +17,7 @@
 #include "anytime/plan.h"
 #include "anytime/server.h"
 #include "anytime/tokenizer.h"
+#include "serve/accesslog.h"
 #include "serve/auth.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
@@ -78,6 +79,8 @@ struct at_server {
   atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
   serve_auth auth;           /* API keys (none: every request passes) */
+  serve_alog *alog;          /* access log (NULL: off) */
+  atomic_uint_least64_t next_request_id;
   char *tls_cert_pem, *tls_key_pem; /* HTTPS (NULL: plain HTTP) */
 
   pthread_mutex_t lock;
@@ -112,6 +115,9 @@ typedef struct req_ctx {
   size_t body_len, body_cap;
   bool too_large;
   bool unauthorized;         /* no or a wrong API key: its body is not kept, 401 */
+  char request_id[72];       /* x-request-id: the client's (checked) or made here */
+  char method[12];
+  uint64_t bytes_in;         /* body bytes received (kept or not) */
   bool suspended;
   bool inflight_counted;     /* counted in srv->inflight until answered or closed */
   char route[48];            /* for metrics, e.g. "/embed" */
@@ -201,6 +207,12 @@ bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), enum MHD_Result *res
  * /metrics exports so tests can hold it at 0. Any thread. */
 void serve_planner_release(at_server *s, served_model *m, int variant, int n_texts,
                            int batch_size, double observed_s, int peers, uint64_t now_ns);
+/* One access-log line for an answered request (nothing when the log is
+ * off): serve_reply() calls it for every answer it sends; a streamed answer
+ * calls it when its response starts. Times in ms, < 0 = not measured. */
+void serve_log_request(req_ctx *r, int status, const char *model, const char *variant,
+                       double total_ms, double queue_ms, double infer_ms, double tok_ms,
+                       uint64_t bytes_out);
 /* The tokenizer workspace of the calling HTTP thread. */
 at_tok_workspace *serve_workspace(at_server *s);
 

@@ -229,6 +229,18 @@ static void finish_inflight(req_ctx *r) {
 }
 
 /* Queue the prepared/given answer with timing headers; record metrics. */
+void serve_log_request(req_ctx *r, int status, const char *model, const char *variant,
+                       double total_ms, double queue_ms, double infer_ms, double tok_ms,
+                       uint64_t bytes_out) {
+  if (!r->srv->alog) return;
+  serve_alog_entry e = {.request_id = r->request_id, .method = r->method, .route = r->route,
+                        .model = model ? model : "", .variant = variant ? variant : "",
+                        .status = status, .total_ms = total_ms, .queue_ms = queue_ms,
+                        .inference_ms = infer_ms, .tokenize_ms = tok_ms, .bytes_in = r->bytes_in,
+                        .bytes_out = bytes_out};
+  serve_alog_write(r->srv->alog, &e);
+}
+
 enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *body, size_t len) {
   at_server *s = r->srv;
   struct MHD_Response *resp =
@@ -240,6 +252,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   }
   if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
   if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+  if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
   uint64_t now = at_now_ns();
   uint64_t total = now - r->t0_ns, queue = 0, infer = 0, tok = 0;
   /* An answer given on the HTTP thread while admitted texts are still held
@@ -294,6 +307,8 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   at_metrics_request(s->metrics, r->route, model, variant, status, (double)total / 1e9,
                      j ? (double)queue / 1e9 : -1, j ? (double)infer / 1e9 : -1,
                      j ? (double)tok / 1e9 : -1);
+  serve_log_request(r, status, model, variant, (double)total / 1e6, j ? (double)queue / 1e6 : -1,
+                    j ? (double)infer / 1e6 : -1, j ? (double)tok / 1e6 : -1, len);
   return ok;
 }
 
@@ -490,6 +505,27 @@ static enum MHD_Result dispatch(req_ctx *r, const char *url, const char *method)
   return route_tei(r, url, method);
 }
 
+/* x-request-id: the client's when it is 1..64 characters of [A-Za-z0-9._:-]
+ * (what balancers and tracing headers use), else one made here: the
+ * process's start time and a counter, 16 + 8 hex digits, unique per
+ * server run. Echoed in the answer and written in the access log. */
+static void set_request_id(at_server *s, req_ctx *r, const char *given) {
+  size_t n = given ? strlen(given) : 0;
+  bool ok = n >= 1 && n <= 64;
+  for (size_t i = 0; ok && i < n; i++) {
+    char ch = given[i];
+    ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+         ch == '.' || ch == '_' || ch == ':' || ch == '-';
+  }
+  if (ok) {
+    memcpy(r->request_id, given, n + 1);
+    return;
+  }
+  uint64_t k = atomic_fetch_add(&s->next_request_id, 1);
+  snprintf(r->request_id, sizeof r->request_id, "%016llx%08llx",
+           (unsigned long long)s->started_ns, (unsigned long long)(k & 0xffffffffull));
+}
+
 /* The health probes answer without a key (balancers and kubelets probe
  * without credentials); every other route needs one when keys are set. */
 static bool auth_exempt(const char *url) {
@@ -513,6 +549,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     r->cs = ci ? ci->socket_context : NULL;
     r->t0_ns = at_now_ns();
     snprintf(r->route, sizeof r->route, "other");
+    snprintf(r->method, sizeof r->method, "%s", method);
+    set_request_id(s, r, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-request-id"));
     *con_cls = r;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) r->too_large = true;
@@ -536,6 +574,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return res;
   }
   if (*upload_size) {
+    r->bytes_in += *upload_size;
     if (!r->too_large && !r->unauthorized) {
       if (r->body_len + *upload_size > s->cfg.max_body_bytes) {
         r->too_large = true;
@@ -665,6 +704,7 @@ static at_status load_access(at_server *s) {
         !(s->tls_key_pem = read_small_file(cfg->tls_key, "server.tls_key", NULL)))
       return AT_ERR_NOT_FOUND;
   }
+  if (cfg->access_log[0] && (st = serve_alog_open(cfg->access_log, &s->alog)) != AT_OK) return st;
   bool loopback = !strncmp(cfg->host, "127.", 4) || !strcmp(cfg->host, "localhost");
   if (!loopback && s->auth.n == 0)
     at_log(AT_LOG_WARN, "serve",
@@ -684,6 +724,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   s->cfg = *cfg;
   at_status ast = load_access(s);
   if (ast != AT_OK) {
+    serve_alog_close(s->alog);
     free(s->tls_cert_pem);
     free(s->tls_key_pem);
     free(s);
@@ -742,6 +783,11 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
 
 int at_server_port(const at_server *s) { return s ? s->port : 0; }
 
+at_status at_server_reopen_logs(at_server *s) {
+  if (!s) return at_fail(AT_ERR_INVALID_ARG, "server required");
+  return serve_alog_reopen(s->alog);
+}
+
 void at_server_stop(at_server *s) {
   if (!s) return;
   pthread_mutex_lock(&s->lock);
@@ -799,6 +845,7 @@ void at_server_stop(at_server *s) {
   pthread_key_delete(s->ws_key);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->lock);
+  serve_alog_close(s->alog);
   free(s->tls_cert_pem);
   if (s->tls_key_pem) { /* the private key: cleared before it is freed */
     memset(s->tls_key_pem, 0, strlen(s->tls_key_pem));
