@@ -5,7 +5,10 @@
 #ifndef ANYTIME_MODEL_INTERNAL_H
 #define ANYTIME_MODEL_INTERNAL_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "anytime/model.h"
 #include "anytime/session.h"
@@ -52,6 +55,32 @@ typedef struct at_artifact_ingredients {
   const char *cpu_features;
 } at_artifact_ingredients;
 void at_artifact_key(const at_artifact_ingredients *ing, char key_hex[65]);
+
+/* config.json's fields as at_model_resolve() reads them (model_type,
+ * architecture, hidden_size, max_position_embeddings, labels), from a
+ * buffer: *out holds them (its dir, variants and tokenizer are empty); free
+ * it with at_model_desc_free(). Returns AT_OK, AT_ERR_MODEL (not JSON, not
+ * an object, a bad id2label/label2id entry, over 4 MiB), AT_ERR_NOMEM.
+ * Defined in resolve.c; tests/fuzz/fuzz_model_config.c drives it. */
+at_status at_model_config_parse(const char *text, size_t len, at_model_desc **out);
+
+/* The commit hash a hub refs/<revision> file holds (text[0..len), as read
+ * from the file): 7..64 lower-case hex digits, trailing white space
+ * ignored. Returns 1 with the hash in hash[cap], or -1 if the text is
+ * anything else or the hash does not fit. Defined in resolve.c. */
+int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap);
+
+/* The artifact cache's sidecar (<key>/meta.json, already parsed by
+ * jansson), read two ways (artifact_cache.c; fuzzed by
+ * tests/fuzz/fuzz_artifact_sidecar.c):
+ * - at_artifact_sidecar_check(): does it describe the entry `key` (format
+ *   1, that key, an integer artifact_size, a string artifact_sha256)? 0
+ *   with *size and *sha256 (borrowed from m), or -1;
+ * - at_artifact_sidecar_entry(): the listing's fields into e (strings
+ *   truncated to their arrays, "" when absent; key and valid untouched);
+ *   returns whether artifact_size was an integer. */
+int at_artifact_sidecar_check(json_t *m, const char *key, int64_t *size, const char **sha256);
+bool at_artifact_sidecar_entry(json_t *m, at_artifact_entry *e);
 
 /* snprintf into dst[cap] where truncation is acceptable (messages) or ruled
  * out by the caller (paths built from checked parts); returns whether the

@@ -341,6 +341,8 @@ static int64_t json_int_field(json_t *root, const char *const *keys) {
   return 0;
 }
 
+static at_status parse_config(desc_impl *d, json_t *root, const char *path);
+
 static at_status read_config(desc_impl *d, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) return AT_OK;
@@ -349,11 +351,39 @@ static at_status read_config(desc_impl *d, const char *path) {
   json_error_t err;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
   if (!root) return at_fail(AT_ERR_MODEL, "%s: line %d: %s", path, err.line, err.text);
+  d->pub.config_path = keep(d, path);
+  return parse_config(d, root, path);
+}
+
+at_status at_model_config_parse(const char *text, size_t len, at_model_desc **out) {
+  *out = NULL;
+  if (len > MAX_CONFIG_BYTES)
+    return at_fail(AT_ERR_MODEL, "config.json is larger than %u bytes", MAX_CONFIG_BYTES);
+  json_error_t err;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+  if (!root) return at_fail(AT_ERR_MODEL, "config.json: line %d: %s", err.line, err.text);
+  desc_impl *d = calloc(1, sizeof *d);
+  if (!d) {
+    json_decref(root);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  d->pub.variants = d->vars;
+  at_status rc = parse_config(d, root, "config.json");
+  if (rc == AT_OK && d->oom) rc = at_fail(AT_ERR_NOMEM, "out of memory");
+  if (rc != AT_OK) {
+    at_model_desc_free(&d->pub);
+    return rc;
+  }
+  *out = &d->pub;
+  return AT_OK;
+}
+
+/* config.json's fields (root is consumed). */
+static at_status parse_config(desc_impl *d, json_t *root, const char *path) {
   if (!json_is_object(root)) {
     json_decref(root);
     return at_fail(AT_ERR_MODEL, "%s is not a JSON object", path);
   }
-  d->pub.config_path = keep(d, path);
   json_t *v = json_object_get(root, "model_type");
   if (json_is_string(v)) d->pub.model_type = keep(d, json_string_value(v));
   v = json_object_get(root, "architectures");
@@ -493,6 +523,18 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
 
 /* ---- the hub ------------------------------------------------------------- */
 
+int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap) {
+  char buf[160];
+  if (len >= sizeof buf) len = sizeof buf - 1;
+  memcpy(buf, text, len);
+  size_t n = len;
+  buf[n] = 0;
+  while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
+  if (!is_hex(buf, 7, 64) || n >= cap) return -1;
+  memcpy(hash, buf, n + 1);
+  return 1;
+}
+
 /* Read refs/<rev> into hash[]; 1 if found, 0 if absent, -1 if malformed. */
 static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t cap) {
   char p[PATH_CAP];
@@ -502,11 +544,7 @@ static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t ca
   char buf[160];
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
-  buf[n] = 0;
-  while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
-  if (!is_hex(buf, 7, 64) || n >= cap) return -1;
-  memcpy(hash, buf, n + 1);
-  return 1;
+  return at_model_parse_ref(buf, n, hash, cap);
 }
 
 /* Resolve `rev` in repo_dir to a snapshot commit. */
