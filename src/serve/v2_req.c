@@ -2,6 +2,8 @@
  * checks and messages are the ones routes_v2.c has always applied, in the
  * same order: first names, types and shapes (no data read), the data only
  * when the route asks, after admission. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static int collect_numbers(json_t *d, at_dtype t, void *buf, size_t *n, size_t c
     if (*n >= cap) return -1;
     double v = json_number_value(d);
     if (t == AT_DTYPE_FLOAT32) {
+      if (!(fabs(v) <= FLT_MAX)) return -4; /* (float)v would be undefined, or infinity */
       ((float *)buf)[*n] = (float)v;
     } else {
       if (!json_is_integer(d)) return -3;
@@ -237,6 +240,11 @@ int v2_req_read(const v2_req *q, size_t k, void *buf, char *err, size_t cap) {
   const at_tensor *t = &q->in[k];
   size_t got = 0;
   int rc = collect_numbers(q->data[k], t->dtype, buf, &got, q->numel[k]);
+  if (rc == -4) {
+    snprintf(err, cap, "input '%s': FP32 data must be in the float range (|x| <= %g)", t->name,
+             (double)FLT_MAX);
+    return 400;
+  }
   if (rc == -3) {
     snprintf(err, cap, "input '%s': %s data must be integers", t->name,
              t->dtype == AT_DTYPE_FLOAT32 ? "FP32" : "INT64");

@@ -55,8 +55,9 @@ int v2_req_parse(json_t *body, const v2_sig *sig, v2_req *q, char *err, size_t c
 
 /* Read input k's "data" into buf (q->numel[k] elements of the input's
  * dtype: float, or int64_t for INT64/INT32 inputs). Returns 0 when it
- * holds exactly numel numbers of the right kind, else 400 with the message
- * in err. */
+ * holds exactly numel numbers of the right kind (integers for INT64; for
+ * FP32 numbers within the float range, each stored as the nearest float),
+ * else 400 with the message in err. */
 int v2_req_read(const v2_req *q, size_t k, void *buf, char *err, size_t cap);
 
 void v2_req_free(v2_req *q);
