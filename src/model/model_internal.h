@@ -66,8 +66,9 @@ at_status at_model_config_parse(const char *text, size_t len, at_model_desc **ou
 
 /* The commit hash a hub refs/<revision> file holds (text[0..len), as read
  * from the file): 7..64 lower-case hex digits, trailing white space
- * ignored. Returns 1 with the hash in hash[cap], or -1 if the text is
- * anything else or the hash does not fit. Defined in resolve.c. */
+ * ignored, nothing else (a NUL byte included). Returns 1 with the hash in
+ * hash[cap], or -1 if the text is anything else or the hash does not fit.
+ * Defined in resolve.c. */
 int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap);
 
 /* The artifact cache's sidecar (<key>/meta.json, already parsed by

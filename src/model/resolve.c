@@ -524,14 +524,13 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
 /* ---- the hub ------------------------------------------------------------- */
 
 int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap) {
-  char buf[160];
-  if (len >= sizeof buf) len = sizeof buf - 1;
-  memcpy(buf, text, len);
   size_t n = len;
-  buf[n] = 0;
-  while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
-  if (!is_hex(buf, 7, 64) || n >= cap) return -1;
-  memcpy(hash, buf, n + 1);
+  while (n && isspace((unsigned char)text[n - 1])) n--;
+  if (n < 7 || n > 64 || n >= cap) return -1;
+  for (size_t i = 0; i < n; i++) /* every byte: a NUL must not end the hash early */
+    if (!isxdigit((unsigned char)text[i]) || isupper((unsigned char)text[i])) return -1;
+  memcpy(hash, text, n);
+  hash[n] = 0;
   return 1;
 }
 
@@ -542,8 +541,9 @@ static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t ca
   FILE *f = fopen(p, "r");
   if (!f) return 0;
   char buf[160];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
+  if (n == sizeof buf) return -1; /* more than a hash and a little white space */
   return at_model_parse_ref(buf, n, hash, cap);
 }
 
