@@ -531,9 +531,10 @@ bool at_artifact_sidecar_entry(json_t *m, at_artifact_entry *e) {
   copy_str(e->opt_level, sizeof e->opt_level, json_object_get(m, "opt_level"));
   copy_str(e->provider, sizeof e->provider, json_object_get(m, "provider"));
   json_t *sz = json_object_get(m, "artifact_size"), *c = json_object_get(m, "created_unix");
-  e->size_bytes = json_is_integer(sz) ? (uint64_t)json_integer_value(sz) : 0;
+  bool has_size = json_is_integer(sz) && json_integer_value(sz) >= 0; /* a size a file can have */
+  e->size_bytes = has_size ? (uint64_t)json_integer_value(sz) : 0;
   e->created_unix = json_is_integer(c) ? (int64_t)json_integer_value(c) : 0;
-  return json_is_integer(sz);
+  return has_size;
 }
 
 static int entry_newer_first(const void *a, const void *b) {

@@ -79,7 +79,8 @@ int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap);
  *   with *size and *sha256 (borrowed from m), or -1;
  * - at_artifact_sidecar_entry(): the listing's fields into e (strings
  *   truncated to their arrays, "" when absent; key and valid untouched);
- *   returns whether artifact_size was an integer. */
+ *   returns whether artifact_size was a non-negative integer (else
+ *   size_bytes is 0). */
 int at_artifact_sidecar_check(json_t *m, const char *key, int64_t *size, const char **sha256);
 bool at_artifact_sidecar_entry(json_t *m, at_artifact_entry *e);
 
