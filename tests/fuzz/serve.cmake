@@ -13,3 +13,6 @@ target_sources(fuzz_loadgen_csv PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_p
 at_fuzz_driver(fuzz_text_req tests/fuzz/fuzz_text_req.c)
 at_fuzz_driver(fuzz_v2_req tests/fuzz/fuzz_v2_req.c)
 at_fuzz_driver(fuzz_base64 tests/fuzz/fuzz_base64.c)
+# Streamed completions as server-sent events, read back by a reference
+# SSE parser.
+at_fuzz_driver(fuzz_sse tests/fuzz/fuzz_sse.c)
