@@ -35,7 +35,7 @@ typedef struct v2_out {
 } v2_out;
 
 typedef struct v2_state {
-  char id[128];
+  char *id;                  /* the request's "id", whole (malloc'ed) */
   bool has_id;
   bool want[3];              /* text path: logits, probabilities, embedding */
   /* tensor path */
@@ -62,6 +62,7 @@ static void v2_free(void *p) {
   if (!st) return;
   for (size_t i = 0; i < st->n_in; i++) free(st->bufs[i]);
   for (size_t i = 0; i < st->n_results; i++) free(st->results[i].data);
+  free(st->id);
   free(st);
 }
 
@@ -394,7 +395,10 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     res = serve_error(r, hs, "%s", err);
     goto out;
   }
-  memcpy(st->id, q.id, sizeof st->id);
+  if (q.has_id && !(st->id = strdup(q.id))) {
+    res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
   st->has_id = q.has_id;
   memcpy(st->want, q.want, sizeof st->want);
   memcpy(st->out_name_store, q.out_name_store, sizeof st->out_name_store);

@@ -196,7 +196,7 @@ int v2_req_parse(json_t *body, const v2_sig *sig, v2_req *q, char *err, size_t c
   memset(q, 0, sizeof *q);
   json_t *id = json_object_get(body, "id");
   if (id && json_is_string(id)) {
-    snprintf(q->id, sizeof q->id, "%s", json_string_value(id));
+    q->id = json_string_value(id);
     q->has_id = true;
   }
   json_t *inputs = json_object_get(body, "inputs");

@@ -28,7 +28,7 @@ typedef struct v2_sig {
 } v2_sig;
 
 typedef struct v2_req {
-  char id[128];             /* "id", truncated to fit */
+  const char *id;           /* "id" (a string; points into the body), else NULL */
   bool has_id;
   size_t n_out_names;       /* "outputs": the names asked for, in order */
   const char *out_names[AT_MAX_OUTPUTS];    /* tensor path: the model's own name strings */

@@ -15,7 +15,8 @@
  *     numbers in row-major order (an FP32 value the float nearest the
  *     JSON number; a number outside float range is refused, never
  *     converted: that conversion is undefined behaviour);
- *   - output names, when given, are the model's own strings.
+ *   - output names, when given, are the model's own strings;
+ *   - a string "id" is kept whole (it is echoed in the answer).
  * Seeds: tests/fuzz/corpus/v2_req/. */
 #include <float.h>
 #include <jansson.h>
@@ -154,7 +155,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (size_t o = 0; o < mi.n_outputs; o++) own |= q.out_names[k] == mi.outputs[o].name;
       if (!q.text && !own) abort();
     }
-    if (q.has_id && strlen(q.id) >= sizeof q.id) abort();
+    json_t *id = json_object_get(body, "id"); /* echoed whole, or absent */
+    if (q.has_id != json_is_string(id) || (q.has_id && strcmp(q.id, json_string_value(id))))
+      abort();
   }
   v2_req_free(&q);
   json_decref(body);

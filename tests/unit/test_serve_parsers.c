@@ -111,6 +111,28 @@ static void test_v2_fp32_out_of_range_refused(void **state) {
   json_decref(b);
 }
 
+/* fuzz_v2_req (its "id" check, added after reading the parse): an "id"
+ * of 128 bytes or more came back cut to 127 in the answer, so a client
+ * matching answers by id could not. The id is the client's, whole. */
+static void test_v2_long_id_kept_whole(void **state) {
+  (void)state;
+  char id[301], body[600];
+  memset(id, 'x', 300);
+  id[300] = '\0';
+  snprintf(body, sizeof body,
+           "{\"id\":\"%s\",\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\","
+           "\"shape\":[1],\"data\":[\"a\"]}]}",
+           id);
+  json_t *b = body_of(body);
+  v2_req q;
+  char err[512];
+  assert_int_equal(v2_req_parse(b, &k_sig, &q, err, sizeof err), 0);
+  assert_true(q.has_id);
+  assert_string_equal(q.id, id);
+  v2_req_free(&q);
+  json_decref(b);
+}
+
 static void test_tei_and_openai(void **state) {
   (void)state;
   json_t *b = body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"raw_scores\":true,\"normalize\":null}");
@@ -154,6 +176,7 @@ int main(void) {
       cmocka_unit_test(test_v2_tensor_accepted),
       cmocka_unit_test(test_v2_limits),
       cmocka_unit_test(test_v2_fp32_out_of_range_refused),
+      cmocka_unit_test(test_v2_long_id_kept_whole),
       cmocka_unit_test(test_tei_and_openai),
       cmocka_unit_test(test_base64_vectors),
   };
