@@ -1,7 +1,7 @@
 /* src/serve/b64.c — base64 encoding of response bytes (see b64.h). */
-#include <stdlib.h>
-
 #include "serve/b64.h"
+
+#include <stdlib.h>
 
 char *serve_b64_encode(const unsigned char *p, size_t n) {
   static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -2,11 +2,11 @@
  * server state (see req_parse.h). The messages are the ones the routes have
  * always sent; request_json.c's rj_texts()/rj_bool() wrap these and send
  * them. */
+#include "serve/req_parse.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "serve/req_parse.h"
 
 int rj_texts_get(json_t *body, const char *key, size_t max_inputs, rj_texts_t *out, char *err,
                  size_t cap) {
@@ -90,7 +90,9 @@ int tei_req_parse(json_t *body, size_t max_inputs, tei_req *q, char *err, size_t
   return 0;
 }
 
-void tei_req_free(tei_req *q) { rj_texts_free(&q->t); }
+void tei_req_free(tei_req *q) {
+  rj_texts_free(&q->t);
+}
 
 int oai_opts_parse(json_t *body, size_t out_dim, oai_opts *o, char *err, size_t cap) {
   memset(o, 0, sizeof *o);

@@ -15,8 +15,8 @@
 
 typedef struct rj_texts_t {
   size_t n;
-  bool single;          /* the member was a bare string */
-  const char **texts;   /* point into the json_t; valid while it lives */
+  bool single;        /* the member was a bare string */
+  const char **texts; /* point into the json_t; valid while it lives */
   size_t *lens;
 } rj_texts_t;
 
@@ -34,7 +34,7 @@ int rj_bool_get(json_t *body, const char *key, bool dflt, bool *out, char *err, 
 
 /* POST /embed and /predict: "inputs" and the flags. */
 typedef struct tei_req {
-  rj_texts_t t;         /* "inputs" */
+  rj_texts_t t; /* "inputs" */
   bool truncate, normalize, raw_scores;
 } tei_req;
 
@@ -48,7 +48,7 @@ void tei_req_free(tei_req *q);
  * embeddings have out_dim dimensions ("input" is read with rj_texts_get()). */
 typedef struct oai_opts {
   bool base64;
-  size_t dims;          /* 0 = full; else 1..out_dim */
+  size_t dims; /* 0 = full; else 1..out_dim */
 } oai_opts;
 
 /* Returns 0 or 400 with the message in err. */

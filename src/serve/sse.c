@@ -1,16 +1,16 @@
 /* src/serve/sse.c — streamed completion chunks as server-sent events (see
  * sse.h). */
+#include "serve/sse.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "serve/sse.h"
 
 json_t *sse_chunk_json(const char *id, long long created, const char *model, const char *text,
                        size_t len, const char *finish) {
   json_t *choice = json_pack("{s:s%, s:i, s:n}", "text", text, len, "index", 0, "logprobs");
   json_object_set_new(choice, "finish_reason", finish ? json_string(finish) : json_null());
-  return json_pack("{s:s, s:s, s:I, s:s, s:[o]}", "id", id, "object", "text_completion",
-                   "created", (json_int_t)created, "model", model, "choices", choice);
+  return json_pack("{s:s, s:s, s:I, s:s, s:[o]}", "id", id, "object", "text_completion", "created",
+                   (json_int_t)created, "model", model, "choices", choice);
 }
 
 char *sse_event(json_t *j, size_t *len) {

@@ -2,13 +2,13 @@
  * checks and messages are the ones routes_v2.c has always applied, in the
  * same order: first names, types and shapes (no data read), the data only
  * when the route asks, after admission. */
+#include "serve/v2_req.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "serve/v2_req.h"
 
 /* Collect the strings of a (possibly nested) BYTES "data" array. */
 static int collect_strings(json_t *d, const char **texts, size_t *lens, size_t *n, size_t cap) {
@@ -123,8 +123,8 @@ static int tensor_path(json_t *inputs, const v2_sig *sig, v2_req *q, char *err, 
     const char *ds = json_string_value(dty);
     bool is_i64 = !strcmp(ds, "INT64"), is_i32 = !strcmp(ds, "INT32"), is_f32 = !strcmp(ds, "FP32");
     if (!(is_i64 || is_i32 || is_f32)) {
-      snprintf(err, cap, "inputs[%zu]: datatype %s is not supported (INT64, INT32, FP32, BYTES)", ii,
-               ds);
+      snprintf(err, cap, "inputs[%zu]: datatype %s is not supported (INT64, INT32, FP32, BYTES)",
+               ii, ds);
       return 400;
     }
     bool compatible = (want->dtype == AT_DTYPE_FLOAT32 && is_f32) ||

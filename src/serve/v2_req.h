@@ -21,30 +21,30 @@
 #define V2_MAX_ELEMS (1u << 22) /* elements of one input tensor */
 
 typedef struct v2_sig {
-  const at_model_info *mi;  /* the model's inputs and outputs */
-  bool embed;               /* an embedding model (else a classifier) */
-  const char *model;        /* its name, for messages */
-  size_t max_inputs;        /* texts, or batch rows, in one request */
+  const at_model_info *mi; /* the model's inputs and outputs */
+  bool embed;              /* an embedding model (else a classifier) */
+  const char *model;       /* its name, for messages */
+  size_t max_inputs;       /* texts, or batch rows, in one request */
 } v2_sig;
 
 typedef struct v2_req {
-  const char *id;           /* "id" (a string; points into the body), else NULL */
+  const char *id; /* "id" (a string; points into the body), else NULL */
   bool has_id;
-  size_t n_out_names;       /* "outputs": the names asked for, in order */
-  const char *out_names[AT_MAX_OUTPUTS];    /* tensor path: the model's own name strings */
+  size_t n_out_names;                    /* "outputs": the names asked for, in order */
+  const char *out_names[AT_MAX_OUTPUTS]; /* tensor path: the model's own name strings */
   char out_name_store[AT_MAX_OUTPUTS][128];
-  bool text;                /* one BYTES input */
+  bool text; /* one BYTES input */
   /* text path */
-  bool want[3];             /* logits, probabilities, embedding */
-  const char **texts;       /* point into the body; n_texts of them */
+  bool want[3];       /* logits, probabilities, embedding */
+  const char **texts; /* point into the body; n_texts of them */
   size_t *lens;
   size_t n_texts;
   /* tensor path: names, dtypes (the model's) and shapes; data still NULL */
   size_t n_in;
   at_tensor in[AT_MAX_INPUTS];
-  json_t *data[AT_MAX_INPUTS];  /* each input's "data" member (borrowed) */
-  size_t numel[AT_MAX_INPUTS];  /* the product of its shape */
-  size_t rows;                  /* the batch dimension, shared by every input */
+  json_t *data[AT_MAX_INPUTS]; /* each input's "data" member (borrowed) */
+  size_t numel[AT_MAX_INPUTS]; /* the product of its shape */
+  size_t rows;                 /* the batch dimension, shared by every input */
 } v2_req;
 
 /* Fill q from body. Returns 0 (free with v2_req_free()), or the status to

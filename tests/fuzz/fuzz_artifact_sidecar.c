@@ -45,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int r = at_artifact_sidecar_check(m, key, &size_out, &sha);
     if ((r == 0) != want) abort();
     if (r == 0 && (size_out != json_integer_value(sz) || sha != json_string_value(sum))) abort();
-    if (r == 0 && at_artifact_sidecar_check(m, k_key[0] == key[0] ? "x" : k_key, &size_out, &sha) == 0)
+    if (r == 0 &&
+        at_artifact_sidecar_check(m, k_key[0] == key[0] ? "x" : k_key, &size_out, &sha) == 0)
       abort(); /* another key is never described */
     json_decref(m);
   }

@@ -60,7 +60,8 @@ static uint8_t *ref_decode(const char *s, size_t len, size_t *n) {
     for (size_t k = 0; k < 6; k++) {
       size_t i = c * 6 + k;
       unsigned bit = (unsigned)v >> (5 - k) & 1u;
-      if (i / 8 < bits / 8) o[i / 8] |= (uint8_t)(bit << (7 - i % 8));
+      if (i / 8 < bits / 8)
+        o[i / 8] |= (uint8_t)(bit << (7 - i % 8));
       else if (bit) { /* a set bit in the padding: not canonical */
         free(o);
         return NULL;

@@ -51,14 +51,18 @@ static void check_config(const uint8_t *data, size_t size) {
   if (json_is_object(id2)) {
     json_object_foreach(id2, k, v) {
       long id = key_id(k);
-      if (id < 0 || !json_is_string(v)) want = 0;
-      else if ((size_t)id + 1 > want_n) want_n = (size_t)id + 1;
+      if (id < 0 || !json_is_string(v))
+        want = 0;
+      else if ((size_t)id + 1 > want_n)
+        want_n = (size_t)id + 1;
     }
   } else if (json_is_object(l2i)) {
     json_object_foreach(l2i, k, v) {
       json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
-      if (id < 0 || id >= 4096) want = 0;
-      else if ((size_t)id + 1 > want_n) want_n = (size_t)id + 1;
+      if (id < 0 || id >= 4096)
+        want = 0;
+      else if ((size_t)id + 1 > want_n)
+        want_n = (size_t)id + 1;
     }
   }
   at_model_desc *d = NULL;

@@ -46,10 +46,14 @@ static void lossy(const uint8_t *s, size_t n, buf *out) {
   for (size_t i = 0; i < n;) {
     uint32_t c = s[i], cp, min;
     size_t len = 0;
-    if (c < 0x80) len = 1, cp = c, min = 0;
-    else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
+    if (c < 0x80)
+      len = 1, cp = c, min = 0;
+    else if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07, min = 0x10000;
     int ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; k++) {
       if ((s[i + k] & 0xC0) != 0x80) ok = 0;
@@ -135,7 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char *id = "cmpl-1\n\r:", *model = "decoder";
   for (;;) {
     for (size_t k = 0; k < step && have < n; k++) /* the next character boundary */
-      do have++; while (have < n && ((unsigned char)t[have] & 0xC0) == 0x80);
+      do have++;
+      while (have < n && ((unsigned char)t[have] & 0xC0) == 0x80);
     int final = have == n;
     size_t r = ts_release(t, have, emitted, &st, final, &stop_at);
     if (r > emitted) {
@@ -151,7 +156,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (stop_at != TS_NO_STOP || final) break;
   }
   size_t len;
-  char *ev = sse_event(sse_chunk_json(id, 1, model, "", 0, stop_at != TS_NO_STOP ? "stop" : "length"), &len);
+  char *ev = sse_event(
+      sse_chunk_json(id, 1, model, "", 0, stop_at != TS_NO_STOP ? "stop" : "length"), &len);
   if (!ev) abort();
   put(&stream, ev, len);
   free(ev);
@@ -170,7 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     json_t *j = json_loads(events[i], JSON_ALLOW_NUL, &e);
     json_t *c0 = json_array_get(json_object_get(j, "choices"), 0);
     json_t *tx = json_object_get(c0, "text");
-    if (!j || !json_is_string(tx) || strcmp(json_string_value(json_object_get(j, "object")), "text_completion") ||
+    if (!j || !json_is_string(tx) ||
+        strcmp(json_string_value(json_object_get(j, "object")), "text_completion") ||
         strcmp(json_string_value(json_object_get(j, "id")), id))
       abort();
     json_t *fr = json_object_get(c0, "finish_reason");

@@ -81,8 +81,7 @@ static void openai(json_t *body) {
   size_t dims = 0;
   json_t *f = json_object_get(body, "encoding_format"), *d = json_object_get(body, "dimensions");
   if (f && !json_is_null(f)) {
-    if (json_is_string(f) && !strcmp(json_string_value(f), "base64") &&
-        json_string_length(f) == 6)
+    if (json_is_string(f) && !strcmp(json_string_value(f), "base64") && json_string_length(f) == 6)
       b64 = true;
     else if (!json_is_string(f) || strcmp(json_string_value(f), "float") ||
              json_string_length(f) != 5)

@@ -116,8 +116,7 @@ static void check_tensor(const v2_sig *sig, const v2_req *q) {
         if (t->dtype == AT_DTYPE_FLOAT32) {
           double v = json_number_value(ref[i]);
           float f = ((float *)buf)[i];
-          if (!isfinite(f) || fabs((double)f - v) > fabs(v) * 1e-6 + 1e-38)
-            abort();
+          if (!isfinite(f) || fabs((double)f - v) > fabs(v) * 1e-6 + 1e-38) abort();
         } else if (((int64_t *)buf)[i] != json_integer_value(ref[i])) {
           abort();
         }
@@ -148,8 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st != 0) {
     if ((st != 400 && st != 413) || !err[0]) abort();
   } else {
-    if (q.text) check_text(body, &sig, &q);
-    else check_tensor(&sig, &q);
+    if (q.text)
+      check_text(body, &sig, &q);
+    else
+      check_tensor(&sig, &q);
     for (size_t k = 0; k < q.n_out_names; k++) {
       int own = 0;
       for (size_t o = 0; o < mi.n_outputs; o++) own |= q.out_names[k] == mi.outputs[o].name;

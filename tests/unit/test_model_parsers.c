@@ -12,9 +12,10 @@
 
 static void test_config_fields(void **state) {
   (void)state;
-  const char *c = "{\"architectures\":[\"BertForSequenceClassification\"],\"model_type\":\"bert\","
-                  "\"dim\":64,\"hidden_size\":\"x\",\"n_positions\":128,"
-                  "\"id2label\":{\"0\":\"NEG\",\"2\":\"POS\"}}";
+  const char *c =
+      "{\"architectures\":[\"BertForSequenceClassification\"],\"model_type\":\"bert\","
+      "\"dim\":64,\"hidden_size\":\"x\",\"n_positions\":128,"
+      "\"id2label\":{\"0\":\"NEG\",\"2\":\"POS\"}}";
   at_model_desc *d;
   assert_int_equal(at_model_config_parse(c, strlen(c), &d), AT_OK);
   assert_int_equal(d->n_labels, 3);
@@ -85,8 +86,10 @@ static void test_ref_file_with_junk_after_padding(void **state) {
 
 static void test_sidecar(void **state) {
   (void)state;
-  json_t *m = json_loads("{\"format\":1,\"key\":\"k\",\"artifact_size\":10,"
-                         "\"artifact_sha256\":\"ab\",\"model\":\"embedding\",\"provider\":7}", 0, NULL);
+  json_t *m = json_loads(
+      "{\"format\":1,\"key\":\"k\",\"artifact_size\":10,"
+      "\"artifact_sha256\":\"ab\",\"model\":\"embedding\",\"provider\":7}",
+      0, NULL);
   int64_t size;
   const char *sha;
   assert_int_equal(at_artifact_sidecar_check(m, "k", &size, &sha), 0);

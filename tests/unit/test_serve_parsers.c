@@ -20,8 +20,8 @@ static const at_value_info k_inputs[] = {
 static const at_value_info k_outputs[] = {
     {.name = "logits", .dtype = AT_DTYPE_FLOAT32, .ndim = 2, .dims = {-1, 2}},
 };
-static const at_model_info k_mi = {.n_inputs = 3, .inputs = k_inputs, .n_outputs = 1,
-                                   .outputs = k_outputs};
+static const at_model_info k_mi = {
+    .n_inputs = 3, .inputs = k_inputs, .n_outputs = 1, .outputs = k_outputs};
 static const v2_sig k_sig = {.mi = &k_mi, .embed = false, .model = "m", .max_inputs = 4};
 
 static json_t *body_of(const char *s) {
@@ -33,10 +33,11 @@ static json_t *body_of(const char *s) {
 
 static void test_v2_tensor_accepted(void **state) {
   (void)state;
-  json_t *b = body_of("{\"id\":\"r1\",\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\","
-                      "\"shape\":[2,3],\"data\":[[2,10,3],[2,11,3]]},{\"name\":\"attention_mask\","
-                      "\"datatype\":\"INT32\",\"shape\":[2,3],\"data\":[1,1,1,1,1,0]}],"
-                      "\"outputs\":[{\"name\":\"logits\"}]}");
+  json_t *b = body_of(
+      "{\"id\":\"r1\",\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\","
+      "\"shape\":[2,3],\"data\":[[2,10,3],[2,11,3]]},{\"name\":\"attention_mask\","
+      "\"datatype\":\"INT32\",\"shape\":[2,3],\"data\":[1,1,1,1,1,0]}],"
+      "\"outputs\":[{\"name\":\"logits\"}]}");
   v2_req q;
   char err[512];
   assert_int_equal(v2_req_parse(b, &k_sig, &q, err, sizeof err), 0);
@@ -62,11 +63,20 @@ static void test_v2_limits(void **state) {
     int status;
   } cases[] = {
       {"{\"inputs\":[]}", 400},
-      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\",\"shape\":[5,1],\"data\":[1,2,3,4,5]}]}", 413},
-      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\",\"shape\":[1,4194304,2],\"data\":[]}]}", 413},
-      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[1]}]}", 400},
-      {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[5],\"data\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}]}", 413},
-      {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"a\"]}],\"outputs\":[{\"name\":\"embedding\"}]}", 400},
+      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\",\"shape\":[5,1],\"data\":[1,2,"
+       "3,4,5]}]}",
+       413},
+      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\",\"shape\":[1,4194304,2],"
+       "\"data\":[]}]}",
+       413},
+      {"{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[1]}]}",
+       400},
+      {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[5],\"data\":[\"a\",\"b\","
+       "\"c\",\"d\",\"e\"]}]}",
+       413},
+      {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"a\"]}],"
+       "\"outputs\":[{\"name\":\"embedding\"}]}",
+       400},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     json_t *b = body_of(cases[i].body);
@@ -99,8 +109,9 @@ static void test_v2_fp32_out_of_range_refused(void **state) {
     json_decref(b);
   }
   /* the largest float itself is fine */
-  json_t *b = body_of("{\"inputs\":[{\"name\":\"scale\",\"datatype\":\"FP32\",\"shape\":[1],"
-                      "\"data\":[3.4028234663852886e38]}]}");
+  json_t *b = body_of(
+      "{\"inputs\":[{\"name\":\"scale\",\"datatype\":\"FP32\",\"shape\":[1],"
+      "\"data\":[3.4028234663852886e38]}]}");
   v2_req q;
   char err[512];
   float f;
@@ -135,7 +146,8 @@ static void test_v2_long_id_kept_whole(void **state) {
 
 static void test_tei_and_openai(void **state) {
   (void)state;
-  json_t *b = body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"raw_scores\":true,\"normalize\":null}");
+  json_t *b =
+      body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"raw_scores\":true,\"normalize\":null}");
   tei_req q;
   char err[256];
   assert_int_equal(tei_req_parse(b, 64, &q, err, sizeof err), 0);
