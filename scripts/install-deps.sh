@@ -6,7 +6,8 @@
 #   scripts/install-deps.sh build test     # groups: build test bench train
 #
 # Runs apt-get as root (directly, or through sudo). Does nothing for what is
-# already installed, so it is cheap to call every time.
+# already installed at its pinned version, so it is cheap to call every
+# time; a package at another version is installed at the pin.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 groups=${*:-build}
@@ -19,8 +20,13 @@ for g in $groups; do
   case "$g" in build|test|bench|train) ;; *) echo "install-deps: unknown group '$g'" >&2; exit 2 ;; esac
   while read -r grp spec; do
     [ "$grp" = "$g" ] || continue
-    pkg=${spec%%=*}
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    pkg=${spec%%=*} ver=${spec#*=}
+    # missing, or installed at another version than the pin (the image's
+    # own older curl, say): both get the pinned version. ctest deps_pinned
+    # fails while they differ.
+    have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null | sed -n 's/^install ok installed //p')
+    if [ "$have" != "$ver" ]; then
+      [ -n "$have" ] && echo "install-deps: $pkg is $have, deps.txt pins $ver" >&2
       missing+=("$spec")
     fi
   done < <(grep -v '^#' "$here/scripts/deps.txt")
@@ -32,9 +38,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+  if ! $SUDO apt-get install -y -qq --no-install-recommends --allow-downgrades "${missing[@]}"; then
     echo "install-deps: WARNING: a pinned version is no longer in the archive; installing" \
-         "the archive's current versions of: ${missing[*]%%=*}" >&2
+         "the archive's current versions of: ${missing[*]%%=*} (ctest deps_pinned will name" \
+         "each package that now differs from its pin)" >&2
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]%%=*}"
   fi
 else

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "anytime/status.h"
+#include "anytime/tensor.h" /* at_pooling */
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,6 +101,30 @@ typedef struct at_model_desc {
   const char *const *labels;   /* labels[id]; "LABEL_<id>" for ids the config skips */
   int64_t hidden_size;         /* hidden_size, else dim / d_model */
   int64_t max_position_embeddings;  /* else n_positions */
+  int64_t vocab_size;          /* config.json's vocab_size (0: absent) */
+  int64_t type_vocab_size;     /* config.json's type_vocab_size (0: absent) */
+  bool multi_label;            /* problem_type "multi_label_classification": scores are
+                                  independent sigmoids, not one softmax */
+
+  /* Tokens per input, special tokens included: the smallest of the position
+   * table (max_position_embeddings less the position offset), the
+   * sentence-transformers max_seq_length and tokenizer_config.json's
+   * model_max_length. 0 when no file says. max_tokens_source names the file
+   * and key that set it (for messages), or NULL. */
+  int64_t max_tokens;
+  const char *max_tokens_source;
+  int64_t position_offset;     /* positions start here: pad_token_id + 1 for the
+                                  RoBERTa family (roberta, xlm-roberta, camembert,
+                                  mpnet, ...), else 0 */
+
+  /* Embedders: pooling from the sentence-transformers files (modules.json,
+   * 1_Pooling/config.json); AT_POOL_NONE when the graph's embedding output is
+   * already pooled. pooling_source names the file that said so, or NULL. */
+  at_pooling pooling;
+  const char *pooling_source;
+  const char *dense_module;    /* a sentence-transformers Dense module after pooling
+                                  ("2_Dense") or NULL: served only when the graph
+                                  includes it (a "sentence_embedding" output) */
 
   at_model_task task;          /* from config and the default variant's outputs */
   const char *task_output;     /* the graph output the task reads ("logits", ...) or NULL */
@@ -138,6 +163,18 @@ at_status at_model_hub_cache_dir(const at_model_resolve_params *p, char *buf, si
  * AT_ERR_NOMEM. */
 at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
                            at_model_desc **out);
+
+/* What a model's export files say, without looking for graphs: for callers
+ * (the server) whose configuration names the graphs itself. `config_json` is
+ * the config.json to read; the sentence-transformers files (modules.json,
+ * 1_Pooling/config.json, sentence_bert_config.json) and tokenizer_config.json
+ * are read beside it. Fills the config.json, limit and pooling fields of a
+ * descriptor with no variants (n_variants 0, task unknown); pooling is the
+ * one the files name (never AT_POOL_NONE: the graph decides that). Returns
+ * AT_OK; AT_ERR_INVALID_ARG; AT_ERR_MODEL (a file that is not valid JSON, a
+ * label table or pooling config that cannot be read, a sentence-transformers
+ * Dense module: see docs/models.md); AT_ERR_NOMEM. */
+at_status at_model_describe_files(const char *config_json, at_model_desc **out);
 
 /* Free a descriptor. NULL is a no-op. */
 void at_model_desc_free(at_model_desc *d);

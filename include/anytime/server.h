@@ -108,6 +108,9 @@ typedef struct at_server_config {
   bool hold_early_retries;  /* a refusal on a connection that came back before the
                                time its last 429 gave is answered at that time,
                                not at once; default true */
+  bool auto_truncate;       /* a text over the model's token limit is cut to it
+                               unless the request says "truncate": false;
+                               default false (such a text gets 413) */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];

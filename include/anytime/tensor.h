@@ -10,6 +10,7 @@
 #ifndef ANYTIME_TENSOR_H
 #define ANYTIME_TENSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,14 +76,46 @@ size_t at_dtype_size(at_dtype t);
  * *overflow when the product overflows size_t; overflow may be NULL. */
 size_t at_tensor_numel(const at_tensor *t, int *overflow);
 
+/* How an embedder turns per-token vectors into one vector per text, as the
+ * export's sentence-transformers files say (1_Pooling/config.json); mean when
+ * nothing says otherwise. Over the text's real tokens (padding excluded). */
+typedef enum at_pooling {
+  AT_POOL_MEAN = 0,       /* pooling_mode_mean_tokens (and the default) */
+  AT_POOL_CLS,            /* pooling_mode_cls_token: the first token's vector */
+  AT_POOL_MAX,            /* pooling_mode_max_tokens: element-wise maximum */
+  AT_POOL_MEAN_SQRT_LEN,  /* pooling_mode_mean_sqrt_len_tokens: sum / sqrt(n) */
+  AT_POOL_WEIGHTED_MEAN,  /* pooling_mode_weightedmean_tokens: position t weighs t+1 */
+  AT_POOL_LAST,           /* pooling_mode_lasttoken: the last real token's vector */
+  AT_POOL_NONE,           /* the graph already outputs one vector per text
+                             ("sentence_embedding"): nothing to pool */
+} at_pooling;
+
 /* Mean of the first n_rows rows of a row-major [*, dim] float matrix into
  * out[dim] (the masked mean pooling of an encoder's last_hidden_state over a
  * sequence's real tokens). n_rows >= 1. Pure. */
 void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
 
+
+/* Pool the first n_rows rows of a row-major [*, dim] float matrix (an
+ * encoder's per-token output for one text, padding excluded) into out[dim]
+ * as `mode` says; AT_POOL_NONE copies row 0. n_rows >= 1. Pure. */
+void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out);
+
+/* "mean", "cls", "max", "mean_sqrt_len", "weighted_mean", "last", "none";
+ * "?" for a value outside the enum. Static. */
+const char *at_pooling_name(at_pooling p);
+
 /* The output a task head reads: the one called `name` if the model has it,
  * else the first FP32 output of rank `rank`. Returns its index, or -1. */
 int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank);
+
+/* The task head of an encoder graph, as the server, `profile` and `run`
+ * read it: a classifier's "logits" [batch, labels]; an embedder's
+ * "sentence_embedding" [batch, dim] when the graph pools (then *pool is set
+ * to AT_POOL_NONE), else "last_hidden_state" [batch, seq, dim] (*pool left as
+ * the export says). Falls back to the first float output of that rank.
+ * Returns the output index and sets *dim (> 0), or -1 when there is none. */
+int at_model_info_task_head(const at_model_info *mi, bool embed, at_pooling *pool, size_t *dim);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "anytime/anytime.h"
+#include "anytime/server.h"
 
 /* Exit codes shared by every subcommand. */
 enum { AT_EXIT_OK = 0, AT_EXIT_FAIL = 1, AT_EXIT_USAGE = 2, AT_EXIT_RUNTIME = 3 };
@@ -22,6 +23,17 @@ int cli_report(const char *cmd, at_status s);
 
 /* True if argv contains -h or --help. */
 bool cli_wants_help(int argc, char **argv);
+
+/* A one-model server configuration (cfg->models[0]) from a model argument
+ * resolved as `anytime run` resolves it (a directory, a name in ./models, a
+ * hub repo id): its tokenizer, config.json and either one variant (`variant`,
+ * else the most accurate) or, with all_variants, every ONNX graph of the
+ * export. A text-generation model fills cfg->generator instead. Returns
+ * at_model_resolve()'s statuses, AT_ERR_NOT_FOUND (no such variant, no
+ * tokenizer), AT_ERR_UNSUPPORTED (a task anytime does not serve),
+ * AT_ERR_LIMIT (more variants than a family holds). */
+at_status cli_config_from_model(const char *spec, const char *variant, bool all_variants,
+                                at_server_config *cfg);
 
 int at_cli_version(int argc, char **argv);
 int at_cli_info(int argc, char **argv);

@@ -28,7 +28,7 @@ static void usage(FILE *f) {
           "                    onnx/model.onnx (default: the most accurate)\n"
           "  --batch N         texts per engine request (default 16)\n"
           "  --workers N       engine worker threads (default 2)\n"
-          "  --max-length N    truncate to N tokens (default: config's max_position_embeddings)\n"
+          "  --max-length N    truncate to N tokens (default: the model's token limit)\n"
           "  --json            print one JSON object\n");
 }
 
@@ -214,7 +214,7 @@ int at_cli_eval(int argc, char **argv) {
   at_encode_params encp = at_encode_default_params();
   encp.pad_to = 0;
   if (max_len > 0) encp.max_length = max_len;
-  else if (d->max_position_embeddings > 0) encp.max_length = (int)d->max_position_embeddings;
+  else if (d->max_tokens > 0) encp.max_length = (int)d->max_tokens;
   const char **texts = malloc((size_t)bsz * sizeof *texts);
   size_t *lens = malloc((size_t)bsz * sizeof *lens);
   at_encoding *enc = malloc((size_t)bsz * sizeof *enc);

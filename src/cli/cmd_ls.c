@@ -30,7 +30,9 @@ static void print_desc(const at_model_entry *e) {
     printf("%s]", d->n_labels > 8 ? ", ..." : "");
   }
   if (d->hidden_size) printf("  hidden %lld", (long long)d->hidden_size);
-  if (d->max_position_embeddings) printf("  max positions %lld", (long long)d->max_position_embeddings);
+  if (d->multi_label) printf(" multi-label");
+  if (d->max_tokens) printf("  max tokens %lld", (long long)d->max_tokens);
+  if (d->task == AT_TASK_EMBEDDER) printf("  pooling %s", at_pooling_name(d->pooling));
   printf("  tokenizer: %s\n", d->tokenizer_kind == AT_TOKENIZER_JSON        ? "tokenizer.json"
                               : d->tokenizer_kind == AT_TOKENIZER_VOCAB_TXT ? "vocab.txt"
                                                                             : "none");

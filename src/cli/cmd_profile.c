@@ -6,7 +6,7 @@
  * the family's tokenizer on the held-out test split. For each variant:
  *   - accuracy over the whole split (classifiers: argmax vs label;
  *     embedders: leave-one-out 5-nearest-neighbour label agreement of the
- *     normalised mean-pooled embeddings);
+ *     normalised embeddings, pooled as the export says);
  *   - service time per batch size (the Run time of batches of exactly b
  *     sentences drawn from the split), --repeats independent passes, each the
  *     median of --iters batches; reported as the median of pass medians with
@@ -63,6 +63,7 @@ typedef struct pitem {
   int64_t *ids;
   size_t len;
   int task; /* 0 classify, 1 embed */
+  at_pooling pool; /* embed */
   size_t dim;
   float *out; /* dim floats */
   double service_s;
@@ -80,7 +81,7 @@ static void on_item(void *user, at_status st, const at_item_result *r, const cha
     if (!it->task) {
       memcpy(it->out, d, it->dim * sizeof(float));
     } else {
-      at_mean_pool(d, r->len, it->dim, it->out);
+      at_pool(it->pool, d, r->len, it->dim, it->out);
     }
     it->service_s = (double)(r->finished_ns - r->started_ns) / 1e9;
     it->batch = r->batch_size;
@@ -170,7 +171,7 @@ typedef struct vres {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: anytime profile [--family FILE] [--data FILE.csv] [--repeats N]\n"
+          "usage: anytime profile [--family FILE | --model MODEL] [--data FILE.csv] [--repeats N]\n"
           "                       [--iters N] [--batch-sizes 1,2,4,8,16]\n"
           "                       [--agreement-tolerance X] [--deadline-ms MS]\n"
           "                       [--out-config FILE] [--out-json FILE]\n\n"
@@ -184,7 +185,13 @@ static void usage(FILE *f) {
           "0.15, and identical predictions). On any disagreement it aborts before\n"
           "writing. Writes configs/serving.yaml and results/variant_profiles.json\n"
           "(variants off the accuracy/cost Pareto frontier are recorded as dominated and\n"
-          "left out of the planner's configuration).\n");
+          "left out of the planner's configuration).\n\n"
+          "--model MODEL profiles one export instead of a family file: a directory, a\n"
+          "name in ./models or a hub repo id ORG/NAME[@REV] (as `anytime run` takes),\n"
+          "whose ONNX graphs (model.onnx, model_quantized.onnx, model_O4.onnx, ...)\n"
+          "become the variants of one family; --data must then be labelled text of its\n"
+          "task (label,text; classifiers: labels by id or config.json name; embedders:\n"
+          "5-nearest-neighbour label agreement). Server settings are the defaults.\n");
 }
 
 /* A growing text buffer for the written configuration: the YAML has no
@@ -261,7 +268,7 @@ static int write_atomic(const char *path, const char *data) {
 
 int at_cli_profile(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
-  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml";
+  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml", *model = NULL;
   const char *out_json = "results/variant_profiles.json";
   char data[PATH_MAX];
   cli_default_test_csv(data, sizeof data);
@@ -272,6 +279,7 @@ int at_cli_profile(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "anytime profile: %s needs a value\n", a), AT_EXIT_USAGE;
     if (!strcmp(a, "--family")) family = v;
+    else if (!strcmp(a, "--model")) model = v;
     else if (!strcmp(a, "--data")) snprintf(data, sizeof data, "%s", v);
     else if (!strcmp(a, "--out-config")) out_cfg = v;
     else if (!strcmp(a, "--out-json")) out_json = v;
@@ -304,8 +312,13 @@ int at_cli_profile(int argc, char **argv) {
       return fprintf(stderr, "anytime profile: batch sizes must ascend, at most 256\n"), AT_EXIT_USAGE;
   g_tty = isatty(2);
   at_server_config cfg = at_server_config_default();
-  at_status st = at_server_config_load(family, &cfg);
+  at_status st = model ? cli_config_from_model(model, NULL, true, &cfg)
+                       : at_server_config_load(family, &cfg);
   if (st != AT_OK) return cli_report("profile", st);
+  if (model && cfg.n_models == 0)
+    return fprintf(stderr, "anytime profile: %s is a text-generation model; profile measures "
+                   "classifiers and embedders\n", model), AT_EXIT_USAGE;
+  if (model) family = model; /* for messages; written paths are relative to the output */
   if (deadline <= 0) deadline = cfg.deadline_ms;
   cli_dataset ds;
   char err[512];
@@ -320,7 +333,7 @@ int at_cli_profile(int argc, char **argv) {
   ybuf *yaml = &g_yaml_body;
   ybuf_free(yaml);
   char famdir[PATH_MAX], tmpd[PATH_MAX];
-  snprintf(tmpd, sizeof tmpd, "%s", family);
+  snprintf(tmpd, sizeof tmpd, "%s", model ? out_cfg : family);
   snprintf(famdir, sizeof famdir, "%s", dirname(tmpd));
   char now[64];
   time_t tt = time(NULL);
@@ -341,11 +354,16 @@ int at_cli_profile(int argc, char **argv) {
     at_tokenizer *tok = NULL;
     if ((st = at_tokenizer_load(mc->tokenizer, &tok)) != AT_OK) return cli_report("profile", st);
     size_t max_tokens = cfg.max_tokens;
-    json_t *cj = mc->config_json[0] ? json_load_file(mc->config_json, 0, NULL) : NULL;
-    json_t *mpe = cj ? json_object_get(cj, "max_position_embeddings") : NULL;
-    if (json_is_integer(mpe) && (size_t)json_integer_value(mpe) < max_tokens)
-      max_tokens = (size_t)json_integer_value(mpe);
-    json_decref(cj);
+    at_pooling pool = AT_POOL_MEAN;
+    if (mc->config_json[0]) { /* the export's limit and pooling, read as the server reads them */
+      at_model_desc *md = NULL;
+      if ((st = at_model_describe_files(mc->config_json, &md)) != AT_OK)
+        return cli_report("profile", st);
+      if (md->max_tokens > 0 && (size_t)md->max_tokens < max_tokens)
+        max_tokens = (size_t)md->max_tokens;
+      pool = md->pooling;
+      at_model_desc_free(md);
+    }
     /* tokenise the split once */
     at_tok_workspace *ws = NULL;
     at_tok_workspace_create(&ws);
@@ -379,25 +397,17 @@ int at_cli_profile(int argc, char **argv) {
         return cli_report("profile", st);
     }
     if ((st = at_engine_start(eng)) != AT_OK) return cli_report("profile", st);
-    /* The task head, chosen as the server chooses it: "logits" or
-     * "last_hidden_state" by name, else the first float output of rank 2/3. */
+    /* The task head, chosen as the server chooses it. */
     size_t dim = 0;
-    int head = -1;
-    {
-      const at_model_info *info = at_engine_variant_info(eng, 0);
-      head = at_model_info_head_output(info, task ? "last_hidden_state" : "logits", task ? 3 : 2);
-      if (head >= 0 && (int)info->outputs[head].ndim == (task ? 3 : 2) &&
-          info->outputs[head].dims[task ? 2 : 1] > 0)
-        dim = (size_t)info->outputs[head].dims[task ? 2 : 1];
-    }
-    if (!dim) return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name, task ? "[b,s,h]" : "[b,k]"), AT_EXIT_FAIL;
+    int head = at_model_info_task_head(at_engine_variant_info(eng, 0), task, &pool, &dim);
+    if (head < 0) return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name, task ? "[b,h] or [b,s,h]" : "[b,k]"), AT_EXIT_FAIL;
     pitem *items = calloc(ds.n, sizeof *items);
     float *outs = calloc(ds.n * dim, sizeof(float));
     float *ref_outs = calloc(dim, sizeof(float));
     size_t *all = malloc(ds.n * sizeof *all);
     for (size_t i = 0; i < ds.n; i++) {
       all[i] = i;
-      items[i] = (pitem){.ids = ids[i], .len = lens[i], .task = task, .dim = dim,
+      items[i] = (pitem){.ids = ids[i], .len = lens[i], .task = task, .pool = pool, .dim = dim,
                          .out = outs + i * dim, .head = head};
     }
     uint64_t rng = 0x5EED0001u + (uint64_t)mi;
@@ -480,7 +490,7 @@ int at_cli_profile(int argc, char **argv) {
         at_outputs_get(o, (size_t)head, &t);
         const float *d = t.data;
         if (!task) memcpy(ref_outs, d, dim * sizeof(float));
-        else at_mean_pool(d, lens[i], dim, ref_outs);
+        else at_pool(pool, d, lens[i], dim, ref_outs);
         at_outputs_free(o);
         size_t a1 = 0, a2 = 0;
         for (size_t k = 0; k < dim; k++) {

@@ -24,8 +24,10 @@ static void usage(FILE *f) {
           "MODEL is a model directory or .onnx file, a name in ./models (or --dir), or a\n"
           "Hugging Face repo id ORG/NAME[@REVISION] in the hub cache (see `anytime ls`).\n"
           "Prints, per text, the label and probability (classifiers) or the embedding's\n"
-          "dimension and first values (embedders; mean-pooled over tokens when the model\n"
-          "gives per-token states, then L2-normalised).\n\n"
+          "dimension and first values (embedders; pooled over tokens as the export's\n"
+          "1_Pooling/config.json says, mean by default, when the model gives per-token\n"
+          "states, then L2-normalised). Texts are cut at the model's token limit (the\n"
+          "smallest of its position table, max_seq_length and model_max_length).\n\n"
           "options:\n"
           "  --variant NAME     which variant to run (default: the most accurate, e.g. fp32)\n"
           "  --dir DIR          also look up bare names in DIR (repeatable; ./models always)\n"
@@ -239,7 +241,7 @@ int at_cli_run(int argc, char **argv) {
     goto out;
   }
   at_encode_params encp = at_encode_default_params();
-  if (d->max_position_embeddings > 0) encp.max_length = (int)d->max_position_embeddings;
+  if (d->max_tokens > 0) encp.max_length = (int)d->max_tokens;
   encp.pad_to = 0;
   for (size_t t = 0; t < n_texts; t++) {
     at_encoding enc;
@@ -328,16 +330,25 @@ wait:
     if (d->task == AT_TASK_CLASSIFIER) {
       size_t n = r->n_values; /* [1, labels] */
       if (n == 0) continue;
+      /* one softmax over the labels; a sigmoid per label for a multi-label model */
+      double *pr = calloc(n, sizeof *pr);
+      if (!pr) {
+        rc = AT_EXIT_FAIL;
+        continue;
+      }
       float mx = r->values[0];
       for (size_t k = 1; k < n; k++) mx = r->values[k] > mx ? r->values[k] : mx;
       double sum = 0;
       for (size_t k = 0; k < n; k++) sum += exp((double)r->values[k] - mx);
+      for (size_t k = 0; k < n; k++)
+        pr[k] = d->multi_label ? 1.0 / (1.0 + exp(-(double)r->values[k]))
+                               : exp((double)r->values[k] - mx) / sum;
       size_t best = 0;
       for (size_t k = 1; k < n; k++) best = r->values[k] > r->values[best] ? k : best;
       char fallback[32];
       snprintf(fallback, sizeof fallback, "LABEL_%zu", best);
       const char *label = best < d->n_labels ? d->labels[best] : fallback;
-      double p = exp((double)r->values[best] - mx) / sum;
+      double p = pr[best];
       if (jr) {
         json_object_set_new(jr, "label", json_string(label));
         json_object_set_new(jr, "score", json_real(p));
@@ -345,18 +356,23 @@ wait:
         for (size_t k = 0; k < n; k++) {
           snprintf(fallback, sizeof fallback, "LABEL_%zu", k);
           json_object_set_new(scores, k < d->n_labels ? d->labels[k] : fallback,
-                              json_real(exp((double)r->values[k] - mx) / sum));
+                              json_real(pr[k]));
         }
         json_object_set_new(jr, "scores", scores);
       } else {
         printf("%s\t%.4f\t%s\n", label, p, texts[t]);
       }
+      free(pr);
     } else {
-      /* [1, H] pooled, or [1, seq, H] per token: mean over tokens. */
+      /* [1, H] pooled by the graph, or [1, seq, H] per token: pooled as the
+       * export says (the one text fills every row: no padding). */
       size_t h = r->ndim ? (size_t)r->shape[r->ndim - 1] : 0, seq = r->ndim == 3 ? (size_t)r->shape[1] : 1;
+      float *pooled = calloc(h ? h : 1, sizeof *pooled);
       double *v = calloc(h ? h : 1, sizeof *v), norm = 0;
-      for (size_t s = 0; v && s < seq; s++)
-        for (size_t k = 0; k < h; k++) v[k] += r->values[s * h + k] / (double)seq;
+      if (pooled && v && h && seq)
+        at_pool(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, h, pooled);
+      for (size_t k = 0; v && pooled && k < h; k++) v[k] = pooled[k];
+      free(pooled);
       for (size_t k = 0; v && k < h; k++) norm += v[k] * v[k];
       norm = norm > 0 ? sqrt(norm) : 1;
       if (jr) {

@@ -53,57 +53,6 @@ static void usage(FILE *f) {
           "SIGINT/SIGTERM: stop accepting, finish every admitted request, exit 0.\n");
 }
 
-/* A one-model configuration from a resolved model (directory or HF repo id). */
-static at_status config_from_model(const char *spec, const char *variant, at_server_config *cfg) {
-  at_model_resolve_params rp = at_model_resolve_default_params();
-  const char *dirs[] = {"models"};
-  rp.model_dirs = dirs;
-  rp.n_model_dirs = 1;
-  at_model_desc *d = NULL;
-  at_status st = at_model_resolve(spec, &rp, &d);
-  if (st != AT_OK) return st;
-  int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
-  if (vi < 0) {
-    at_model_desc_free(d);
-    return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no variant '%s'", spec, variant);
-  }
-  if (d->task == AT_TASK_GENERATOR) {
-    /* a text-generation model: serve it on the generation lane alone */
-    at_server_generator_config *g = &cfg->generator;
-    const char *base = strrchr(d->family, '/');
-    snprintf(g->name, sizeof g->name, "%s", base ? base + 1 : d->family);
-    snprintf(g->model, sizeof g->model, "%s", spec);
-    snprintf(g->model_raw, sizeof g->model_raw, "%s", spec);
-    snprintf(g->variant, sizeof g->variant, "%s", d->variants[vi].name);
-    g->enabled = true;
-    cfg->n_models = 0;
-    at_model_desc_free(d);
-    return AT_OK;
-  }
-  if (d->task != AT_TASK_CLASSIFIER && d->task != AT_TASK_EMBEDDER) {
-    at_model_desc_free(d);
-    return at_fail(AT_ERR_UNSUPPORTED,
-                   "model '%s' is neither a classifier, an embedder nor a causal LM", spec);
-  }
-  if (!d->tokenizer_path) {
-    at_model_desc_free(d);
-    return at_fail(AT_ERR_NOT_FOUND, "model '%s' has no tokenizer.json or vocab.txt", spec);
-  }
-  at_server_model_config *m = &cfg->models[0];
-  memset(m, 0, sizeof *m);
-  const char *base = strrchr(d->family, '/');
-  snprintf(m->name, sizeof m->name, "%s", base ? base + 1 : d->family);
-  snprintf(m->task, sizeof m->task, "%s", d->task == AT_TASK_CLASSIFIER ? "classify" : "embed");
-  snprintf(m->tokenizer, sizeof m->tokenizer, "%s", d->tokenizer_path);
-  if (d->config_path) snprintf(m->config_json, sizeof m->config_json, "%s", d->config_path);
-  m->n_variants = 1;
-  snprintf(m->variants[0].name, sizeof m->variants[0].name, "%s", d->variants[vi].name);
-  snprintf(m->variants[0].path, sizeof m->variants[0].path, "%s", d->variants[vi].path);
-  cfg->n_models = 1;
-  at_model_desc_free(d);
-  return AT_OK;
-}
-
 static int num_arg(const char *flag, const char *v, long lo, long hi, long *out) {
   char *end;
   long x = v ? strtol(v, &end, 10) : 0;
@@ -162,7 +111,7 @@ int at_cli_serve(int argc, char **argv) {
   char path[4096];
   at_status st;
   if (model) {
-    if ((st = config_from_model(model, variant, &cfg)) != AT_OK) return cli_report("serve", st);
+    if ((st = cli_config_from_model(model, variant, false, &cfg)) != AT_OK) return cli_report("serve", st);
     config = model;
   } else {
     if (!config) {

@@ -1,5 +1,7 @@
 /* src/core/tensor.c — small helpers over the plain tensor descriptors of
- * anytime/tensor.h: dtype names and sizes, element counts. */
+ * anytime/tensor.h: dtype names and sizes, element counts, and the pooling
+ * an embedder's per-token output goes through. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -58,10 +60,61 @@ void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out) {
   for (size_t h = 0; h < dim; h++) out[h] /= (float)n_rows;
 }
 
+void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out) {
+  switch (mode) {
+    case AT_POOL_CLS:
+    case AT_POOL_NONE: memcpy(out, x, dim * sizeof *out); return;
+    case AT_POOL_LAST: memcpy(out, x + (n_rows - 1) * dim, dim * sizeof *out); return;
+    case AT_POOL_MAX:
+      memcpy(out, x, dim * sizeof *out);
+      for (size_t t = 1; t < n_rows; t++)
+        for (size_t h = 0; h < dim; h++)
+          if (x[t * dim + h] > out[h]) out[h] = x[t * dim + h];
+      return;
+    case AT_POOL_MEAN_SQRT_LEN:
+    case AT_POOL_WEIGHTED_MEAN: {
+      /* sums in double: a long text's weights reach n(n+1)/2 */
+      int weighted = mode == AT_POOL_WEIGHTED_MEAN;
+      double wsum = weighted ? (double)n_rows * (double)(n_rows + 1) / 2 : sqrt((double)n_rows);
+      for (size_t h = 0; h < dim; h++) {
+        double acc = 0;
+        for (size_t t = 0; t < n_rows; t++)
+          acc += (weighted ? (double)(t + 1) : 1.0) * (double)x[t * dim + h];
+        out[h] = (float)(acc / wsum);
+      }
+      return;
+    }
+    case AT_POOL_MEAN:
+    default: at_mean_pool(x, n_rows, dim, out); return;
+  }
+}
+
+const char *at_pooling_name(at_pooling p) {
+  static const char *const names[] = {"mean", "cls", "max", "mean_sqrt_len",
+                                      "weighted_mean", "last", "none"};
+  return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
+}
+
 int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank) {
   for (size_t k = 0; k < mi->n_outputs; k++)
     if (strcmp(mi->outputs[k].name, name) == 0) return (int)k;
   for (size_t k = 0; k < mi->n_outputs; k++)
     if (mi->outputs[k].ndim == rank && mi->outputs[k].dtype == AT_DTYPE_FLOAT32) return (int)k;
   return -1;
+}
+
+int at_model_info_task_head(const at_model_info *mi, bool embed, at_pooling *pool, size_t *dim) {
+  size_t rank = embed ? 3 : 2;
+  const char *want = embed ? "last_hidden_state" : "logits";
+  if (embed)
+    for (size_t k = 0; k < mi->n_outputs; k++)
+      if (!strcmp(mi->outputs[k].name, "sentence_embedding") && mi->outputs[k].ndim == 2)
+        want = "sentence_embedding", rank = 2;
+  int idx = at_model_info_head_output(mi, want, rank);
+  if (idx < 0 || mi->outputs[idx].ndim != rank || mi->outputs[idx].dtype != AT_DTYPE_FLOAT32 ||
+      mi->outputs[idx].dims[rank - 1] < 1)
+    return -1;
+  if (embed && rank == 2) *pool = AT_POOL_NONE;
+  *dim = (size_t)mi->outputs[idx].dims[rank - 1];
+  return idx;
 }

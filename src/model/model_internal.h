@@ -56,13 +56,39 @@ typedef struct at_artifact_ingredients {
 } at_artifact_ingredients;
 void at_artifact_key(const at_artifact_ingredients *ing, char key_hex[65]);
 
-/* config.json's fields as at_model_resolve() reads them (model_type,
- * architecture, hidden_size, max_position_embeddings, labels), from a
- * buffer: *out holds them (its dir, variants and tokenizer are empty); free
- * it with at_model_desc_free(). Returns AT_OK, AT_ERR_MODEL (not JSON, not
- * an object, a bad id2label/label2id entry, over 4 MiB), AT_ERR_NOMEM.
- * Defined in resolve.c; tests/fuzz/fuzz_model_config.c drives it. */
-at_status at_model_config_parse(const char *text, size_t len, at_model_desc **out);
+/* A descriptor and everything it points to: strings are kept in a list and
+ * freed together by at_model_desc_free(). Filled by resolve.c (variants,
+ * task, tokenizer) and export.c (what the export files say). */
+typedef struct at_desc_impl {
+  at_model_desc pub; /* first: at_model_desc_free casts back */
+  at_model_variant vars[AT_MODEL_MAX_VARIANTS];
+  const char **labels;
+  char **strs;
+  size_t n_strs, cap_strs;
+  int oom;
+} at_desc_impl;
+
+/* A copy of s owned by d (NULL for NULL; "" and d->oom set when memory runs
+ * out). */
+const char *at_model_keep(at_desc_impl *d, const char *s);
+
+/* realpath(p) lies inside root_real (root itself excluded). */
+int at_model_inside(const char *p, const char *root_real);
+/* p names a regular file (after symlinks). */
+int at_model_is_file(const char *p);
+
+/* Read the export files of the model directory `dir` into d: `config_json`
+ * (a path, or NULL for none), then beside it the sentence-transformers files
+ * and tokenizer_config.json. With repo_real set (a hub repo's real path),
+ * every file read must resolve inside it. Sets the config.json, limit and
+ * pooling fields (see at_model_desc). Returns AT_OK or AT_ERR_MODEL /
+ * AT_ERR_NOMEM with at_last_error() naming the file. */
+at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *config_json,
+                               const char *repo_real);
+
+/* The same over one config.json's text (no other files): for the fuzz
+ * driver and tests. `label` names it in messages. */
+at_status at_model_parse_config(at_desc_impl *d, const char *text, size_t len, const char *label);
 
 /* The commit hash a hub refs/<revision> file holds (text[0..len), as read
  * from the file): 7..64 lower-case hex digits, trailing white space

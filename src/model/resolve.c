@@ -26,22 +26,11 @@
 #include "core/internal.h"
 #include "model/model_internal.h"
 
-#define MAX_LABELS 4096
-#define MAX_CONFIG_BYTES (4u << 20)
 #define PATH_CAP 4096
 
-/* The descriptor and everything it points to: strings are kept in a list
- * freed together. */
-typedef struct desc_impl {
-  at_model_desc pub; /* first: at_model_desc_free casts back */
-  at_model_variant vars[AT_MODEL_MAX_VARIANTS];
-  const char **labels;
-  char **strs;
-  size_t n_strs, cap_strs;
-  int oom;
-} desc_impl;
+typedef at_desc_impl desc_impl;
 
-static const char *keep(desc_impl *d, const char *s) {
+const char *at_model_keep(at_desc_impl *d, const char *s) {
   if (!s) return NULL;
   if (d->n_strs == d->cap_strs) {
     size_t cap = d->cap_strs ? d->cap_strs * 2 : 32;
@@ -61,6 +50,7 @@ static const char *keep(desc_impl *d, const char *s) {
   d->strs[d->n_strs++] = c;
   return c;
 }
+#define keep at_model_keep
 
 void at_model_desc_free(at_model_desc *pub) {
   if (!pub) return;
@@ -162,13 +152,13 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int is_file(const char *p) {
+int at_model_is_file(const char *p) {
   struct stat st;
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* realpath(p) lies inside realpath(root) (root itself excluded). */
-static int inside(const char *p, const char *root_real) {
+int at_model_inside(const char *p, const char *root_real) {
   char rp[PATH_MAX];
   if (!realpath(p, rp)) return 0;
   size_t n = strlen(root_real);
@@ -273,7 +263,7 @@ static at_status add_variant(desc_impl *d, const char *dir, const char *rel,
     at_log(AT_LOG_WARN, "model", "%s: not a readable file (dangling link?); skipped", path);
     return AT_OK;
   }
-  if (repo_real && !inside(path, repo_real))
+  if (repo_real && !at_model_inside(path, repo_real))
     return at_fail(AT_ERR_MODEL, "'%s' resolves outside its repository directory %s", path,
                    repo_real);
   if (d->pub.n_variants == AT_MODEL_MAX_VARIANTS)
@@ -331,120 +321,6 @@ int at_model_desc_variant_index(const at_model_desc *d, const char *name) {
   return -1;
 }
 
-/* ---- config.json ------------------------------------------------------------ */
-
-static int64_t json_int_field(json_t *root, const char *const *keys) {
-  for (; *keys; keys++) {
-    json_t *v = json_object_get(root, *keys);
-    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-  }
-  return 0;
-}
-
-static at_status parse_config(desc_impl *d, json_t *root, const char *path);
-
-static at_status read_config(desc_impl *d, const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) return AT_OK;
-  if (st.st_size > (off_t)MAX_CONFIG_BYTES)
-    return at_fail(AT_ERR_MODEL, "%s is larger than %u bytes", path, MAX_CONFIG_BYTES);
-  json_error_t err;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-  if (!root) return at_fail(AT_ERR_MODEL, "%s: line %d: %s", path, err.line, err.text);
-  d->pub.config_path = keep(d, path);
-  return parse_config(d, root, path);
-}
-
-at_status at_model_config_parse(const char *text, size_t len, at_model_desc **out) {
-  *out = NULL;
-  if (len > MAX_CONFIG_BYTES)
-    return at_fail(AT_ERR_MODEL, "config.json is larger than %u bytes", MAX_CONFIG_BYTES);
-  json_error_t err;
-  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-  if (!root) return at_fail(AT_ERR_MODEL, "config.json: line %d: %s", err.line, err.text);
-  desc_impl *d = calloc(1, sizeof *d);
-  if (!d) {
-    json_decref(root);
-    return at_fail(AT_ERR_NOMEM, "out of memory");
-  }
-  d->pub.variants = d->vars;
-  at_status rc = parse_config(d, root, "config.json");
-  if (rc == AT_OK && d->oom) rc = at_fail(AT_ERR_NOMEM, "out of memory");
-  if (rc != AT_OK) {
-    at_model_desc_free(&d->pub);
-    return rc;
-  }
-  *out = &d->pub;
-  return AT_OK;
-}
-
-/* config.json's fields (root is consumed). */
-static at_status parse_config(desc_impl *d, json_t *root, const char *path) {
-  if (!json_is_object(root)) {
-    json_decref(root);
-    return at_fail(AT_ERR_MODEL, "%s is not a JSON object", path);
-  }
-  json_t *v = json_object_get(root, "model_type");
-  if (json_is_string(v)) d->pub.model_type = keep(d, json_string_value(v));
-  v = json_object_get(root, "architectures");
-  if (json_is_array(v) && json_is_string(json_array_get(v, 0)))
-    d->pub.architecture = keep(d, json_string_value(json_array_get(v, 0)));
-  static const char *const hidden[] = {"hidden_size", "dim", "d_model", NULL};
-  static const char *const maxpos[] = {"max_position_embeddings", "n_positions", NULL};
-  d->pub.hidden_size = json_int_field(root, hidden);
-  d->pub.max_position_embeddings = json_int_field(root, maxpos);
-
-  /* id2label {"0": "NEG", ...}; else label2id {"NEG": 0, ...}. */
-  json_t *id2 = json_object_get(root, "id2label"), *l2i = json_object_get(root, "label2id");
-  const char *names[MAX_LABELS];
-  memset(names, 0, sizeof names);
-  size_t n = 0;
-  at_status rc = AT_OK;
-  const char *key;
-  json_t *val;
-  if (json_is_object(id2)) {
-    json_object_foreach(id2, key, val) {
-      char *end;
-      errno = 0;
-      long id = strtol(key, &end, 10);
-      if (errno || *end || end == key || id < 0 || id >= MAX_LABELS || !json_is_string(val)) {
-        rc = at_fail(AT_ERR_MODEL, "%s: id2label entry \"%s\" is not \"<id 0..%d>\": \"<label>\"",
-                     path, key, MAX_LABELS - 1);
-        break;
-      }
-      names[id] = json_string_value(val);
-      if ((size_t)id + 1 > n) n = (size_t)id + 1;
-    }
-  } else if (json_is_object(l2i)) {
-    json_object_foreach(l2i, key, val) {
-      json_int_t id = json_is_integer(val) ? json_integer_value(val) : -1;
-      if (id < 0 || id >= MAX_LABELS) {
-        rc = at_fail(AT_ERR_MODEL, "%s: label2id entry \"%s\" has no id in 0..%d", path, key,
-                     MAX_LABELS - 1);
-        break;
-      }
-      names[id] = key;
-      if ((size_t)id + 1 > n) n = (size_t)id + 1;
-    }
-  }
-  if (rc == AT_OK && n) {
-    d->labels = calloc(n, sizeof *d->labels);
-    if (!d->labels) {
-      rc = at_fail(AT_ERR_NOMEM, "out of memory");
-    } else {
-      for (size_t i = 0; i < n; i++) {
-        char dflt[32];
-        at_model_fmt(dflt, sizeof dflt, "LABEL_%zu", i);
-        d->labels[i] = keep(d, names[i] ? names[i] : dflt);
-      }
-      d->pub.labels = d->labels;
-      d->pub.n_labels = n;
-    }
-  }
-  json_decref(root);
-  return rc;
-}
-
 /* ---- the directory: variants, config, tokenizer, task --------------------- */
 
 static int ends_with(const char *s, const char *suffix) {
@@ -469,19 +345,15 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
   char base[PATH_CAP], p[PATH_CAP];
   at_model_fmt(base, sizeof base, "%s", dir);
   at_model_fmt(p, sizeof p, "%s/config.json", base);
-  if (is_file(p)) {
-    if (repo_real && !inside(p, repo_real))
-      return at_fail(AT_ERR_MODEL, "'%s' resolves outside its repository directory", p);
-    if ((rc = read_config(d, p)) != AT_OK) return rc;
-  }
+  if ((rc = at_model_read_export(d, base, p, repo_real)) != AT_OK) return rc;
   static const struct {
     const char *file;
     at_tokenizer_kind kind;
   } toks[] = {{"tokenizer.json", AT_TOKENIZER_JSON}, {"vocab.txt", AT_TOKENIZER_VOCAB_TXT}};
   for (size_t i = 0; i < 2 && !d->pub.tokenizer_path; i++) {
     at_model_fmt(p, sizeof p, "%s/%s", base, toks[i].file);
-    if (!is_file(p)) continue;
-    if (repo_real && !inside(p, repo_real))
+    if (!at_model_is_file(p)) continue;
+    if (repo_real && !at_model_inside(p, repo_real))
       return at_fail(AT_ERR_MODEL, "'%s' resolves outside its repository directory", p);
     d->pub.tokenizer_path = keep(d, p);
     d->pub.tokenizer_kind = toks[i].kind;
@@ -514,6 +386,16 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
   } else if (emb >= 0) {
     d->pub.task = AT_TASK_EMBEDDER;
     d->pub.task_output = keep(d, outs[emb]);
+    if (strcmp(outs[emb], "sentence_embedding") == 0) {
+      d->pub.pooling = AT_POOL_NONE; /* pooled (and any Dense layer applied) in the graph */
+    } else if (d->pub.dense_module) {
+      return at_fail(AT_ERR_UNSUPPORTED,
+                     "%s: the sentence-transformers pipeline has a Dense module (%s/) after "
+                     "pooling, and the graph outputs only per-token vectors (%s), so anytime "
+                     "cannot apply it; export the model with its Dense layer inside the graph "
+                     "(an output named \"sentence_embedding\")",
+                     d->pub.dir, d->pub.dense_module, outs[emb]);
+    }
   }
   if (n < 0)
     at_log(AT_LOG_WARN, "model", "%s: could not read the graph's outputs; task unknown",
@@ -621,7 +503,7 @@ static at_status try_hub(desc_impl *d, const char *hub, const char *repo, const 
   if (!realpath(repo_dir, repo_real))
     return at_fail(AT_ERR_IO, "%s: %s", repo_dir, strerror(errno));
   at_model_fmt(snap, sizeof snap, "%s/snapshots/%s", repo_dir, commit);
-  if (!inside(snap, repo_real))
+  if (!at_model_inside(snap, repo_real))
     return at_fail(AT_ERR_MODEL, "snapshot %s resolves outside its repository directory %s", snap,
                    repo_real);
   d->pub.source = AT_MODEL_HUB;

@@ -1,5 +1,5 @@
 /* src/serve/models.c — turning the configuration's models into served
- * models: tokenizer, labels and limits from config.json, variants ordered by
+ * models: tokenizer, labels, limits and pooling from the export files, variants ordered by
  * accuracy and loaded into the shared engine, the task head's output, a
  * service-time table (from the profile in the config, or measured here at
  * start-up through the engine when the config has none), and a planner. */
@@ -11,54 +11,42 @@
 #include "core/internal.h"
 #include "serve/serve_internal.h"
 
-static at_status read_config_json(served_model *m, const char *path) {
-  if (!path[0]) return AT_OK;
-  json_error_t err;
-  json_t *root = json_load_file(path, 0, &err);
-  if (!root)
-    return at_fail(AT_ERR_PARSE, "model '%s': config.json '%s' line %d: %s", m->name, path,
-                   err.line, err.text);
+/* What the model's export files say (anytime/model.h: labels, token limit,
+ * pooling, problem type, vocabulary sizes), read by the one reader `run`,
+ * `eval` and `profile` use too. */
+static at_status read_export(served_model *m, const char *config_json) {
+  if (!config_json[0]) return AT_OK;
+  at_model_desc *d = NULL;
+  at_status st = at_model_describe_files(config_json, &d);
+  if (st != AT_OK) {
+    char detail[1200];
+    snprintf(detail, sizeof detail, "%s", at_last_error());
+    return at_fail(st, "model '%s': %s", m->name, detail);
+  }
   /* the model's own tables, for checking V2 tensor rows before they share
    * a batch with other requests' rows */
-  json_t *vs = json_object_get(root, "vocab_size"), *tvs = json_object_get(root, "type_vocab_size");
-  if (json_is_integer(vs) && json_integer_value(vs) > 0) m->id_limit = json_integer_value(vs);
-  if (json_is_integer(tvs) && json_integer_value(tvs) > 0) m->type_limit = json_integer_value(tvs);
-  json_t *mpe = json_object_get(root, "max_position_embeddings");
-  if (json_is_integer(mpe) && json_integer_value(mpe) > 2 &&
-      (size_t)json_integer_value(mpe) < m->max_tokens)
-    m->max_tokens = (size_t)json_integer_value(mpe);
-  /* id2label: ids 0..max; ids the config skips become "LABEL_<id>". */
-  json_t *labels = json_object_get(root, "id2label");
-  if (json_is_object(labels) && json_object_size(labels) > 0) {
-    const char *k;
-    json_t *v;
-    long max_id = -1;
-    json_object_foreach(labels, k, v) {
-      char *end;
-      long id = strtol(k, &end, 10);
-      if (*end || end == k || id < 0 || id > 65535 || !json_is_string(v)) {
-        json_decref(root);
-        return at_fail(AT_ERR_PARSE, "model '%s': id2label in '%s' must map integer ids to strings",
-                       m->name, path);
-      }
-      if (id > max_id) max_id = id;
-    }
-    size_t n = (size_t)max_id + 1;
-    m->labels = calloc(n, sizeof *m->labels);
+  if (d->vocab_size > 0) m->id_limit = d->vocab_size;
+  if (d->type_vocab_size > 0) m->type_limit = d->type_vocab_size;
+  m->vocab_size = m->id_limit;
+  m->type_vocab_size = d->type_vocab_size > 0 ? d->type_vocab_size : 0;
+  if (d->max_tokens > 0 && (size_t)d->max_tokens < m->max_tokens) {
+    m->max_tokens = (size_t)d->max_tokens;
+    at_log(AT_LOG_INFO, "serve", "model '%s': %zu tokens per input, from %s", m->name,
+           m->max_tokens, d->max_tokens_source);
+  }
+  m->pooling = d->pooling;
+  m->multi_label = d->multi_label;
+  m->dense_module = d->dense_module != NULL;
+  if (d->n_labels) {
+    m->labels = calloc(d->n_labels, sizeof *m->labels);
     if (!m->labels) {
-      json_decref(root);
+      at_model_desc_free(d);
       return at_fail(AT_ERR_NOMEM, "out of memory");
     }
-    m->n_labels = (int)n;
-    json_object_foreach(labels, k, v) m->labels[strtol(k, NULL, 10)] = strdup(json_string_value(v));
-    for (size_t i = 0; i < n; i++)
-      if (!m->labels[i]) {
-        char l[32];
-        snprintf(l, sizeof l, "LABEL_%zu", i);
-        m->labels[i] = strdup(l);
-      }
+    m->n_labels = (int)d->n_labels;
+    for (size_t i = 0; i < d->n_labels; i++) m->labels[i] = strdup(d->labels[i]);
   }
-  json_decref(root);
+  at_model_desc_free(d);
   return AT_OK;
 }
 
@@ -67,10 +55,13 @@ static int by_accuracy(const void *a, const void *b) {
   return (x->accuracy < y->accuracy) - (x->accuracy > y->accuracy);
 }
 
-/* Median time of one batch of `b` sequences of 26 tokens (a fixed English
- * sentence through the model's tokenizer), run through the variant's shared
- * session (the path the engine runs). */
-static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *tok) {
+/* Median time of one batch of `b` sequences of 26 tokens, or the model's
+ * token limit if smaller (a fixed English sentence through the model's
+ * tokenizer), run through the variant's shared session (the path the engine
+ * runs). */
+static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *tok,
+                              size_t max_tokens) {
+  const int L = max_tokens < 26 ? (int)max_tokens : 26;
   at_session *s = at_engine_variant_session(e, ev);
   int64_t ids[32 * 26], mask[32 * 26];
   static const char k_text[] =
@@ -79,21 +70,21 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
   at_tok_workspace *ws = NULL;
   at_encoding enc;
   at_encode_params ep = at_encode_default_params();
-  ep.max_length = 26;
+  ep.max_length = L;
   if (at_tok_workspace_create(&ws) != AT_OK ||
       at_tokenizer_encode(tok, ws, k_text, sizeof k_text - 1, NULL, 0, &ep, &enc) != AT_OK ||
       enc.n == 0) {
     at_tok_workspace_destroy(ws);
     return NAN;
   }
-  for (int i = 0; i < b * 26; i++) ids[i] = enc.ids[(size_t)(i % 26) % enc.n], mask[i] = 1;
+  for (int i = 0; i < b * L; i++) ids[i] = enc.ids[(size_t)(i % L) % enc.n], mask[i] = 1;
   at_tok_workspace_destroy(ws);
   at_tensor in[3];
   const at_model_info *mi = at_session_info(s);
   size_t n = 0;
   for (size_t k = 0; k < mi->n_inputs && n < 3; k++) {
     in[n] = (at_tensor){.name = mi->inputs[k].name, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                        .shape = {b, 26},
+                        .shape = {b, L},
                         .data = strcmp(mi->inputs[k].name, "input_ids") == 0 ? ids : mask};
     if (strcmp(mi->inputs[k].name, "token_type_ids") == 0) in[n].data = NULL;
     n++;
@@ -118,22 +109,32 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
   return t[7];
 }
 
+/* The output the task head reads (at_model_info_task_head): every variant
+ * must agree on it and on its size. */
 static at_status setup_head(served_model *m, const at_model_info *mi, const char *vname) {
-  int want_rank = m->task == TASK_CLASSIFY ? 2 : 3;
-  const char *want = m->task == TASK_CLASSIFY ? "logits" : "last_hidden_state";
-  int idx = at_model_info_head_output(mi, want, (size_t)want_rank);
-  if (idx < 0 || (int)mi->outputs[idx].ndim != want_rank ||
-      mi->outputs[idx].dtype != AT_DTYPE_FLOAT32 || mi->outputs[idx].dims[want_rank - 1] < 1)
+  bool embed = m->task == TASK_EMBED;
+  at_pooling pool = m->pooling;
+  size_t dim = 0;
+  int idx = at_model_info_task_head(mi, embed, &pool, &dim);
+  if (idx < 0)
     return at_fail(AT_ERR_UNSUPPORTED,
-                   "model '%s' variant '%s': task '%s' needs a float output '%s' of rank %d with a "
-                   "fixed last dimension",
-                   m->name, vname, m->task == TASK_CLASSIFY ? "classify" : "embed", want, want_rank);
-  size_t dim = (size_t)mi->outputs[idx].dims[want_rank - 1];
-  if (m->out_dim && (m->out_dim != dim || m->head_output != idx))
-    return at_fail(AT_ERR_UNSUPPORTED, "model '%s': variant '%s' has output size %zu, others %zu",
-                   m->name, vname, dim, m->out_dim);
+                   "model '%s' variant '%s': task '%s' needs a float output %s with a fixed last "
+                   "dimension", m->name, vname, embed ? "embed" : "classify",
+                   embed ? "'sentence_embedding' [batch, dim] or 'last_hidden_state' [batch, seq, "
+                           "dim]" : "'logits' [batch, labels]");
+  if (embed && pool != AT_POOL_NONE && m->dense_module)
+    return at_fail(AT_ERR_UNSUPPORTED,
+                   "model '%s' variant '%s': its sentence-transformers pipeline has a Dense "
+                   "module after pooling, which the graph does not include (no "
+                   "\"sentence_embedding\" output); export the model with it", m->name, vname);
+  if (m->out_dim && (m->out_dim != dim || m->head_output != idx || m->head_pooling != pool))
+    return at_fail(AT_ERR_UNSUPPORTED,
+                   "model '%s': variant '%s' has output '%s' of size %zu, the others output %zu "
+                   "values from output %d", m->name, vname, mi->outputs[idx].name, dim, m->out_dim,
+                   m->head_output);
   m->out_dim = dim;
   m->head_output = idx;
+  m->head_pooling = pool;
   return AT_OK;
 }
 
@@ -164,9 +165,10 @@ at_status serve_load_models(at_server *s) {
     }
     m->pad_id = at_tokenizer_pad_id(m->tok);
     m->type_limit = 1;
-    if ((st = read_config_json(m, mc->config_json)) != AT_OK) return st;
+    if ((st = read_export(m, mc->config_json)) != AT_OK) return st;
     size_t tv = at_tokenizer_vocab_size(m->tok);
     if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
+    if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
     memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
     qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
     m->n_variants = mc->n_variants;
@@ -229,8 +231,8 @@ at_status serve_load_models(at_server *s) {
       if (!profiled) {
         /* No profile in the config: measure batch 1 and 8 now. */
         int ev = m->variants[v].engine_index;
-        double s1 = measure_batch_s(s->engine, ev, 1, m->tok);
-        double s8 = measure_batch_s(s->engine, ev, 8, m->tok);
+        double s1 = measure_batch_s(s->engine, ev, 1, m->tok, m->max_tokens);
+        double s8 = measure_batch_s(s->engine, ev, 8, m->tok, m->max_tokens);
         if (!(s1 > 0) || !(s8 > 0))
           return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run",
                          m->name, m->variants[v].name);

@@ -44,13 +44,41 @@ int rj_texts_get(json_t *body, const char *key, size_t max_inputs, rj_texts_t *o
   }
   for (size_t i = 0; i < out->n; i++) {
     json_t *s = out->single ? in : json_array_get(in, i);
+    json_t *second = NULL;
+    if (json_is_array(s) && json_array_size(s) >= 1 && json_array_size(s) <= 2) {
+      /* [text] or [text, text_pair] (a cross-encoder's input) */
+      second = json_array_get(s, 1);
+      s = json_array_get(s, 0);
+      if (second && !json_is_string(second)) s = NULL;
+    }
     if (!json_is_string(s)) {
       rj_texts_free(out);
-      snprintf(err, cap, "\"%s\"[%zu] is not a string (token-id inputs are not supported)", key, i);
+      snprintf(err, cap,
+               "\"%s\"[%zu] is not a string or a [text, text_pair] list of "
+               "strings (token-id inputs are not supported)",
+               key, i);
       return 400;
     }
     out->texts[i] = json_string_value(s);
     out->lens[i] = json_string_length(s);
+    if (second) {
+      if (!out->pairs) {
+        out->pairs = calloc(out->n, sizeof *out->pairs);
+        out->pair_lens = calloc(out->n, sizeof *out->pair_lens);
+        if (!out->pairs || !out->pair_lens) {
+          rj_texts_free(out);
+          snprintf(err, cap, "out of memory");
+          return 500;
+        }
+      }
+      out->pairs[i] = json_string_value(second);
+      out->pair_lens[i] = json_string_length(second);
+      if (out->pair_lens[i] == 0) {
+        rj_texts_free(out);
+        snprintf(err, cap, "\"%s\"[%zu]: the text pair is an empty string", key, i);
+        return 400;
+      }
+    }
   }
   return 0;
 }
@@ -58,8 +86,12 @@ int rj_texts_get(json_t *body, const char *key, size_t max_inputs, rj_texts_t *o
 void rj_texts_free(rj_texts_t *t) {
   free(t->texts);
   free(t->lens);
+  free(t->pairs);
+  free(t->pair_lens);
   t->texts = NULL;
   t->lens = NULL;
+  t->pairs = NULL;
+  t->pair_lens = NULL;
   t->n = 0;
 }
 
@@ -77,11 +109,12 @@ int rj_bool_get(json_t *body, const char *key, bool dflt, bool *out, char *err, 
   return 0;
 }
 
-int tei_req_parse(json_t *body, size_t max_inputs, tei_req *q, char *err, size_t cap) {
+int tei_req_parse(json_t *body, size_t max_inputs, bool truncate_dflt, tei_req *q, char *err,
+                  size_t cap) {
   memset(q, 0, sizeof *q);
   int st = rj_texts_get(body, "inputs", max_inputs, &q->t, err, cap);
   if (st) return st;
-  if ((st = rj_bool_get(body, "truncate", false, &q->truncate, err, cap)) ||
+  if ((st = rj_bool_get(body, "truncate", truncate_dflt, &q->truncate, err, cap)) ||
       (st = rj_bool_get(body, "normalize", true, &q->normalize, err, cap)) ||
       (st = rj_bool_get(body, "raw_scores", false, &q->raw_scores, err, cap))) {
     rj_texts_free(&q->t);

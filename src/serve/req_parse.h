@@ -18,12 +18,17 @@ typedef struct rj_texts_t {
   bool single;        /* the member was a bare string */
   const char **texts; /* point into the json_t; valid while it lives */
   size_t *lens;
+  const char **pairs; /* NULL, or n entries: the text pair of an element given as
+                         [text, text_pair] (NULL for the others) */
+  size_t *pair_lens;
 } rj_texts_t;
 
 /* body[key] as texts: a string (n = 1, single) or a non-empty list of at
- * most max_inputs strings. Returns 0 (free *out with rj_texts_free()), or
- * the status to answer — 400, 413 (too many), 500 (out of memory) — with
- * the message in err[cap] and *out empty. */
+ * most max_inputs elements, each a string, [text] or [text, text_pair] (a
+ * cross-encoder's input; the pair a non-empty string). Returns 0 (free
+ * *out with rj_texts_free()), or the status to answer — 400, 413 (too
+ * many), 500 (out of memory) — with the message in err[cap] and *out
+ * empty. */
 int rj_texts_get(json_t *body, const char *key, size_t max_inputs, rj_texts_t *out, char *err,
                  size_t cap);
 void rj_texts_free(rj_texts_t *t);
@@ -38,10 +43,12 @@ typedef struct tei_req {
   bool truncate, normalize, raw_scores;
 } tei_req;
 
-/* Fill q from body (a JSON object). Returns 0 (free with tei_req_free()) or
- * the status to answer (400, 413, 500) with the message in err; then
- * nothing needs freeing. */
-int tei_req_parse(json_t *body, size_t max_inputs, tei_req *q, char *err, size_t cap);
+/* Fill q from body (a JSON object); "truncate" defaults to truncate_dflt
+ * (server.auto_truncate). Returns 0 (free with tei_req_free()) or the
+ * status to answer (400, 413, 500) with the message in err; then nothing
+ * needs freeing. */
+int tei_req_parse(json_t *body, size_t max_inputs, bool truncate_dflt, tei_req *q, char *err,
+                  size_t cap);
 void tei_req_free(tei_req *q);
 
 /* POST /v1/embeddings: "encoding_format" and "dimensions" for a model whose

@@ -1,7 +1,8 @@
 /* src/serve/routes_completions.c — POST /v1/completions (OpenAI-compatible)
  * on the generation lane: request validation, prompt tokenisation, text
- * assembly from generated tokens (incremental decoding that never splits a
- * UTF-8 character and never lets a stop sequence out), and the two answer
+ * assembly from generated tokens (incremental decoding over a window of
+ * recent tokens, that never splits a UTF-8 character and never lets a stop
+ * sequence out), and the two answer
  * forms: one JSON body, or server-sent events with `stream: true`.
  *
  * DESIGN
@@ -54,6 +55,7 @@ typedef struct cmpl {
   char *stops[TS_MAX_STOPS];
   size_t stop_len[TS_MAX_STOPS];
   int n_stops;
+  ts_detok text;       /* the text so far, decoded incrementally */
   size_t emitted;      /* bytes of text already handed out */
   bool stopped_by_seq; /* a stop sequence ended it */
   char *final_text;    /* the whole text once done (non-stream) */
@@ -77,6 +79,7 @@ static void cmpl_unref(cmpl *c) {
   at_tok_workspace_destroy(c->ws);
   for (int i = 0; i < c->n_stops; i++) free(c->stops[i]);
   free(c->tokens);
+  ts_detok_free(&c->text);
   free(c->prompt);
   free(c->final_text);
   free(c->sse);
@@ -86,24 +89,22 @@ static void cmpl_unref(cmpl *c) {
 
 /* ------------------------------------------------------------ text */
 
-/* Decode the generated tokens and decide how much text can be released
+/* Bring the text up to date and decide how much of it can be released
  * (textstream.h). Scheduler thread. */
 static void assemble(cmpl *c, bool final, const char **text, size_t *safe, size_t *stop_at) {
-  const char *t = "";
-  size_t n = 0;
-  if (c->n_tokens > 0 &&
-      at_tokenizer_decode(c->srv->lm->tok, c->ws, c->tokens, (size_t)c->n_tokens, true, &t, &n) !=
-          AT_OK) {
-    t = "";
-    n = 0;
+  if (!ts_detok_step(&c->text, c->srv->lm->tok, c->ws, c->tokens, c->n_tokens, final)) {
+    *text = c->text.text ? c->text.text : ""; /* out of memory: release nothing more */
+    *safe = c->emitted;
+    *stop_at = TS_NO_STOP;
+    return;
   }
-  *text = t;
+  *text = c->text.text ? c->text.text : "";
   ts_stops st = {.n = c->n_stops};
   for (int i = 0; i < c->n_stops; i++) {
     st.s[i] = c->stops[i];
     st.len[i] = c->stop_len[i];
   }
-  *safe = ts_release(t, n, c->emitted, &st, final, stop_at);
+  *safe = ts_release(*text, c->text.len, c->emitted, &st, final, stop_at);
 }
 
 /* ------------------------------------------------------------ SSE */

@@ -75,11 +75,17 @@ static enum MHD_Result embeddings(req_ctx *r) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
+  bool truncate = r->srv->cfg.auto_truncate; /* not OpenAI's; TEI's, for the same clients */
+  if (rj_bool(r, body, "truncate", truncate, &truncate, &res)) goto out;
   if (rj_texts(r, body, "input", &t, &res) != 0) goto out;
+  if (t.pairs) {
+    res = serve_error(r, 400, "\"input\" must be a string or a list of strings");
+    goto out;
+  }
   r->route_state = st;
   r->free_state = free;
   st = NULL;
-  text_opts o = {.truncate = false, .deadline_s = dl};
+  text_opts o = {.truncate = truncate, .deadline_s = dl};
   res = serve_run_text_job(r, m, t.texts, t.lens, t.n, &o, finish_embeddings);
 out:
   rj_texts_free(&t);

@@ -1,6 +1,8 @@
 /* src/serve/routes_tei.c — the Text Embeddings Inference-style routes:
- * POST /embed (mean pooling, normalize, truncate), POST /predict (labels
- * from config.json's id2label, softmax scores or raw_scores), POST
+ * POST /embed (pooling, normalize, truncate), POST /rerank (a cross-encoder
+ * over (query, text) pairs), POST /predict (texts or [text, text_pair]; labels
+ * from config.json's id2label, softmax scores (a sigmoid per label for a
+ * multi-label model) or raw_scores), POST
  * /tokenize, GET /health, GET /info. Shapes: docs/api.md. An optional
  * "model" member picks a model by name; otherwise the first model with the
  * route's task answers. */
@@ -63,6 +65,14 @@ void serve_softmax(const float *logits, float *p, size_t n) {
   for (size_t i = 0; i < n; i++) p[i] = (float)(exp((double)(logits[i] - mx)) / sum);
 }
 
+void serve_scores(const served_model *m, const float *logits, float *p, size_t n) {
+  if (!m->multi_label) {
+    serve_softmax(logits, p, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) p[i] = (float)(1.0 / (1.0 + exp(-(double)logits[i])));
+}
+
 static void finish_embed(req_ctx *r) {
   job *j = r->job;
   tei_state *st = r->route_state;
@@ -87,7 +97,7 @@ static void finish_predict(req_ctx *r) {
     const float *lg = j->items[i].out;
     size_t n = m->out_dim < 256 ? m->out_dim : 256;
     if (st->raw_scores) memcpy(p, lg, n * sizeof(float));
-    else serve_softmax(lg, p, n);
+    else serve_scores(m, lg, p, n);
     int order[256];
     for (size_t k = 0; k < n; k++) order[k] = (int)k;
     for (size_t a = 1; a < n; a++) /* highest score first */
@@ -122,12 +132,19 @@ static enum MHD_Result text_route(req_ctx *r, serve_task task) {
   char err[256];
   int hs;
   if (!m || !st) goto out;
-  if ((hs = tei_req_parse(body, r->srv->cfg.max_inputs, &q, err, sizeof err)) != 0) {
+  if ((hs = tei_req_parse(body, r->srv->cfg.max_inputs, r->srv->cfg.auto_truncate, &q, err,
+                          sizeof err)) != 0) {
     res = serve_error(r, hs, "%s", err);
     goto out;
   }
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    tei_req_free(&q);
+    goto out;
+  }
+  if (q.t.pairs && task == TASK_EMBED) {
+    res = serve_error(r, 400, "text pairs are for classifiers (cross-encoders, POST /predict or "
+                      "/rerank); /embed takes strings");
     tei_req_free(&q);
     goto out;
   }
@@ -137,12 +154,142 @@ static enum MHD_Result text_route(req_ctx *r, serve_task task) {
   r->route_state = st;
   r->free_state = free;
   st = NULL;
-  text_opts o = {.truncate = q.truncate, .deadline_s = dl};
+  text_opts o = {.truncate = q.truncate, .deadline_s = dl,
+                 .pairs = (const char *const *)q.t.pairs, .pair_lens = q.t.pair_lens};
   res = serve_run_text_job(r, m, q.t.texts, q.t.lens, q.t.n, &o,
                            task == TASK_EMBED ? finish_embed : finish_predict);
   tei_req_free(&q);
 out:
   free(st);
+  json_decref(body);
+  return res;
+}
+
+/* POST /rerank (TEI's): {"query", "texts", "raw_scores", "return_text",
+ * "truncate"} -> [{"index", "score", "text"?}], highest score first. The
+ * model is a cross-encoder: a classifier with one output, run on the pairs
+ * (query, text); the score is the sigmoid of its logit, or the logit with
+ * raw_scores. */
+typedef struct rerank_state {
+  bool raw_scores, return_text;
+  json_t *body; /* holds the texts for return_text */
+} rerank_state;
+
+static void rerank_free(void *p) {
+  rerank_state *st = p;
+  if (st) json_decref(st->body);
+  free(st);
+}
+
+static void finish_rerank(req_ctx *r) {
+  job *j = r->job;
+  rerank_state *st = r->route_state;
+  size_t n = j->n;
+  float *score = malloc(n * sizeof *score);
+  size_t *order = malloc(n * sizeof *order);
+  if (!score || !order) {
+    free(score);
+    free(order);
+    serve_prepare_error(r, 500, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    float lg = j->items[i].out[0];
+    score[i] = st->raw_scores ? lg : (float)(1.0 / (1.0 + exp(-(double)lg)));
+    order[i] = i;
+  }
+  for (size_t a = 1; a < n; a++) /* highest first; equal scores keep their order */
+    for (size_t b = a; b > 0 && score[order[b]] > score[order[b - 1]]; b--) {
+      size_t x = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = x;
+    }
+  json_t *texts = json_object_get(st->body, "texts"), *out = json_array();
+  for (size_t k = 0; k < n; k++) {
+    json_t *row = json_pack("{s:I, s:f}", "index", (json_int_t)order[k], "score",
+                            (double)score[order[k]]);
+    if (st->return_text)
+      json_object_set(row, "text", json_array_get(texts, order[k]));
+    json_array_append_new(out, row);
+  }
+  free(score);
+  free(order);
+  serve_prepare_json(r, 200, out);
+}
+
+static enum MHD_Result rerank_route(req_ctx *r) {
+  enum MHD_Result res = MHD_YES;
+  if (rj_predecide(r, TASK_CLASSIFY, "texts", &res)) return res; /* refused unparsed */
+  json_t *body = rj_parse(r, &res);
+  if (!body) return res;
+  served_model *m = NULL;
+  json_t *mv = json_object_get(body, "model");
+  if (!mv || json_is_null(mv)) { /* no name: the first cross-encoder (one output) */
+    for (int i = 0; i < r->srv->n_models && !m; i++)
+      if (r->srv->models[i].task == TASK_CLASSIFY && r->srv->models[i].out_dim == 1)
+        m = &r->srv->models[i];
+    if (!m) res = serve_error(r, 404, "no cross-encoder (a classifier with one output) is served here");
+  } else {
+    m = serve_pick_model(r, body, TASK_CLASSIFY, &res);
+  }
+  rj_texts_t t = {0};
+  rerank_state *st = calloc(1, sizeof *st);
+  const char **query = NULL;
+  size_t *qlen = NULL;
+  bool truncate = r->srv->cfg.auto_truncate;
+  double dl = rj_deadline_s(r);
+  json_t *q = json_object_get(body, "query");
+  if (!m || !st) {
+    if (!st) res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
+  if (m->out_dim != 1) {
+    res = serve_error(r, 400, "model '%s' has %zu outputs; /rerank needs a cross-encoder with "
+                      "one score (use /predict with [text, text_pair] inputs)", m->name, m->out_dim);
+    goto out;
+  }
+  if (!json_is_string(q) || json_string_length(q) == 0) {
+    res = serve_error(r, 400, "\"query\" must be a non-empty string");
+    goto out;
+  }
+  if (json_is_string(json_object_get(body, "texts"))) {
+    res = serve_error(r, 400, "\"texts\" must be a list of strings");
+    goto out;
+  }
+  if (rj_texts(r, body, "texts", &t, &res) != 0) goto out;
+  if (t.pairs) {
+    res = serve_error(r, 400, "\"texts\" must be a list of strings");
+    goto out;
+  }
+  if (rj_bool(r, body, "truncate", truncate, &truncate, &res) ||
+      rj_bool(r, body, "raw_scores", false, &st->raw_scores, &res) ||
+      rj_bool(r, body, "return_text", false, &st->return_text, &res))
+    goto out;
+  if (dl < 0) {
+    res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    goto out;
+  }
+  /* the pairs (query, text_i): the query is the first sequence, as TEI
+   * and sentence-transformers' CrossEncoder order them */
+  query = malloc(t.n * sizeof *query);
+  qlen = malloc(t.n * sizeof *qlen);
+  if (!query || !qlen) {
+    res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < t.n; i++) query[i] = json_string_value(q), qlen[i] = json_string_length(q);
+  st->body = json_incref(body);
+  r->route_state = st;
+  r->free_state = rerank_free;
+  st = NULL;
+  text_opts o = {.truncate = truncate, .deadline_s = dl, .pairs = (const char *const *)t.texts,
+                 .pair_lens = t.lens};
+  res = serve_run_text_job(r, m, query, qlen, t.n, &o, finish_rerank);
+out:
+  free(query);
+  free(qlen);
+  rj_texts_free(&t);
+  rerank_free(st);
   json_decref(body);
   return res;
 }
@@ -172,7 +319,8 @@ static enum MHD_Result tokenize_route(req_ctx *r) {
       at_status st = AT_OK;
       for (size_t i = 0; i < t.n && st == AT_OK; i++) {
         at_encoding e;
-        st = at_tokenizer_encode(m->tok, ws, t.texts[i], t.lens[i], NULL, 0, &ep, &e);
+        st = at_tokenizer_encode(m->tok, ws, t.texts[i], t.lens[i], t.pairs ? t.pairs[i] : NULL,
+                                 t.pairs && t.pairs[i] ? t.pair_lens[i] : 0, &ep, &e);
         if (st != AT_OK) break;
         json_t *row = json_array();
         for (size_t k = 0; k < e.n; k++)
@@ -230,6 +378,8 @@ enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method) {
     return post ? text_route(r, TASK_EMBED) : serve_error(r, 405, "use POST for /embed");
   if (!strcmp(url, "/predict"))
     return post ? text_route(r, TASK_CLASSIFY) : serve_error(r, 405, "use POST for /predict");
+  if (!strcmp(url, "/rerank"))
+    return post ? rerank_route(r) : serve_error(r, 405, "use POST for /rerank");
   if (!strcmp(url, "/tokenize"))
     return post ? tokenize_route(r) : serve_error(r, 405, "use POST for /tokenize");
   snprintf(r->route, sizeof r->route, "other");

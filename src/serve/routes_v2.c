@@ -100,7 +100,7 @@ static void finish_text(req_ctx *r) {
   if (m->task == TASK_CLASSIFY) {
     if (st->want[0]) json_array_append_new(outs, tensor_json("logits", shape, 2, buf, n * d));
     if (st->want[1]) {
-      for (size_t i = 0; i < n; i++) serve_softmax(j->items[i].out, buf + i * d, d);
+      for (size_t i = 0; i < n; i++) serve_scores(m, j->items[i].out, buf + i * d, d);
       json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
     }
   } else if (st->want[2]) {
@@ -183,6 +183,37 @@ static size_t mask_len(const int64_t *mask, size_t S) {
   for (size_t k = len; k < S; k++)
     if (mask[k] != 0) return 0;
   return len;
+}
+
+/* Token ids the model's tables do not hold are the client's error: 400
+ * naming the first, never a failed Run (500) — and never a Run at all, as
+ * ONNX Gather reads a negative index from the end of the table and would
+ * answer 200 for id -1. Every element is checked, padding included (a
+ * request that runs alone feeds them all to the graph). Limits:
+ * config.json's vocab_size (else the tokenizer's size) and, when
+ * config.json states it, type_vocab_size. */
+static bool ids_in_range(req_ctx *r, const v2_state *st, enum MHD_Result *res) {
+  const served_model *m = st->m;
+  for (size_t k = 0; k < st->n_in; k++) {
+    const at_tensor *t = &st->in[k];
+    bool is_ids = !strcmp(t->name, "input_ids");
+    int64_t lim = is_ids                               ? m->vocab_size
+                  : !strcmp(t->name, "token_type_ids") ? m->type_vocab_size
+                                                       : 0;
+    if (t->dtype != AT_DTYPE_INT64 || lim <= 0) continue;
+    size_t n = 1;
+    for (size_t a = 0; a < t->ndim; a++) n *= (size_t)t->shape[a];
+    const int64_t *v = t->data;
+    for (size_t i = 0; i < n; i++)
+      if (v[i] < 0 || v[i] >= lim) {
+        *res = serve_error(
+            r, 400, "input '%s': value %lld at element %zu is outside the model's %s (0..%lld)",
+            t->name, (long long)v[i], i, is_ids ? "vocabulary" : "token types",
+            (long long)(lim - 1));
+        return false;
+      }
+  }
+  return true;
 }
 
 /* Can the batcher carry this request exactly? If so, lay out where its
@@ -390,7 +421,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
    * dimension, then the data. */
   const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
   v2_sig sig = {.mi = mi, .embed = m->task == TASK_EMBED, .model = m->name,
-                .max_inputs = r->srv->cfg.max_inputs};
+                .max_inputs = r->srv->cfg.max_inputs, .truncate_dflt = r->srv->cfg.auto_truncate};
   if ((hs = v2_req_parse(body, &sig, &q, err, sizeof err)) != 0) {
     res = serve_error(r, hs, "%s", err);
     goto out;
@@ -409,7 +440,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     r->route_state = st;
     r->free_state = v2_free;
     st = NULL;
-    text_opts o = {.truncate = false, .deadline_s = dl};
+    text_opts o = {.truncate = q.truncate, .deadline_s = dl};
     res = serve_run_text_job(r, m, q.texts, q.lens, q.n_texts, &o, finish_text);
     goto out;
   }
@@ -432,6 +463,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
       goto out;
     }
   }
+  if (!ids_in_range(r, st, &res)) goto out; /* on_completed releases the admission */
   r->route_state = st;
   r->free_state = v2_free;
   v2_state *owned = st;

@@ -39,8 +39,16 @@ typedef struct served_model {
   int64_t id_limit;         /* token ids below this are safe to batch: the smaller of
                                config.json's vocab_size and the tokenizer's */
   int64_t type_limit;       /* token_type_ids below this (type_vocab_size; default 1) */
+  int64_t vocab_size;       /* config.json's vocab_size, else the tokenizer's: a V2
+                               input_ids value outside [0, this) is the client's 400 */
+  int64_t type_vocab_size;  /* config.json's type_vocab_size (0: not stated): a V2
+                               token_type_ids value outside [0, this) is a 400 */
   size_t out_dim;           /* n_labels (classify) or hidden size (embed) */
-  int head_output;          /* output index: logits / last_hidden_state */
+  int head_output;          /* output index: logits / sentence_embedding / last_hidden_state */
+  at_pooling pooling;       /* embed: what the export files say (mean by default) */
+  at_pooling head_pooling;  /* embed: what the head does (AT_POOL_NONE: graph pooled) */
+  bool dense_module;        /* a Dense module follows pooling (the graph must include it) */
+  bool multi_label;         /* classify: problem_type multi_label_classification (sigmoid) */
   int n_variants;           /* ordered most accurate first */
   served_variant variants[AT_SERVER_MAX_VARIANTS];
   at_planner *planner;      /* indices = positions in variants[] */
@@ -196,6 +204,11 @@ at_tok_workspace *serve_workspace(at_server *s);
 typedef struct text_opts {
   bool truncate;             /* cut inputs longer than max_tokens instead of 413 */
   double deadline_s;         /* <= 0: the planner's default */
+  /* Text pairs (cross-encoders): pairs[i] (pair_lens[i] bytes) is encoded as
+   * the second sequence with texts[i], token_type_ids from the tokenizer's
+   * pair template; pairs NULL, or pairs[i] NULL, for a single text. */
+  const char *const *pairs;
+  const size_t *pair_lens;
 } text_opts;
 
 /* Cheap checks (count, empty strings), then the planner (serve_admit: a

@@ -2,8 +2,8 @@
  * is read: cheap checks, the model's planner (admit to a variant, or refuse
  * at once with 429 before any tokenising), tokenise (HTTP thread), suspend
  * the connection, queue one batcher item per text (or per V2 tensor row);
- * on engine workers apply the task head (copy the logits row, or mean-pool
- * last_hidden_state over the item's real tokens) or the route's own row
+ * on engine workers apply the task head (copy the logits row, or pool
+ * last_hidden_state over the item's real tokens as the export says) or the route's own row
  * handler, release the item in the planner, and, when the last item is
  * done, resume the connection.
  *
@@ -64,8 +64,8 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
       const float *data = o->data;
       if (m->task == TASK_CLASSIFY) {
         memcpy(it->out, data, m->out_dim * sizeof(float));
-      } else { /* mean of the item's real positions of [1, padded, H] */
-        at_mean_pool(data, res->len, m->out_dim, it->out);
+      } else { /* pool the item's real positions of [1, padded, H], or copy [1, H] */
+        at_pool(m->head_pooling, data, res->len, m->out_dim, it->out);
       }
     }
     it->batch_size = res->batch_size;
@@ -167,18 +167,45 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   at_encode_params ep = at_encode_default_params();
   ep.max_length = o->truncate ? (int)m->max_tokens : 0;
   ep.pad_to = 0;
-  at_status st = at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
+  at_status st = o->pairs ? AT_OK : at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
   if (st != AT_OK) {
     free(enc);
     serve_release(r, n);
     return serve_error(r, st == AT_ERR_LIMIT ? 413 : 400, "cannot tokenise the input: %s",
                        at_last_error());
   }
+  /* Pairs are encoded one at a time; each encoding lives in the workspace
+   * until the next, so its ids and type ids are copied out at once. */
+  int64_t *pair_buf = NULL;
+  size_t pair_cap = 0, pair_used = 0;
+  for (size_t i = 0; o->pairs && i < n; i++) {
+    st = at_tokenizer_encode(m->tok, ws, texts[i], lens[i], o->pairs[i],
+                             o->pairs[i] ? o->pair_lens[i] : 0, &ep, &enc[i]);
+    if (st == AT_OK && pair_used + 2 * enc[i].n > pair_cap) {
+      size_t cap = (pair_used + 2 * enc[i].n) * 2 + 64;
+      int64_t *nb = realloc(pair_buf, cap * sizeof *nb);
+      if (nb) pair_buf = nb, pair_cap = cap;
+      else st = at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+    if (st != AT_OK) {
+      free(enc);
+      free(pair_buf);
+      serve_release(r, n);
+      return serve_error(r, st == AT_ERR_LIMIT ? 413 : st == AT_ERR_NOMEM ? 500 : 400,
+                         "cannot tokenise input %zu: %s", i, at_last_error());
+    }
+    for (size_t k = 0; k < enc[i].n; k++) {
+      pair_buf[pair_used + k] = enc[i].ids[k];
+      pair_buf[pair_used + enc[i].n + k] = enc[i].type_ids[k];
+    }
+    pair_used += 2 * enc[i].n;
+  }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
     if (enc[i].n > m->max_tokens) {
       size_t got = enc[i].n;
       free(enc);
+      free(pair_buf);
       serve_release(r, n);
       return serve_error(r, 413,
                          "input %zu has %zu tokens; the limit is %zu (send \"truncate\": true to "
@@ -186,24 +213,35 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
     }
     total += enc[i].n;
   }
-  job *j = serve_job_alloc(r, m, n, total * sizeof(int64_t) + n * m->out_dim * sizeof(float));
+  size_t per_tok = o->pairs ? 2 * sizeof(int64_t) : sizeof(int64_t); /* ids (+ type ids) */
+  job *j = serve_job_alloc(r, m, n, total * per_tok + n * m->out_dim * sizeof(float));
   if (!j) {
     free(enc);
+    free(pair_buf);
     serve_release(r, n);
     return serve_error(r, 500, "out of memory");
   }
   int64_t *idp = (int64_t *)(j->items + n);
-  float *outp = (float *)(idp + total);
+  float *outp = (float *)(idp + total * (o->pairs ? 2 : 1));
+  const int64_t *from = pair_buf;
   for (size_t i = 0; i < n; i++) {
     job_item *it = &j->items[i];
     it->ids = idp;
     it->len = enc[i].n;
     it->out = outp + i * m->out_dim;
-    for (size_t k = 0; k < enc[i].n; k++) idp[k] = enc[i].ids[k];
-    idp += enc[i].n;
+    if (o->pairs) { /* ids then type ids, as copied above */
+      memcpy(idp, from, 2 * enc[i].n * sizeof *idp);
+      it->types = idp + enc[i].n;
+      from += 2 * enc[i].n;
+      idp += 2 * enc[i].n;
+    } else {
+      for (size_t k = 0; k < enc[i].n; k++) idp[k] = enc[i].ids[k];
+      idp += enc[i].n;
+    }
     j->prompt_tokens += enc[i].n;
   }
   free(enc);
+  free(pair_buf);
   j->tokenize_ns = at_now_ns() - t0;
   /* 4. queue every text */
   return serve_submit_job(r, j, finish);

@@ -1,5 +1,6 @@
 /* src/serve/textstream.c — releasing generated text safely (see
  * textstream.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "serve/textstream.h"
@@ -54,4 +55,41 @@ size_t ts_release(const char *text, size_t n, size_t emitted, const ts_stops *st
     safe = n - (h1 > h2 ? h1 : h2);
   }
   return safe < emitted ? emitted : safe;
+}
+
+bool ts_detok_step(ts_detok *d, const at_tokenizer *tok, at_tok_workspace *ws, const int32_t *ids,
+                   int n, bool final) {
+  const char *t;
+  size_t plen = 0, len = 0;
+  if (d->read_off > d->prefix_off &&
+      at_tokenizer_decode(tok, ws, ids + d->prefix_off, (size_t)(d->read_off - d->prefix_off), true,
+                          &t, &plen) != AT_OK)
+    return true;
+  if (n <= d->read_off && !final) return true;
+  if (n <= d->prefix_off ||
+      at_tokenizer_decode(tok, ws, ids + d->prefix_off, (size_t)(n - d->prefix_off), true, &t,
+                          &len) != AT_OK)
+    return true;
+  bool split = len >= 3 && memcmp(t + len - 3, "\xEF\xBF\xBD", 3) == 0;
+  if (len <= plen || (split && !final)) return true; /* nothing new yet */
+  size_t add = len - plen;
+  if (d->len + add + 1 > d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 256;
+    while (cap < d->len + add + 1) cap *= 2;
+    char *nb = realloc(d->text, cap);
+    if (!nb) return false;
+    d->text = nb;
+    d->cap = cap;
+  }
+  memcpy(d->text + d->len, t + plen, add);
+  d->len += add;
+  d->text[d->len] = '\0';
+  d->prefix_off = d->read_off;
+  d->read_off = n;
+  return true;
+}
+
+void ts_detok_free(ts_detok *d) {
+  free(d->text);
+  memset(d, 0, sizeof *d);
 }

@@ -53,8 +53,8 @@ static int collect_numbers(json_t *d, at_dtype t, void *buf, size_t *n, size_t c
   return 0;
 }
 
-static int text_path(json_t *first, size_t n_inputs, const v2_sig *sig, v2_req *q, char *err,
-                     size_t cap) {
+static int text_path(json_t *body, json_t *first, size_t n_inputs, const v2_sig *sig, v2_req *q,
+                     char *err, size_t cap) {
   if (n_inputs != 1) {
     snprintf(err, cap, "a BYTES (text) request takes exactly one input");
     return 400;
@@ -90,6 +90,15 @@ static int text_path(json_t *first, size_t n_inputs, const v2_sig *sig, v2_req *
     return 400;
   }
   q->n_texts = n;
+  /* "parameters": {"truncate": true} cuts texts over the token limit */
+  q->truncate = sig->truncate_dflt;
+  json_t *params = json_object_get(body, "parameters");
+  json_t *tv = json_is_object(params) ? json_object_get(params, "truncate") : NULL;
+  if (tv && !json_is_boolean(tv)) {
+    snprintf(err, cap, "\"parameters\".\"truncate\" must be true or false");
+    return 400;
+  }
+  if (tv) q->truncate = json_is_true(tv);
   return 0;
 }
 
@@ -228,7 +237,7 @@ int v2_req_parse(json_t *body, const v2_sig *sig, v2_req *q, char *err, size_t c
   int st;
   if (json_is_string(dt) && !strcmp(json_string_value(dt), "BYTES")) {
     q->text = true;
-    st = text_path(first, json_array_size(inputs), sig, q, err, cap);
+    st = text_path(body, first, json_array_size(inputs), sig, q, err, cap);
   } else {
     st = tensor_path(inputs, sig, q, err, cap);
   }

@@ -25,6 +25,7 @@ typedef struct v2_sig {
   bool embed;              /* an embedding model (else a classifier) */
   const char *model;       /* its name, for messages */
   size_t max_inputs;       /* texts, or batch rows, in one request */
+  bool truncate_dflt;      /* texts: "parameters"."truncate" when absent (server.auto_truncate) */
 } v2_sig;
 
 typedef struct v2_req {
@@ -36,6 +37,7 @@ typedef struct v2_req {
   bool text; /* one BYTES input */
   /* text path */
   bool want[3];       /* logits, probabilities, embedding */
+  bool truncate;      /* "parameters": {"truncate": bool}, else the default */
   const char **texts; /* point into the body; n_texts of them */
   size_t *lens;
   size_t n_texts;

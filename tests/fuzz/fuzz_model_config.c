@@ -1,19 +1,25 @@
 /* tests/fuzz/fuzz_model_config.c — libFuzzer driver for what model
- * resolution reads from a model directory besides the graphs
- * (src/model/resolve.c): config.json (at_model_config_parse) and a Hugging
- * Face hub refs/<revision> file (at_model_parse_ref). The same bytes go to
- * both. Checked against references written here:
+ * resolution reads from a model directory besides the graphs: config.json
+ * (at_model_parse_config, src/model/export.c, the one reader the library
+ * and the server share) and a Hugging Face hub refs/<revision> file
+ * (at_model_parse_ref, src/model/resolve.c). The same bytes go to both.
+ * Checked against references written here:
  *   - config: accepted exactly when it is a JSON object (duplicate keys
- *     refused) whose id2label keys are decimal ids 0..4095 with string
- *     values (or, without id2label, whose label2id values are integer ids
- *     0..4095); then n_labels is one past the largest id, every label is a
- *     string, labels[id] is the config's own text (LABEL_<i> for an id it
- *     skips), hidden_size / max_position_embeddings are the first integer
- *     of their key lists, model_type and the first architecture as given;
+ *     refused) whose id2label (when a non-empty object) has decimal ids
+ *     0..4095 as keys and strings as values, or else whose label2id values
+ *     are integer ids 0..4095; then n_labels is one past the largest id,
+ *     every label is a string, labels[id] is the config's own text
+ *     (LABEL_<i> for an id it skips); hidden_size, max_position_embeddings,
+ *     vocab_size and type_vocab_size are the first integer of their key
+ *     lists; model_type, the first architecture and multi_label as given;
+ *     the token limit is max_position_embeddings less the position offset
+ *     when that is in 3..2^20, else none;
  *   - ref: accepted exactly when the text, trailing white space dropped,
  *     is 7..64 lower-case hex digits and nothing else; the hash returned is
- *     that text (a full commit hash is 40 of them).
- * Seeds: tests/fuzz/corpus/model_config/ (config.json of each model in models/, refs). */
+ *     that text (a full commit hash is 40 of them; the hub also allows
+ *     abbreviated and 64-digit ones).
+ * Seeds: tests/fuzz/corpus/model_config/ (config.json of each model in
+ * models/, refs). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +54,8 @@ static void check_config(const uint8_t *data, size_t size) {
   json_t *l2i = want ? json_object_get(root, "label2id") : NULL;
   const char *k;
   json_t *v;
-  if (json_is_object(id2)) {
+  int by_id = json_is_object(id2) && json_object_size(id2) > 0;
+  if (by_id) {
     json_object_foreach(id2, k, v) {
       long id = key_id(k);
       if (id < 0 || !json_is_string(v))
@@ -65,14 +72,17 @@ static void check_config(const uint8_t *data, size_t size) {
         want_n = (size_t)id + 1;
     }
   }
-  at_model_desc *d = NULL;
-  at_status st = at_model_config_parse((const char *)data, size, &d);
+  at_desc_impl *di = calloc(1, sizeof *di);
+  if (!di) abort();
+  di->pub.variants = di->vars;
+  at_model_desc *d = &di->pub;
+  at_status st = at_model_parse_config(di, (const char *)data, size, "config.json");
   if ((st == AT_OK) != want) abort();
   if (st == AT_OK) {
     if (d->n_labels != want_n || (want_n && !d->labels)) abort();
     for (size_t i = 0; i < d->n_labels; i++)
       if (!d->labels[i]) abort();
-    if (json_is_object(id2)) {
+    if (by_id) {
       for (size_t i = 0; i < want_n; i++) { /* the last key naming id i wins, as in Python */
         const char *lab = NULL;
         json_object_foreach(id2, k, v) if (key_id(k) == (long)i) lab = json_string_value(v);
@@ -91,8 +101,24 @@ static void check_config(const uint8_t *data, size_t size) {
     json_t *a0 = json_array_get(json_object_get(root, "architectures"), 0);
     if (json_is_string(a0) != (d->architecture != NULL)) abort();
     if (d->architecture && strcmp(d->architecture, json_string_value(a0))) abort();
-    at_model_desc_free(d);
+    static const char *const vocab[] = {"vocab_size", NULL}, *const types[] = {"type_vocab_size", NULL};
+    if (d->vocab_size != first_int(root, vocab) || d->type_vocab_size != first_int(root, types))
+      abort();
+    json_t *pt = json_object_get(root, "problem_type");
+    if (d->multi_label != (json_is_string(pt) && !strcmp(json_string_value(pt), "multi_label_classification")))
+      abort();
+    if (d->position_offset < 0 || d->position_offset > 1024) abort();
+    if (d->model_type && !strcmp(d->model_type, "roberta")) { /* positions start at pad + 1 */
+      json_t *pad = json_object_get(root, "pad_token_id");
+      int64_t p = json_is_integer(pad) ? json_integer_value(pad) : -1;
+      if (d->position_offset != (p >= 0 && p < 1024 ? p + 1 : 2)) abort();
+    }
+    /* the limit, computed without overflow */
+    int64_t mpe = d->max_position_embeddings, off = d->position_offset;
+    int64_t want_lim = mpe > off + 2 && mpe - off <= (1 << 20) ? mpe - off : 0;
+    if (d->max_tokens != want_lim) abort();
   }
+  at_model_desc_free(d);
   json_decref(root);
 }
 

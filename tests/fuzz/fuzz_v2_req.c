@@ -7,7 +7,8 @@
  * accepted with:
  *   - text path: exactly one BYTES input, 1..8 strings, exactly the
  *     strings of its (nested) "data" in order, at least one output wanted
- *     and only outputs the task has;
+ *     and only outputs the task has, "parameters"."truncate" a boolean
+ *     or absent (then the server's default);
  *   - tensor path: distinct inputs of the model, dtypes the model's, every
  *     numel the product of its shape and <= V2_MAX_ELEMS, one batch
  *     dimension 1..8 shared by all; reading the data succeeds only when it
@@ -75,6 +76,10 @@ static void check_text(json_t *body, const v2_sig *sig, const v2_req *q) {
   for (size_t i = 0; i < q->n_texts; i++)
     if (!q->texts[i] || strlen(q->texts[i]) > q->lens[i]) abort();
   if (!(q->want[0] || q->want[1] || q->want[2])) abort();
+  json_t *params = json_object_get(body, "parameters");
+  json_t *tv = json_is_object(params) ? json_object_get(params, "truncate") : NULL;
+  if (tv && !json_is_boolean(tv)) abort(); /* must have been refused */
+  if (q->truncate != (tv ? json_is_true(tv) : sig->truncate_dflt)) abort();
   if (sig->embed ? (q->want[0] || q->want[1]) : q->want[2]) abort();
 }
 
@@ -132,7 +137,8 @@ static void check_tensor(const v2_sig *sig, const v2_req *q) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   at_model_info mi = {.n_inputs = 4, .inputs = k_inputs, .n_outputs = 2, .outputs = k_outputs};
-  v2_sig sig = {.mi = &mi, .embed = data[0] & 1, .model = "m", .max_inputs = MAX_INPUTS};
+  v2_sig sig = {.mi = &mi, .embed = data[0] & 1, .model = "m", .max_inputs = MAX_INPUTS,
+                .truncate_dflt = data[0] & 2};
   json_error_t jerr;
   json_t *body = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, &jerr);
   if (!body) return 0;

@@ -15,3 +15,10 @@ at_script_test(serve_completions tests/integration/serve_completions.sh)
 at_script_test(sweep tests/integration/sweep.sh)
 at_script_test(layering tests/integration/layering.sh)
 at_script_test(serve_drain tests/integration/serve_drain.sh)
+at_script_test(serve_export tests/integration/serve_export.sh)
+# The server's numbers on every route against an independent reference
+# (npm tokenizers + onnxruntime-node, tests/reference/http_reference.js).
+at_script_test(http_reference tests/integration/http_reference.sh)
+set_tests_properties(http_reference PROPERTIES LABELS "integration;reference")
+# The installed Debian packages are the versions scripts/deps.txt pins.
+at_script_test(deps_pinned tests/integration/deps_pinned.sh)

@@ -28,16 +28,8 @@ command -v node >/dev/null || die "node is not installed (the HF reference runs 
 [ -x "$bin" ] || die "no anytime binary at $bin"
 
 # 1. the pinned reference packages, installed into tests/node/node_modules
-nodedir="$root/tests/node"
-want=$(node -e "const p=require('$nodedir/package.json').dependencies;console.log(Object.entries(p).map(e=>e.join('@')).sort().join(' '))")
-have=$(node -e "
-  const p=require('$nodedir/package.json').dependencies;
-  try { console.log(Object.keys(p).map(k=>k+'@'+require('$nodedir/node_modules/'+k+'/package.json').version).sort().join(' ')); }
-  catch (e) { console.log('missing'); }")
-if [ "$want" != "$have" ]; then
-  echo "parity: installing $want into tests/node/node_modules" >&2
-  (cd "$nodedir" && npm ci --no-audit --no-fund >&2) || die "npm ci failed in tests/node"
-fi
+. "$root/tests/node/ensure_modules.sh"
+ensure_node_modules die
 
 # 2. the corpus (fetch_data.sh is idempotent and quick once fetched)
 "$root/tools/train/fetch_data.sh" >/dev/null || die "tools/train/fetch_data.sh failed"

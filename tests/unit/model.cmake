@@ -2,6 +2,8 @@
 # the compiled-artifact cache (SHA-256, keys, atomicity, corruption, identity).
 at_unit_test(test_model_resolve tests/unit/test_model_resolve.c)
 at_unit_test(test_model_cache tests/unit/test_model_cache.c)
+# What the export files say: pooling, token limits, problem type, Dense.
+at_unit_test(test_model_export tests/unit/test_model_export.c)
 # The same SHA-256 vectors through the portable code path (the default run
 # uses SHA-NI where the CPU has it).
 add_test(NAME test_model_sha256_portable COMMAND test_model_cache test_sha256_vectors)

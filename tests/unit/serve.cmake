@@ -5,3 +5,5 @@ at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
 # The pure request-body parsers (TEI, OpenAI, V2) and base64, with the
 # regressions their fuzz drivers found.
 at_unit_test(test_serve_parsers tests/unit/test_serve_parsers.c)
+# Incremental detokenisation of generated ids against decoding them at once.
+at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)

@@ -150,7 +150,7 @@ static void test_tei_and_openai(void **state) {
       body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"raw_scores\":true,\"normalize\":null}");
   tei_req q;
   char err[256];
-  assert_int_equal(tei_req_parse(b, 64, &q, err, sizeof err), 0);
+  assert_int_equal(tei_req_parse(b, 64, false, &q, err, sizeof err), 0);
   assert_int_equal(q.t.n, 2);
   assert_false(q.t.single);
   assert_string_equal(q.t.texts[1], "bad");
@@ -158,7 +158,7 @@ static void test_tei_and_openai(void **state) {
   tei_req_free(&q);
   json_decref(b);
   b = body_of("{\"inputs\":\"x\",\"truncate\":\"yes\"}");
-  assert_int_equal(tei_req_parse(b, 64, &q, err, sizeof err), 400);
+  assert_int_equal(tei_req_parse(b, 64, false, &q, err, sizeof err), 400);
   assert_string_equal(err, "\"truncate\" must be true or false");
   json_decref(b);
   b = body_of("{\"input\":\"good\",\"encoding_format\":\"base64\",\"dimensions\":4}");

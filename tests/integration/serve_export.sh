@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tests/integration/serve_export.sh — users' own export layouts, served and
+# run as their files say (docs/models.md, "Serving your own model"). The
+# stand-ins (tests/data/models/export, tools/testmodels/make_export_models.py)
+# carry reference answers numpy computed from the same weights; the checks
+# compare every route's numbers with them (tests/clients/export_standins.mjs,
+# through the unmodified npm `openai` client too) and `anytime run`'s.
+#
+# Seen to fail (2026-12-01), each by editing a copy of the stand-ins the
+# server loads while the references stay:
+#   st-cls 1_Pooling switched to mean -> "st-cls /embed ...: cosine 0.785"
+#   st-cls sentence_bert_config.json removed -> "max |diff| 4.77e-1" (cut at 64, not 8)
+#   multilabel problem_type single_label -> "multilabel /predict #0: max |diff| 6.61e-1"
+set -euo pipefail
+. "$(dirname "$0")/serve_lib.sh"
+exp="$ANYTIME_TEST_DATA/models/export"
+cdir="$ANYTIME_SOURCE_DIR/tests/clients"
+if [ ! -d "$cdir/node_modules/openai" ]; then
+  (cd "$cdir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) || fail "npm ci in tests/clients failed"
+fi
+export ANYTIME_CACHE_DIR=${ANYTIME_CACHE_DIR:-$(mktemp -d)}
+
+# 1. what resolution reads from the files
+ls_out=$("$ANYTIME_BIN" ls --dir "$exp" 2>&1) || true
+for want in "st-cls.*max tokens 8  pooling cls" "st-max.*max tokens 64  pooling max" \
+            "st-weighted.*pooling weighted_mean" "roberta-pos.*max tokens 10  pooling mean" \
+            "st-dense.*pooling none" "multilabel.*multi-label"; do
+  tr '\n' ' ' <<<"$ls_out" | sed 's/local  /\n/g' | grep -q "$want" || fail "anytime ls: no line matching '$want' in:
+$ls_out"
+done
+
+# 2. anytime run, every text (the long one cut where the reference cuts it)
+for m in st-cls st-max st-weighted roberta-pos st-dense multilabel; do
+  texts=()
+  while IFS= read -r t; do texts+=("$t"); done < <(node -e '
+    for (const t of require(process.argv[1]).texts) console.log(t.text)' "$exp/$m/reference.json")
+  "$ANYTIME_BIN" run "$exp/$m" "${texts[@]}" --json 2>/dev/null \
+    | node "$cdir/export_run.mjs" "$exp/$m/reference.json" || fail "anytime run $m"
+done
+
+# 3. a Dense module the graph lacks is refused, naming it
+if out=$("$ANYTIME_BIN" run "$exp/st-dense-missing" "the movie" 2>&1); then
+  fail "st-dense-missing ran; its Dense module would have been skipped silently"
+fi
+grep -q "Dense module (2_Dense/)" <<<"$out" || fail "the refusal does not name 2_Dense: $out"
+
+# 4. the server: every route against the references
+start_server "$ANYTIME_TEST_DATA/serve/export.yaml"
+node "$cdir/export_standins.mjs" "$BASE" "$exp" || fail "export stand-ins through the server"
+stop_server
+echo "serve_export: ok"
