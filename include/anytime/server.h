@@ -30,6 +30,7 @@ extern "C" {
 #define AT_SERVER_MAX_MODELS 8
 #define AT_SERVER_MAX_VARIANTS 8
 #define AT_SERVER_MAX_POINTS 16
+#define AT_SERVER_MAX_API_KEYS 8
 
 typedef struct at_server_variant_config {
   char name[64];
@@ -112,6 +113,17 @@ typedef struct at_server_config {
                                unless the request says "truncate": false;
                                default false (such a text gets 413) */
   char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
+  /* Who may call it: with any key set, every route but the health probes
+   * (/health, /v2/health/live, /v2/health/ready) needs
+   * "Authorization: Bearer KEY" (else 401). Keys: api_keys[] (--api-key,
+   * ANYTIME_API_KEY) and the lines of api_key_file (server.api_key_file). */
+  int n_api_keys;
+  char api_keys[AT_SERVER_MAX_API_KEYS][520];
+  char api_key_file[1024];
+  /* HTTPS (server.tls_cert / tls_key, --tls-cert / --tls-key): PEM files;
+   * both or neither. */
+  char tls_cert[1024];
+  char tls_key[1024];
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
   at_server_generator_config generator;

@@ -20,7 +20,8 @@ static void usage(FILE *f) {
           "                     [--policy adaptive|accurate-only|none|limit] [--inflight-limit N]\n"
           "                     [--deadline-ms MS]\n"
           "                     [--rate-basis offered|admitted] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
-          "                     [--cache-dir DIR | --no-cache]\n\n"
+          "                     [--cache-dir DIR | --no-cache]\n"
+          "                     [--api-key KEY]... [--api-key-file FILE] [--tls-cert PEM --tls-key PEM]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
           "/health, and Prometheus /metrics. See docs/api.md.\n"
@@ -37,6 +38,12 @@ static void usage(FILE *f) {
           "turns it off.\n"
           "Flags override the file. --port 0 picks a free port; --port-file writes the\n"
           "bound port to PATH once the server is ready (for scripts).\n"
+          "Access: with an API key (--api-key, repeatable; $ANYTIME_API_KEY; or\n"
+          "--api-key-file / server.api_key_file, one key per line) every route but\n"
+          "/health, /v2/health/live and /v2/health/ready needs \"Authorization: Bearer\n"
+          "KEY\" (else 401). Keys are 8-512 printable characters. --tls-cert/--tls-key\n"
+          "(server.tls_cert/tls_key) serve HTTPS. Binding a non-loopback --host without\n"
+          "a key logs a loud warning. See docs/deployment.md.\n"
           "Admission policies (--policy, or planner.policy in the config):\n"
           "  adaptive       (default) admit while the work already queued can finish\n"
           "                 within the request's deadline; choose the most accurate\n"
@@ -71,6 +78,8 @@ int at_cli_serve(int argc, char **argv) {
   }
   const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
   const char *model = NULL, *variant = NULL, *cache_dir = NULL;
+  const char *keys[AT_SERVER_MAX_API_KEYS], *key_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+  int n_keys = 0;
   bool no_cache = false;
   long port = -1, workers = -1, max_batch = -1, max_delay = -1, inflight_limit = -1;
   double deadline = -1;
@@ -86,6 +95,16 @@ int at_cli_serve(int argc, char **argv) {
     else if (!strcmp(a, "--variant") && v) variant = v, i++;
     else if (!strcmp(a, "--cache-dir") && v) cache_dir = v, i++;
     else if (!strcmp(a, "--no-cache")) no_cache = true;
+    else if (!strcmp(a, "--api-key") && v) {
+      if (n_keys == AT_SERVER_MAX_API_KEYS) {
+        fprintf(stderr, "anytime serve: at most %d --api-key (use --api-key-file for more)\n",
+                AT_SERVER_MAX_API_KEYS);
+        return AT_EXIT_USAGE;
+      }
+      keys[n_keys++] = v, i++;
+    } else if (!strcmp(a, "--api-key-file") && v) key_file = v, i++;
+    else if (!strcmp(a, "--tls-cert") && v) tls_cert = v, i++;
+    else if (!strcmp(a, "--tls-key") && v) tls_key = v, i++;
     else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &port), i++;
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
@@ -125,6 +144,19 @@ int at_cli_serve(int argc, char **argv) {
                                          sizeof cfg.artifact_cache_dir) != AT_OK)
     cfg.artifact_cache_dir[0] = '\0';
   if (host) snprintf(cfg.host, sizeof cfg.host, "%s", host);
+  /* keys: the flags, else $ANYTIME_API_KEY, plus the config's file */
+  const char *env_key = getenv("ANYTIME_API_KEY");
+  if (n_keys == 0 && env_key && *env_key) keys[n_keys++] = env_key;
+  for (int k = 0; k < n_keys; k++) {
+    if (strlen(keys[k]) >= sizeof cfg.api_keys[0]) {
+      fprintf(stderr, "anytime serve: an API key is longer than 512 characters\n");
+      return AT_EXIT_USAGE;
+    }
+    snprintf(cfg.api_keys[cfg.n_api_keys++], sizeof cfg.api_keys[0], "%s", keys[k]);
+  }
+  if (key_file) snprintf(cfg.api_key_file, sizeof cfg.api_key_file, "%s", key_file);
+  if (tls_cert) snprintf(cfg.tls_cert, sizeof cfg.tls_cert, "%s", tls_cert);
+  if (tls_key) snprintf(cfg.tls_key, sizeof cfg.tls_key, "%s", tls_key);
   if (port >= 0) cfg.port = (int)port;
   if (workers > 0) cfg.workers = (int)workers;
   if (max_batch > 0) cfg.max_batch_size = (int)max_batch;
@@ -158,8 +190,10 @@ int at_cli_serve(int argc, char **argv) {
   at_server *srv = NULL;
   st = at_server_start(&cfg, &srv);
   if (st != AT_OK) return cli_report("serve", st);
-  fprintf(stderr, "anytime: serving %d model(s) from %s on http://%s:%d (policy %s, %d workers)\n",
-          cfg.n_models, config, cfg.host, at_server_port(srv), cfg.policy, cfg.workers);
+  fprintf(stderr, "anytime: serving %d model(s) from %s on %s://%s:%d (policy %s, %d workers%s)\n",
+          cfg.n_models, config, cfg.tls_cert[0] ? "https" : "http", cfg.host, at_server_port(srv),
+          cfg.policy, cfg.workers,
+          cfg.n_api_keys || cfg.api_key_file[0] ? ", API key required" : "");
   if (cfg.generator.enabled)
     fprintf(stderr,
             "anytime: generation lane '%s' on POST /v1/completions (%d thread(s), %d KV blocks "

@@ -90,15 +90,21 @@ char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_si
   fprintf(f,
           "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
           "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\n  hold_early_retries: %s\n"
-          "  auto_truncate: %s\n"
+          "  auto_truncate: %s\n",
+          c->host, c->port, c->http_threads, c->max_body_bytes, c->max_inputs, c->max_tokens,
+          c->max_queued, c->hold_early_retries ? "true" : "false",
+          c->auto_truncate ? "true" : "false");
+  /* paths (absolute once parsed), written only when set; keys given on the
+   * command line are never written */
+  if (c->api_key_file[0]) fprintf(f, "  api_key_file: %s\n", c->api_key_file);
+  if (c->tls_cert[0]) fprintf(f, "  tls_cert: %s\n", c->tls_cert);
+  if (c->tls_key[0]) fprintf(f, "  tls_key: %s\n", c->tls_key);
+  fprintf(f,
           "engine:\n  workers: %d\n  intra_op_threads: %d\n"
           "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
           "planner:\n  policy: %s\n  rate_basis: %s\n  deadline_ms: %.17g\n"
           "  max_deadline_ms: %.17g\n  inflight_limit: %d\n",
-          c->host, c->port, c->http_threads, c->max_body_bytes, c->max_inputs, c->max_tokens,
-          c->max_queued, c->hold_early_retries ? "true" : "false",
-          c->auto_truncate ? "true" : "false", c->workers,
-          c->intra_op_threads, max_batch_size > 0 ? max_batch_size : c->max_batch_size,
+          c->workers, c->intra_op_threads, max_batch_size > 0 ? max_batch_size : c->max_batch_size,
           c->max_queue_delay_us, c->policy, c->rate_basis, c->deadline_ms, c->max_deadline_ms,
           c->inflight_limit);
   /* the tuning keys a configuration may leave to the planner's defaults
@@ -429,6 +435,14 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       }
       if (!strcmp(k, "server") && !strcmp(k2, "hold_early_retries")) {
         if ((s = get_bool(c, v, k2, &cfg->hold_early_retries))) return s;
+        continue;
+      }
+      if (!strcmp(k, "server") &&
+          (!strcmp(k2, "api_key_file") || !strcmp(k2, "tls_cert") || !strcmp(k2, "tls_key"))) {
+        char *dst = !strcmp(k2, "api_key_file") ? cfg->api_key_file
+                    : !strcmp(k2, "tls_cert")   ? cfg->tls_cert
+                                                : cfg->tls_key;
+        if ((s = get_path(c, v, k2, dst, sizeof cfg->tls_cert))) return s;
         continue;
       }
       if (!strcmp(k, "server") && !strcmp(k2, "auto_truncate")) {

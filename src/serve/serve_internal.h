@@ -17,6 +17,7 @@
 #include "anytime/plan.h"
 #include "anytime/server.h"
 #include "anytime/tokenizer.h"
+#include "serve/auth.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
 
@@ -76,6 +77,8 @@ struct at_server {
   atomic_uint_least64_t prescan_mismatches; /* a scanned count the parse disagreed with */
   atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
+  serve_auth auth;           /* API keys (none: every request passes) */
+  char *tls_cert_pem, *tls_key_pem; /* HTTPS (NULL: plain HTTP) */
 
   pthread_mutex_t lock;
   pthread_cond_t idle;       /* inflight reached 0 */
@@ -108,6 +111,7 @@ typedef struct req_ctx {
   char *body;
   size_t body_len, body_cap;
   bool too_large;
+  bool unauthorized;         /* no or a wrong API key: its body is not kept, 401 */
   bool suspended;
   bool inflight_counted;     /* counted in srv->inflight until answered or closed */
   char route[48];            /* for metrics, e.g. "/embed" */

@@ -30,6 +30,7 @@
  *   Lock: `lock` guards inflight and stopping only.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -238,6 +239,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
     return MHD_NO;
   }
   if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
+  if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
   uint64_t now = at_now_ns();
   uint64_t total = now - r->t0_ns, queue = 0, infer = 0, tok = 0;
   /* An answer given on the HTTP thread while admitted texts are still held
@@ -488,6 +490,13 @@ static enum MHD_Result dispatch(req_ctx *r, const char *url, const char *method)
   return route_tei(r, url, method);
 }
 
+/* The health probes answer without a key (balancers and kubelets probe
+ * without credentials); every other route needs one when keys are set. */
+static bool auth_exempt(const char *url) {
+  return !strcmp(url, "/health") || !strcmp(url, "/v2/health/live") ||
+         !strcmp(url, "/v2/health/ready");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
@@ -507,6 +516,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *con_cls = r;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) r->too_large = true;
+    if (!auth_exempt(url) &&
+        !serve_auth_check(&s->auth, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                                 "Authorization")))
+      r->unauthorized = true; /* answered 401 once the body has been read (and dropped) */
     return MHD_YES;
   }
   if (r->suspended) { /* resumed: the work is done, answer now */
@@ -523,7 +536,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return res;
   }
   if (*upload_size) {
-    if (!r->too_large) {
+    if (!r->too_large && !r->unauthorized) {
       if (r->body_len + *upload_size > s->cfg.max_body_bytes) {
         r->too_large = true;
         free(r->body);
@@ -546,6 +559,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *upload_size = 0;
     return MHD_YES;
   }
+  if (r->unauthorized)
+    return serve_error(r, 401, "this server needs an API key: send \"Authorization: Bearer KEY\" "
+                       "(the key was missing or is not one of the server's)");
   if (r->too_large)
     return serve_error(r, 413, "request body exceeds %zu bytes (server.max_body_bytes)",
                        s->cfg.max_body_bytes);
@@ -600,6 +616,64 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 at_status serve_load_models(at_server *s); /* models.c */
 
+/* A whole small file (keys, PEM) as a NUL-terminated string; NULL with
+ * at_last_error() set when it cannot be read or is over 1 MiB. */
+static char *read_small_file(const char *path, const char *what, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    at_fail(AT_ERR_NOT_FOUND, "%s '%s': %s", what, path, strerror(errno));
+    return NULL;
+  }
+  char *buf = malloc((1 << 20) + 1);
+  size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0;
+  int more = buf && fgetc(f) != EOF;
+  fclose(f);
+  if (!buf || more) {
+    free(buf);
+    at_fail(buf ? AT_ERR_LIMIT : AT_ERR_NOMEM, "%s '%s' is over 1 MiB", what, path);
+    return NULL;
+  }
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+/* API keys and TLS material from the configuration, before anything loads. */
+static at_status load_access(at_server *s) {
+  const at_server_config *cfg = &s->cfg;
+  at_status st;
+  for (int i = 0; i < cfg->n_api_keys; i++)
+    if ((st = serve_auth_add(&s->auth, cfg->api_keys[i], strlen(cfg->api_keys[i]))) != AT_OK)
+      return st;
+  if (cfg->api_key_file[0]) {
+    size_t n;
+    char *text = read_small_file(cfg->api_key_file, "server.api_key_file", &n);
+    if (!text) return AT_ERR_NOT_FOUND;
+    st = serve_auth_add_text(&s->auth, text, n, cfg->api_key_file);
+    free(text);
+    if (st != AT_OK) return st;
+    if (s->auth.n == 0)
+      return at_fail(AT_ERR_INVALID_ARG, "server.api_key_file '%s' holds no key", cfg->api_key_file);
+  }
+  if (!cfg->tls_cert[0] != !cfg->tls_key[0])
+    return at_fail(AT_ERR_INVALID_ARG, "HTTPS needs both a certificate and a key "
+                   "(server.tls_cert and server.tls_key, or --tls-cert and --tls-key)");
+  if (cfg->tls_cert[0]) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+      return at_fail(AT_ERR_UNSUPPORTED, "this libmicrohttpd was built without TLS");
+    if (!(s->tls_cert_pem = read_small_file(cfg->tls_cert, "server.tls_cert", NULL)) ||
+        !(s->tls_key_pem = read_small_file(cfg->tls_key, "server.tls_key", NULL)))
+      return AT_ERR_NOT_FOUND;
+  }
+  bool loopback = !strncmp(cfg->host, "127.", 4) || !strcmp(cfg->host, "localhost");
+  if (!loopback && s->auth.n == 0)
+    at_log(AT_LOG_WARN, "serve",
+           "!!! listening on %s WITHOUT an API key: anyone who can reach this address can run "
+           "the models. Set one with --api-key KEY, ANYTIME_API_KEY or server.api_key_file "
+           "(docs/deployment.md) !!!", cfg->host);
+  return AT_OK;
+}
+
 at_status at_server_start(const at_server_config *cfg, at_server **out) {
   if (!cfg || !out) return at_fail(AT_ERR_INVALID_ARG, "cfg and out are required");
   *out = NULL;
@@ -608,6 +682,13 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   at_server *s = calloc(1, sizeof *s);
   if (!s) return at_fail(AT_ERR_NOMEM, "out of memory");
   s->cfg = *cfg;
+  at_status ast = load_access(s);
+  if (ast != AT_OK) {
+    free(s->tls_cert_pem);
+    free(s->tls_key_pem);
+    free(s);
+    return ast;
+  }
   s->started_ns = at_now_ns();
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->idle, NULL);
@@ -630,13 +711,22 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
-  s->daemon = MHD_start_daemon(
-      flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-      s, MHD_OPTION_SOCK_ADDR,
-      (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-      s, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-      MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+  if (s->tls_cert_pem) flags |= MHD_USE_TLS;
+  struct MHD_OptionItem opts[] = {
+      {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
+      {MHD_OPTION_SOCK_ADDR, 0, &addr},
+      {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
+      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+      {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+      {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT, 4096, NULL},
+      {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+      {s->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert_pem},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  s->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+                               MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
   if (!s->daemon) {
     at_server_stop(s);
     return at_fail(AT_ERR_IO, "cannot listen on %s:%d (in use, or not permitted)", cfg->host,
@@ -644,7 +734,8 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
   s->port = di ? di->port : cfg->port;
-  at_log(AT_LOG_INFO, "serve", "listening on http://%s:%d", cfg->host, s->port);
+  at_log(AT_LOG_INFO, "serve", "listening on %s://%s:%d", s->tls_cert_pem ? "https" : "http",
+         cfg->host, s->port);
   *out = s;
   return AT_OK;
 }
@@ -708,5 +799,10 @@ void at_server_stop(at_server *s) {
   pthread_key_delete(s->ws_key);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->lock);
+  free(s->tls_cert_pem);
+  if (s->tls_key_pem) { /* the private key: cleared before it is freed */
+    memset(s->tls_key_pem, 0, strlen(s->tls_key_pem));
+    free(s->tls_key_pem);
+  }
   free(s);
 }

@@ -22,3 +22,4 @@ at_script_test(http_reference tests/integration/http_reference.sh)
 set_tests_properties(http_reference PROPERTIES LABELS "integration;reference")
 # The installed Debian packages are the versions scripts/deps.txt pins.
 at_script_test(deps_pinned tests/integration/deps_pinned.sh)
+at_script_test(serve_auth tests/integration/serve_auth.sh)

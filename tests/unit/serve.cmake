@@ -7,3 +7,5 @@ at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
 at_unit_test(test_serve_parsers tests/unit/test_serve_parsers.c)
 # Incremental detokenisation of generated ids against decoding them at once.
 at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)
+# API keys and the Bearer check.
+at_unit_test(test_serve_auth tests/unit/test_serve_auth.c)
