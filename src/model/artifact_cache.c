@@ -249,6 +249,17 @@ static void warn_unusable(const char *dir, const char *why) {
 
 typedef enum { ENTRY_ABSENT, ENTRY_VALID, ENTRY_CORRUPT } entry_state;
 
+int at_artifact_sidecar_check(json_t *m, const char *key, int64_t *size, const char **sha256) {
+  json_t *jfmt = json_object_get(m, "format"), *k = json_object_get(m, "key");
+  json_t *sz = json_object_get(m, "artifact_size"), *sum = json_object_get(m, "artifact_sha256");
+  if (!json_is_integer(jfmt) || json_integer_value(jfmt) != FORMAT_VERSION || !json_is_string(k) ||
+      strcmp(json_string_value(k), key) != 0 || !json_is_integer(sz) || !json_is_string(sum))
+    return -1;
+  *size = (int64_t)json_integer_value(sz);
+  *sha256 = json_string_value(sum);
+  return 0;
+}
+
 static entry_state check_entry(const char *entry, const char *key, char *why, size_t cap) {
   char meta[PATH_CAP], art[PATH_CAP];
   at_model_fmt(meta, sizeof meta, "%s/meta.json", entry);
@@ -262,16 +273,15 @@ static entry_state check_entry(const char *entry, const char *key, char *why, si
     return ENTRY_CORRUPT;
   }
   entry_state r = ENTRY_CORRUPT;
-  json_t *jfmt = json_object_get(m, "format"), *k = json_object_get(m, "key");
-  json_t *sz = json_object_get(m, "artifact_size"), *sum = json_object_get(m, "artifact_sha256");
-  if (!json_is_integer(jfmt) || json_integer_value(jfmt) != FORMAT_VERSION || !json_is_string(k) ||
-      strcmp(json_string_value(k), key) != 0 || !json_is_integer(sz) || !json_is_string(sum)) {
+  int64_t size;
+  const char *sum;
+  if (at_artifact_sidecar_check(m, key, &size, &sum) != 0) {
     at_model_fmt(why, cap, "sidecar does not describe this key");
   } else if (stat(art, &st) != 0) {
     at_model_fmt(why, cap, "artifact missing: %s", strerror(errno));
-  } else if ((json_int_t)st.st_size != json_integer_value(sz)) {
+  } else if ((int64_t)st.st_size != size) {
     at_model_fmt(why, cap, "artifact is %lld bytes, the sidecar says %lld", (long long)st.st_size,
-             (long long)json_integer_value(sz));
+             (long long)size);
   } else {
     uint8_t d[32];
     char hex[65];
@@ -279,9 +289,9 @@ static entry_state check_entry(const char *entry, const char *key, char *why, si
       at_model_fmt(why, cap, "artifact unreadable: %s", at_last_error());
     } else {
       at_sha256_hex(d, hex);
-      if (strcmp(hex, json_string_value(sum)) != 0)
+      if (strcmp(hex, sum) != 0)
         at_model_fmt(why, cap, "artifact SHA-256 %.12s... does not match the sidecar's %.12s...",
-                 hex, json_string_value(sum));
+                 hex, sum);
       else
         r = ENTRY_VALID;
     }
@@ -513,6 +523,20 @@ static void copy_str(char *dst, size_t cap, json_t *v) {
   at_model_fmt(dst, cap, "%s", json_is_string(v) ? json_string_value(v) : "");
 }
 
+bool at_artifact_sidecar_entry(json_t *m, at_artifact_entry *e) {
+  copy_str(e->model, sizeof e->model, json_object_get(m, "model"));
+  copy_str(e->variant, sizeof e->variant, json_object_get(m, "variant"));
+  copy_str(e->model_path, sizeof e->model_path, json_object_get(m, "model_path"));
+  copy_str(e->ort_release, sizeof e->ort_release, json_object_get(m, "ort_release"));
+  copy_str(e->opt_level, sizeof e->opt_level, json_object_get(m, "opt_level"));
+  copy_str(e->provider, sizeof e->provider, json_object_get(m, "provider"));
+  json_t *sz = json_object_get(m, "artifact_size"), *c = json_object_get(m, "created_unix");
+  bool has_size = json_is_integer(sz) && json_integer_value(sz) >= 0; /* a size a file can have */
+  e->size_bytes = has_size ? (uint64_t)json_integer_value(sz) : 0;
+  e->created_unix = json_is_integer(c) ? (int64_t)json_integer_value(c) : 0;
+  return has_size;
+}
+
 static int entry_newer_first(const void *a, const void *b) {
   const at_artifact_entry *x = a, *y = b;
   if (x->created_unix != y->created_unix) return x->created_unix > y->created_unix ? -1 : 1;
@@ -558,17 +582,8 @@ at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_
     if (stat(meta, &st) == 0 && st.st_size <= (off_t)MAX_META_BYTES)
       m = json_load_file(meta, 0, NULL);
     if (m) {
-      copy_str(e->model, sizeof e->model, json_object_get(m, "model"));
-      copy_str(e->variant, sizeof e->variant, json_object_get(m, "variant"));
-      copy_str(e->model_path, sizeof e->model_path, json_object_get(m, "model_path"));
-      copy_str(e->ort_release, sizeof e->ort_release, json_object_get(m, "ort_release"));
-      copy_str(e->opt_level, sizeof e->opt_level, json_object_get(m, "opt_level"));
-      copy_str(e->provider, sizeof e->provider, json_object_get(m, "provider"));
-      json_t *sz = json_object_get(m, "artifact_size"), *c = json_object_get(m, "created_unix");
-      e->size_bytes = json_is_integer(sz) ? (uint64_t)json_integer_value(sz) : 0;
-      e->created_unix = json_is_integer(c) ? (int64_t)json_integer_value(c) : 0;
-      e->valid = stat(art, &sa) == 0 && json_is_integer(sz) &&
-                 (json_int_t)sa.st_size == json_integer_value(sz);
+      bool has_size = at_artifact_sidecar_entry(m, e);
+      e->valid = stat(art, &sa) == 0 && has_size && (uint64_t)sa.st_size == e->size_bytes;
       json_decref(m);
     }
     (*n)++;

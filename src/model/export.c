@@ -171,7 +171,8 @@ static at_status config_from(at_desc_impl *d, json_t *root, const char *label) {
   at_model_fmt(src, sizeof src, "%s (max_position_embeddings %lld less %lld)", label,
                (long long)d->pub.max_position_embeddings, (long long)d->pub.position_offset);
   if (!d->pub.position_offset) at_model_fmt(src, sizeof src, "%s (max_position_embeddings)", label);
-  limit(d, d->pub.max_position_embeddings - d->pub.position_offset, src);
+  if (d->pub.max_position_embeddings > d->pub.position_offset) /* else no table: no overflow */
+    limit(d, d->pub.max_position_embeddings - d->pub.position_offset, src);
   return labels_from(d, root, label);
 }
 

@@ -5,7 +5,10 @@
 #ifndef ANYTIME_MODEL_INTERNAL_H
 #define ANYTIME_MODEL_INTERNAL_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "anytime/model.h"
 #include "anytime/session.h"
@@ -86,6 +89,26 @@ at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *con
 /* The same over one config.json's text (no other files): for the fuzz
  * driver and tests. `label` names it in messages. */
 at_status at_model_parse_config(at_desc_impl *d, const char *text, size_t len, const char *label);
+
+/* The commit hash a hub refs/<revision> file holds (text[0..len), as read
+ * from the file): 7..64 lower-case hex digits, trailing white space
+ * ignored, nothing else (a NUL byte included). Returns 1 with the hash in
+ * hash[cap], or -1 if the text is anything else or the hash does not fit.
+ * Defined in resolve.c. */
+int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap);
+
+/* The artifact cache's sidecar (<key>/meta.json, already parsed by
+ * jansson), read two ways (artifact_cache.c; fuzzed by
+ * tests/fuzz/fuzz_artifact_sidecar.c):
+ * - at_artifact_sidecar_check(): does it describe the entry `key` (format
+ *   1, that key, an integer artifact_size, a string artifact_sha256)? 0
+ *   with *size and *sha256 (borrowed from m), or -1;
+ * - at_artifact_sidecar_entry(): the listing's fields into e (strings
+ *   truncated to their arrays, "" when absent; key and valid untouched);
+ *   returns whether artifact_size was a non-negative integer (else
+ *   size_bytes is 0). */
+int at_artifact_sidecar_check(json_t *m, const char *key, int64_t *size, const char **sha256);
+bool at_artifact_sidecar_entry(json_t *m, at_artifact_entry *e);
 
 /* snprintf into dst[cap] where truncation is acceptable (messages) or ruled
  * out by the caller (paths built from checked parts); returns whether the

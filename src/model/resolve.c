@@ -405,6 +405,17 @@ static at_status fill_from_dir(desc_impl *d, const char *dir, const char *single
 
 /* ---- the hub ------------------------------------------------------------- */
 
+int at_model_parse_ref(const char *text, size_t len, char *hash, size_t cap) {
+  size_t n = len;
+  while (n && isspace((unsigned char)text[n - 1])) n--;
+  if (n < 7 || n > 64 || n >= cap) return -1;
+  for (size_t i = 0; i < n; i++) /* every byte: a NUL must not end the hash early */
+    if (!isxdigit((unsigned char)text[i]) || isupper((unsigned char)text[i])) return -1;
+  memcpy(hash, text, n);
+  hash[n] = 0;
+  return 1;
+}
+
 /* Read refs/<rev> into hash[]; 1 if found, 0 if absent, -1 if malformed. */
 static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t cap) {
   char p[PATH_CAP];
@@ -412,13 +423,10 @@ static int read_ref(const char *repo_dir, const char *rev, char *hash, size_t ca
   FILE *f = fopen(p, "r");
   if (!f) return 0;
   char buf[160];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
-  buf[n] = 0;
-  while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
-  if (!is_hex(buf, 7, 64) || n >= cap) return -1;
-  memcpy(hash, buf, n + 1);
-  return 1;
+  if (n == sizeof buf) return -1; /* more than a hash and a little white space */
+  return at_model_parse_ref(buf, n, hash, cap);
 }
 
 /* Resolve `rev` in repo_dir to a snapshot commit. */

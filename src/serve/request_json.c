@@ -43,99 +43,17 @@ json_t *rj_parse(req_ctx *r, enum MHD_Result *res) {
 }
 
 int rj_texts(req_ctx *r, json_t *body, const char *key, rj_texts_t *out, enum MHD_Result *res) {
-  memset(out, 0, sizeof *out);
-  json_t *in = json_object_get(body, key);
-  if (!in) {
-    *res = serve_error(r, 400, "missing \"%s\": give a string or a list of strings", key);
-    return -1;
-  }
-  if (json_is_string(in)) {
-    out->single = true;
-    out->n = 1;
-  } else if (json_is_array(in)) {
-    out->n = json_array_size(in);
-    if (out->n == 0) {
-      *res = serve_error(r, 400, "\"%s\" is an empty list", key);
-      return -1;
-    }
-    if (out->n > r->srv->cfg.max_inputs) {
-      *res = serve_error(r, 413, "%zu inputs in one request; the limit is %zu (server.max_inputs)",
-                         out->n, r->srv->cfg.max_inputs);
-      return -1;
-    }
-  } else {
-    *res = serve_error(r, 400, "\"%s\" must be a string or a list of strings", key);
-    return -1;
-  }
-  out->texts = calloc(out->n, sizeof *out->texts);
-  out->lens = calloc(out->n, sizeof *out->lens);
-  if (!out->texts || !out->lens) {
-    rj_texts_free(out);
-    *res = serve_error(r, 500, "out of memory");
-    return -1;
-  }
-  for (size_t i = 0; i < out->n; i++) {
-    json_t *s = out->single ? in : json_array_get(in, i);
-    json_t *second = NULL;
-    if (json_is_array(s) && json_array_size(s) >= 1 && json_array_size(s) <= 2) {
-      /* [text] or [text, text_pair] (a cross-encoder's input) */
-      second = json_array_get(s, 1);
-      s = json_array_get(s, 0);
-      if (second && !json_is_string(second)) s = NULL;
-    }
-    if (!json_is_string(s)) {
-      rj_texts_free(out);
-      *res = serve_error(r, 400, "\"%s\"[%zu] is not a string or a [text, text_pair] list of "
-                         "strings (token-id inputs are not supported)", key, i);
-      return -1;
-    }
-    out->texts[i] = json_string_value(s);
-    out->lens[i] = json_string_length(s);
-    if (second) {
-      if (!out->pairs) {
-        out->pairs = calloc(out->n, sizeof *out->pairs);
-        out->pair_lens = calloc(out->n, sizeof *out->pair_lens);
-        if (!out->pairs || !out->pair_lens) {
-          rj_texts_free(out);
-          *res = serve_error(r, 500, "out of memory");
-          return -1;
-        }
-      }
-      out->pairs[i] = json_string_value(second);
-      out->pair_lens[i] = json_string_length(second);
-      if (out->pair_lens[i] == 0) {
-        rj_texts_free(out);
-        *res = serve_error(r, 400, "\"%s\"[%zu]: the text pair is an empty string", key, i);
-        return -1;
-      }
-    }
-  }
-  return 0;
-}
-
-void rj_texts_free(rj_texts_t *t) {
-  free(t->texts);
-  free(t->lens);
-  free(t->pairs);
-  free(t->pair_lens);
-  t->texts = NULL;
-  t->lens = NULL;
-  t->pairs = NULL;
-  t->pair_lens = NULL;
+  char err[256];
+  int st = rj_texts_get(body, key, r->srv->cfg.max_inputs, out, err, sizeof err);
+  if (st) *res = serve_error(r, st, "%s", err);
+  return st ? -1 : 0;
 }
 
 int rj_bool(req_ctx *r, json_t *body, const char *key, bool dflt, bool *out, enum MHD_Result *res) {
-  json_t *v = json_object_get(body, key);
-  if (!v || json_is_null(v)) {
-    *out = dflt;
-    return 0;
-  }
-  if (!json_is_boolean(v)) {
-    *res = serve_error(r, 400, "\"%s\" must be true or false", key);
-    return -1;
-  }
-  *out = json_is_true(v);
-  return 0;
+  char err[256];
+  int st = rj_bool_get(body, key, dflt, out, err, sizeof err);
+  if (st) *res = serve_error(r, st, "%s", err);
+  return st ? -1 : 0;
 }
 
 double rj_deadline_s(req_ctx *r) {

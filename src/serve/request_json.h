@@ -4,21 +4,13 @@
 #ifndef ANYTIME_SERVE_REQUEST_JSON_H
 #define ANYTIME_SERVE_REQUEST_JSON_H
 
+#include "serve/req_parse.h"
 #include "serve/serve_internal.h"
 
-typedef struct rj_texts_t {
-  size_t n;
-  bool single;          /* the member was a bare string */
-  const char **texts;   /* point into the json_t; valid while it lives */
-  size_t *lens;
-  const char **pairs;   /* NULL, or n entries: the text pair of an element given as
-                           [text, text_pair] (NULL for the others) */
-  size_t *pair_lens;
-} rj_texts_t;
-
 json_t *rj_parse(req_ctx *r, enum MHD_Result *res);
+/* rj_texts_get() and rj_bool_get() (req_parse.h) with the server's limit,
+ * sending the refusal. */
 int rj_texts(req_ctx *r, json_t *body, const char *key, rj_texts_t *out, enum MHD_Result *res);
-void rj_texts_free(rj_texts_t *t);
 int rj_bool(req_ctx *r, json_t *body, const char *key, bool dflt, bool *out, enum MHD_Result *res);
 /* The request's x-deadline-ms header in seconds: 0 if absent, -1 if invalid. */
 double rj_deadline_s(req_ctx *r);

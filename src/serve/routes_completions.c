@@ -30,6 +30,7 @@
 #include "core/internal.h"
 #include "serve/completion_req.h"
 #include "serve/request_json.h"
+#include "serve/sse.h"
 #include "serve/textstream.h"
 
 typedef struct cmpl {
@@ -128,20 +129,15 @@ static void sse_append_locked(cmpl *c, const char *s, size_t n) {
 }
 
 static json_t *chunk_json(const cmpl *c, const char *text, size_t len, const char *finish) {
-  json_t *choice = json_pack("{s:s%, s:i, s:n}", "text", text, len, "index", 0, "logprobs");
-  json_object_set_new(choice, "finish_reason", finish ? json_string(finish) : json_null());
-  return json_pack("{s:s, s:s, s:I, s:s, s:[o]}", "id", c->id, "object", "text_completion",
-                   "created", (json_int_t)c->created, "model", c->model, "choices", choice);
+  return sse_chunk_json(c->id, c->created, c->model, text, len, finish);
 }
 
 static void sse_event_locked(cmpl *c, json_t *j) {
-  char *s = json_dumps(j, JSON_COMPACT);
-  json_decref(j);
-  if (!s) return;
-  sse_append_locked(c, "data: ", 6);
-  sse_append_locked(c, s, strlen(s));
-  sse_append_locked(c, "\n\n", 2);
-  free(s);
+  size_t n;
+  char *e = sse_event(j, &n); /* sse.c: pure, fuzzed */
+  if (!e) return;
+  sse_append_locked(c, e, n);
+  free(e);
 }
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -247,7 +243,7 @@ static void on_done(void *user, const at_gen_result *r) {
         sse_event_locked(c, u);
       }
     }
-    sse_append_locked(c, "data: [DONE]\n\n", 14);
+    sse_append_locked(c, SSE_DONE, strlen(SSE_DONE));
   }
   c->done = true;
   if (c->stream && c->suspended) {

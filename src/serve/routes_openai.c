@@ -8,29 +8,13 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "serve/b64.h"
 #include "serve/request_json.h"
 
 typedef struct oai_state {
   bool base64;
   size_t dims; /* 0 = full */
 } oai_state;
-
-static char *b64(const unsigned char *p, size_t n) {
-  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char *o = malloc((n + 2) / 3 * 4 + 1);
-  if (!o) return NULL;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-                 (i + 2 < n ? p[i + 2] : 0);
-    o[k++] = tbl[v >> 18 & 63];
-    o[k++] = tbl[v >> 12 & 63];
-    o[k++] = i + 1 < n ? tbl[v >> 6 & 63] : '=';
-    o[k++] = i + 2 < n ? tbl[v & 63] : '=';
-  }
-  o[k] = '\0';
-  return o;
-}
 
 static void finish_embeddings(req_ctx *r) {
   job *j = r->job;
@@ -42,7 +26,7 @@ static void finish_embeddings(req_ctx *r) {
     serve_l2_normalize(v, dim); /* over the kept dimensions, as OpenAI does */
     json_t *emb;
     if (st->base64) {
-      char *s = b64((const unsigned char *)v, dim * sizeof(float)); /* little-endian f32 */
+      char *s = serve_b64_encode((const unsigned char *)v, dim * sizeof(float)); /* little-endian f32 */
       emb = json_string(s ? s : "");
       free(s);
     } else {
@@ -77,24 +61,15 @@ static enum MHD_Result embeddings(req_ctx *r) {
     goto out;
   }
   if (!(m = serve_pick_model(r, body, TASK_EMBED, &res))) goto out;
-  json_t *fmt = json_object_get(body, "encoding_format");
-  if (fmt && !json_is_null(fmt)) {
-    const char *f = json_is_string(fmt) ? json_string_value(fmt) : "";
-    if (!strcmp(f, "base64")) st->base64 = true;
-    else if (strcmp(f, "float")) {
-      res = serve_error(r, 400, "\"encoding_format\" must be \"float\" or \"base64\"");
-      goto out;
-    }
+  oai_opts oo; /* encoding_format, dimensions (req_parse.c: pure, fuzzed) */
+  char err[256];
+  int hs = oai_opts_parse(body, m->out_dim, &oo, err, sizeof err);
+  if (hs) {
+    res = serve_error(r, hs, "%s", err);
+    goto out;
   }
-  json_t *dv = json_object_get(body, "dimensions");
-  if (dv && !json_is_null(dv)) {
-    if (!json_is_integer(dv) || json_integer_value(dv) < 1 ||
-        (size_t)json_integer_value(dv) > m->out_dim) {
-      res = serve_error(r, 400, "\"dimensions\" must be an integer in 1..%zu", m->out_dim);
-      goto out;
-    }
-    st->dims = (size_t)json_integer_value(dv);
-  }
+  st->base64 = oo.base64;
+  st->dims = oo.dims;
   double dl = rj_deadline_s(r);
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");

@@ -126,37 +126,39 @@ static enum MHD_Result text_route(req_ctx *r, serve_task task) {
   json_t *body = rj_parse(r, &res);
   if (!body) return res;
   served_model *m = serve_pick_model(r, body, task, &res);
-  rj_texts_t t;
+  tei_req q; /* the body's texts and flags (req_parse.c: pure, fuzzed) */
   tei_state *st = calloc(1, sizeof *st);
-  bool truncate = r->srv->cfg.auto_truncate;
   double dl = rj_deadline_s(r);
-  if (!m || !st || rj_texts(r, body, "inputs", &t, &res) != 0) goto out;
-  if (rj_bool(r, body, "truncate", r->srv->cfg.auto_truncate, &truncate, &res) ||
-      rj_bool(r, body, "normalize", true, &st->normalize, &res) ||
-      rj_bool(r, body, "raw_scores", false, &st->raw_scores, &res)) {
-    rj_texts_free(&t);
+  char err[256];
+  int hs;
+  if (!m || !st) goto out;
+  if ((hs = tei_req_parse(body, r->srv->cfg.max_inputs, r->srv->cfg.auto_truncate, &q, err,
+                          sizeof err)) != 0) {
+    res = serve_error(r, hs, "%s", err);
     goto out;
   }
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
-    rj_texts_free(&t);
+    tei_req_free(&q);
     goto out;
   }
-  if (t.pairs && task == TASK_EMBED) {
+  if (q.t.pairs && task == TASK_EMBED) {
     res = serve_error(r, 400, "text pairs are for classifiers (cross-encoders, POST /predict or "
                       "/rerank); /embed takes strings");
-    rj_texts_free(&t);
+    tei_req_free(&q);
     goto out;
   }
-  st->single = t.single;
+  st->single = q.t.single;
+  st->normalize = q.normalize;
+  st->raw_scores = q.raw_scores;
   r->route_state = st;
   r->free_state = free;
   st = NULL;
-  text_opts o = {.truncate = truncate, .deadline_s = dl,
-                 .pairs = (const char *const *)t.pairs, .pair_lens = t.pair_lens};
-  res = serve_run_text_job(r, m, t.texts, t.lens, t.n, &o,
+  text_opts o = {.truncate = q.truncate, .deadline_s = dl,
+                 .pairs = (const char *const *)q.t.pairs, .pair_lens = q.t.pair_lens};
+  res = serve_run_text_job(r, m, q.t.texts, q.t.lens, q.t.n, &o,
                            task == TASK_EMBED ? finish_embed : finish_predict);
-  rj_texts_free(&t);
+  tei_req_free(&q);
 out:
   free(st);
   json_decref(body);

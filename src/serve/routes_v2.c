@@ -25,8 +25,7 @@
 
 #include "core/internal.h"
 #include "serve/request_json.h"
-
-#define V2_MAX_ELEMS (1u << 22)
+#include "serve/v2_req.h"
 
 /* One selected output of a batched tensor request: where rows go. */
 typedef struct v2_out {
@@ -36,7 +35,7 @@ typedef struct v2_out {
 } v2_out;
 
 typedef struct v2_state {
-  char id[128];
+  char *id;                  /* the request's "id", whole (malloc'ed) */
   bool has_id;
   bool want[3];              /* text path: logits, probabilities, embedding */
   /* tensor path */
@@ -63,6 +62,7 @@ static void v2_free(void *p) {
   if (!st) return;
   for (size_t i = 0; i < st->n_in; i++) free(st->bufs[i]);
   for (size_t i = 0; i < st->n_results; i++) free(st->results[i].data);
+  free(st->id);
   free(st);
 }
 
@@ -111,49 +111,7 @@ static void finish_text(req_ctx *r) {
   serve_prepare_json(r, 200, v2_envelope(st, m->name, outs));
 }
 
-/* Collect the strings of a (possibly nested) BYTES "data" array. */
-static int collect_strings(json_t *d, const char **texts, size_t *lens, size_t *n, size_t cap) {
-  if (json_is_string(d)) {
-    if (*n >= cap) return -1;
-    texts[*n] = json_string_value(d);
-    lens[*n] = json_string_length(d);
-    (*n)++;
-    return 0;
-  }
-  if (!json_is_array(d)) return -2;
-  size_t i;
-  json_t *v;
-  json_array_foreach(d, i, v) {
-    int rc = collect_strings(v, texts, lens, n, cap);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
 /* ---------------------------------------------------------- tensor path */
-
-static int collect_numbers(json_t *d, at_dtype t, void *buf, size_t *n, size_t cap) {
-  if (json_is_number(d)) {
-    if (*n >= cap) return -1;
-    double v = json_number_value(d);
-    if (t == AT_DTYPE_FLOAT32) {
-      ((float *)buf)[*n] = (float)v;
-    } else {
-      if (!json_is_integer(d)) return -3;
-      ((int64_t *)buf)[*n] = json_integer_value(d);
-    }
-    (*n)++;
-    return 0;
-  }
-  if (!json_is_array(d)) return -2;
-  size_t i;
-  json_t *v;
-  json_array_foreach(d, i, v) {
-    int rc = collect_numbers(v, t, buf, n, cap);
-    if (rc) return rc;
-  }
-  return 0;
-}
 
 static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
                            const at_timing *t, const char *err) {
@@ -438,18 +396,15 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   json_t *body = rj_parse(r, &res);
   if (!body) return res;
   v2_state *st = calloc(1, sizeof *st);
-  const char **texts = NULL;
-  size_t *lens = NULL;
+  v2_req q; /* the body against the model's signature (v2_req.c: pure, fuzzed) */
+  memset(&q, 0, sizeof q);
+  char err[512];
+  int hs;
   if (!st) {
     res = serve_error(r, 500, "out of memory");
     goto out;
   }
   st->m = m;
-  json_t *id = json_object_get(body, "id");
-  if (id && json_is_string(id)) {
-    snprintf(st->id, sizeof st->id, "%s", json_string_value(id));
-    st->has_id = true;
-  }
   json_t *inputs = json_object_get(body, "inputs");
   if (!json_is_array(inputs) || json_array_size(inputs) == 0) {
     res = serve_error(r, 400, "\"inputs\" must be a non-empty list of tensors");
@@ -460,201 +415,51 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
-  /* "outputs" selection */
-  json_t *outs = json_object_get(body, "outputs");
-  if (outs && !json_is_array(outs)) {
-    res = serve_error(r, 400, "\"outputs\" must be a list of {\"name\": ...}");
+  /* Every tensor is for the planner's chosen variant; all variants of a
+   * model share one signature. First the cheap checks on names, types and
+   * shapes (no data read), then admission with n_texts = the batch
+   * dimension, then the data. */
+  const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
+  v2_sig sig = {.mi = mi, .embed = m->task == TASK_EMBED, .model = m->name,
+                .max_inputs = r->srv->cfg.max_inputs, .truncate_dflt = r->srv->cfg.auto_truncate};
+  if ((hs = v2_req_parse(body, &sig, &q, err, sizeof err)) != 0) {
+    res = serve_error(r, hs, "%s", err);
     goto out;
   }
-  size_t oi;
-  json_t *ov;
-  json_array_foreach(outs, oi, ov) {
-    json_t *nm = json_object_get(ov, "name");
-    if (!json_is_string(nm) || st->n_out_names >= AT_MAX_OUTPUTS) {
-      res = serve_error(r, 400, "\"outputs\"[%zu] needs a string \"name\"", oi);
-      goto out;
-    }
-    snprintf(st->out_name_store[st->n_out_names], 128, "%s", json_string_value(nm));
-    st->out_names[st->n_out_names] = st->out_name_store[st->n_out_names];
-    st->n_out_names++;
+  if (q.has_id && !(st->id = strdup(q.id))) {
+    res = serve_error(r, 500, "out of memory");
+    goto out;
   }
-  /* Text path: one BYTES input. */
-  json_t *first = json_array_get(inputs, 0);
-  json_t *dt = json_object_get(first, "datatype");
-  if (json_is_string(dt) && !strcmp(json_string_value(dt), "BYTES")) {
-    if (json_array_size(inputs) != 1) {
-      res = serve_error(r, 400, "a BYTES (text) request takes exactly one input");
-      goto out;
-    }
-    static const char *names[3] = {"logits", "probabilities", "embedding"};
-    for (size_t k = 0; k < st->n_out_names; k++) {
-      int found = -1;
-      for (int q = 0; q < 3; q++)
-        if (!strcmp(st->out_names[k], names[q])) found = q;
-      bool ok = found >= 0 && (m->task == TASK_EMBED ? found == 2 : found < 2);
-      if (!ok) {
-        res = serve_error(r, 400, "model '%s' has no output '%s' for text input (it has %s)",
-                          m->name, st->out_names[k],
-                          m->task == TASK_EMBED ? "embedding" : "logits, probabilities");
-        goto out;
-      }
-      st->want[found] = true;
-    }
-    if (!st->n_out_names) st->want[m->task == TASK_EMBED ? 2 : 0] = true;
-    size_t cap = r->srv->cfg.max_inputs, n = 0;
-    texts = calloc(cap, sizeof *texts);
-    lens = calloc(cap, sizeof *lens);
-    if (!texts || !lens) {
-      res = serve_error(r, 500, "out of memory");
-      goto out;
-    }
-    int rc = collect_strings(json_object_get(first, "data"), texts, lens, &n, cap);
-    if (rc == -1) {
-      res = serve_error(r, 413, "more than %zu texts in one request (server.max_inputs)", cap);
-      goto out;
-    }
-    if (rc) {
-      res = serve_error(r, 400, "BYTES input \"data\" must be a (nested) list of strings");
-      goto out;
-    }
-    /* "parameters": {"truncate": true} cuts texts over the token limit */
-    bool truncate = r->srv->cfg.auto_truncate;
-    json_t *params = json_object_get(body, "parameters");
-    json_t *tv = json_is_object(params) ? json_object_get(params, "truncate") : NULL;
-    if (tv && !json_is_boolean(tv)) {
-      res = serve_error(r, 400, "\"parameters\".\"truncate\" must be true or false");
-      goto out;
-    }
-    if (tv) truncate = json_is_true(tv);
+  st->has_id = q.has_id;
+  memcpy(st->want, q.want, sizeof st->want);
+  memcpy(st->out_name_store, q.out_name_store, sizeof st->out_name_store);
+  st->n_out_names = q.n_out_names;
+  for (size_t k = 0; k < q.n_out_names; k++) /* the model's own name, or our copy */
+    st->out_names[k] = q.out_names[k] == q.out_name_store[k] ? st->out_name_store[k] : q.out_names[k];
+  if (q.text) { /* one BYTES input: a text job */
     r->route_state = st;
     r->free_state = v2_free;
     st = NULL;
-    text_opts o = {.truncate = truncate, .deadline_s = dl};
-    res = serve_run_text_job(r, m, texts, lens, n, &o, finish_text);
+    text_opts o = {.truncate = q.truncate, .deadline_s = dl};
+    res = serve_run_text_job(r, m, q.texts, q.lens, q.n_texts, &o, finish_text);
     goto out;
   }
-  /* Tensor path. Every tensor is for the planner's chosen variant; all
-   * variants of a model share one signature. First the cheap checks on
-   * names, types and shapes (no data read), then admission with n_texts =
-   * the batch dimension, then the data. */
-  const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
-  json_t *datas[AT_MAX_INPUTS];
-  size_t numels[AT_MAX_INPUTS];
-  size_t ii;
-  json_t *iv;
-  json_array_foreach(inputs, ii, iv) {
-    if (ii >= AT_MAX_INPUTS) {
-      res = serve_error(r, 400, "too many inputs");
-      goto out;
-    }
-    json_t *nm = json_object_get(iv, "name"), *shp = json_object_get(iv, "shape");
-    json_t *dty = json_object_get(iv, "datatype"), *data = json_object_get(iv, "data");
-    if (!json_is_string(nm) || !json_is_array(shp) || !json_is_string(dty) || !data) {
-      res = serve_error(r, 400, "inputs[%zu] needs \"name\", \"shape\", \"datatype\" and \"data\"", ii);
-      goto out;
-    }
-    const at_value_info *want = NULL;
-    for (size_t k = 0; k < mi->n_inputs; k++)
-      if (!strcmp(mi->inputs[k].name, json_string_value(nm))) want = &mi->inputs[k];
-    if (!want) {
-      res = serve_error(r, 400, "model '%s' has no input '%s'", m->name, json_string_value(nm));
-      goto out;
-    }
-    for (size_t k = 0; k < st->n_in; k++)
-      if (st->in[k].name == want->name) {
-        res = serve_error(r, 400, "input '%s' is given twice", want->name);
-        goto out;
-      }
-    const char *ds = json_string_value(dty);
-    bool is_i64 = !strcmp(ds, "INT64"), is_i32 = !strcmp(ds, "INT32"), is_f32 = !strcmp(ds, "FP32");
-    if (!(is_i64 || is_i32 || is_f32)) {
-      res = serve_error(r, 400, "inputs[%zu]: datatype %s is not supported (INT64, INT32, FP32, BYTES)",
-                        ii, ds);
-      goto out;
-    }
-    bool compatible = (want->dtype == AT_DTYPE_FLOAT32 && is_f32) ||
-                      (want->dtype == AT_DTYPE_INT64 && (is_i64 || is_i32));
-    if (!compatible) {
-      res = serve_error(r, 400, "input '%s' is %s in the model; %s was given", want->name,
-                        at_dtype_name(want->dtype), ds);
-      goto out;
-    }
-    at_tensor *t = &st->in[st->n_in];
-    t->name = want->name;
-    t->dtype = want->dtype;
-    t->ndim = json_array_size(shp);
-    if (t->ndim > AT_MAX_DIMS) {
-      res = serve_error(r, 400, "input '%s': too many dimensions", want->name);
-      goto out;
-    }
-    size_t numel = 1;
-    for (size_t k = 0; k < t->ndim; k++) {
-      json_t *dv = json_array_get(shp, k);
-      if (!json_is_integer(dv) || json_integer_value(dv) < 0 || json_integer_value(dv) > V2_MAX_ELEMS) {
-        res = serve_error(r, 400, "input '%s': shape must be non-negative integers", want->name);
-        goto out;
-      }
-      t->shape[k] = json_integer_value(dv);
-      numel *= (size_t)t->shape[k];
-      if (numel > V2_MAX_ELEMS) {
-        res = serve_error(r, 413, "input '%s' has more than %u elements", want->name, V2_MAX_ELEMS);
-        goto out;
-      }
-    }
-    if (t->ndim < 1 || t->shape[0] < 1) {
-      res = serve_error(r, 400, "input '%s': the first dimension is the batch and must be at least 1",
-                        want->name);
-      goto out;
-    }
-    if (st->n_in > 0 && t->shape[0] != st->in[0].shape[0]) {
-      res = serve_error(r, 400, "input '%s' has batch %lld, input '%s' %lld", want->name,
-                        (long long)t->shape[0], st->in[0].name, (long long)st->in[0].shape[0]);
-      goto out;
-    }
-    datas[st->n_in] = data;
-    numels[st->n_in] = numel;
-    st->n_in++;
-  }
-  for (size_t k = 0; k < st->n_out_names; k++) {
-    bool found = false;
-    for (size_t q = 0; q < mi->n_outputs; q++)
-      if (!strcmp(mi->outputs[q].name, st->out_names[k])) {
-        st->out_names[k] = mi->outputs[q].name;
-        found = true;
-      }
-    if (!found) {
-      res = serve_error(r, 400, "model '%s' has no output '%s'", m->name, st->out_names[k]);
-      goto out;
-    }
-  }
-  size_t rows = (size_t)st->in[0].shape[0];
-  if (rows > r->srv->cfg.max_inputs) {
-    res = serve_error(r, 413, "batch of %zu rows in one request; the limit is %zu (server.max_inputs)",
-                      rows, r->srv->cfg.max_inputs);
-    goto out;
-  }
+  st->n_in = q.n_in;
+  memcpy(st->in, q.in, sizeof st->in);
   /* Admission: a refusal reads no data. */
-  if (!serve_admit(r, m, dl, rows, &res)) goto out;
-  st->rows = rows;
+  if (!serve_admit(r, m, dl, q.rows, &res)) goto out;
+  st->rows = q.rows;
   st->slot = r->adm.d.variant;
   for (size_t k = 0; k < st->n_in; k++) {
     at_tensor *t = &st->in[k];
-    st->bufs[k] = malloc((numels[k] ? numels[k] : 1) * 8);
+    st->bufs[k] = malloc((q.numel[k] ? q.numel[k] : 1) * 8);
     t->data = st->bufs[k];
     if (!t->data) {
       res = serve_error(r, 500, "out of memory");
       goto out; /* on_completed releases what the admission holds */
     }
-    size_t got = 0;
-    int rc = collect_numbers(datas[k], t->dtype, t->data, &got, numels[k]);
-    if (rc == -3) {
-      res = serve_error(r, 400, "input '%s': %s data must be integers", t->name,
-                        t->dtype == AT_DTYPE_FLOAT32 ? "FP32" : "INT64");
-      goto out;
-    }
-    if (rc || got != numels[k]) {
-      res = serve_error(r, 400, "input '%s': \"data\" has %s%zu numbers, the shape needs %zu",
-                        t->name, rc == -1 ? "more than " : "", got, numels[k]);
+    if ((hs = v2_req_read(&q, k, t->data, err, sizeof err)) != 0) {
+      res = serve_error(r, hs, "%s", err);
       goto out;
     }
   }
@@ -665,8 +470,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   st = NULL;
   res = batchable(r, owned) ? run_batched(r, owned) : run_alone(r, owned);
 out:
-  free(texts);
-  free(lens);
+  v2_req_free(&q);
   v2_free(st);
   json_decref(body);
   if (r->adm.held && !r->suspended) serve_release(r, r->adm.held); /* answered with an error */

@@ -9,3 +9,11 @@ at_fuzz_driver(fuzz_prescan tests/fuzz/fuzz_prescan.c)
 at_fuzz_driver(fuzz_auth tests/fuzz/fuzz_auth.c)
 at_fuzz_driver(fuzz_loadgen_csv tests/fuzz/fuzz_loadgen_csv.c)
 target_sources(fuzz_loadgen_csv PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_proto.c")
+# Request bodies of the text routes (TEI, OpenAI embeddings), the V2 infer
+# body, and the base64 encoder of embeddings.
+at_fuzz_driver(fuzz_text_req tests/fuzz/fuzz_text_req.c)
+at_fuzz_driver(fuzz_v2_req tests/fuzz/fuzz_v2_req.c)
+at_fuzz_driver(fuzz_base64 tests/fuzz/fuzz_base64.c)
+# Streamed completions as server-sent events, read back by a reference
+# SSE parser.
+at_fuzz_driver(fuzz_sse tests/fuzz/fuzz_sse.c)

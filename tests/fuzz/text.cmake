@@ -3,3 +3,4 @@
 at_fuzz_driver(fuzz_text_encode tests/fuzz/fuzz_text_encode.c)
 at_fuzz_driver(fuzz_text_json tests/fuzz/fuzz_text_json.c)
 at_fuzz_driver(fuzz_text_csv tests/fuzz/fuzz_text_csv.c)
+at_fuzz_driver(fuzz_vocab_txt tests/fuzz/fuzz_vocab_txt.c)

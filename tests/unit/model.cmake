@@ -9,3 +9,6 @@ at_unit_test(test_model_export tests/unit/test_model_export.c)
 add_test(NAME test_model_sha256_portable COMMAND test_model_cache test_sha256_vectors)
 set_tests_properties(test_model_sha256_portable PROPERTIES
   ENVIRONMENT "${AT_TEST_ENV};ANYTIME_SHA256_PORTABLE=1" LABELS unit)
+# config.json, refs and sidecars from buffers, with the regressions their
+# fuzz drivers found.
+at_unit_test(test_model_parsers tests/unit/test_model_parsers.c)

@@ -2,6 +2,9 @@
 # configuration's one writer against its parser, and the held-refusal rule.
 at_unit_test(test_serve_config tests/unit/test_serve_config.c)
 at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
+# The pure request-body parsers (TEI, OpenAI, V2) and base64, with the
+# regressions their fuzz drivers found.
+at_unit_test(test_serve_parsers tests/unit/test_serve_parsers.c)
 # Incremental detokenisation of generated ids against decoding them at once.
 at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)
 # API keys and the Bearer check.

@@ -1,0 +1,30 @@
+/* src/serve/sse.c — streamed completion chunks as server-sent events (see
+ * sse.h). */
+#include "serve/sse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+json_t *sse_chunk_json(const char *id, long long created, const char *model, const char *text,
+                       size_t len, const char *finish) {
+  json_t *choice = json_pack("{s:s%, s:i, s:n}", "text", text, len, "index", 0, "logprobs");
+  json_object_set_new(choice, "finish_reason", finish ? json_string(finish) : json_null());
+  return json_pack("{s:s, s:s, s:I, s:s, s:[o]}", "id", id, "object", "text_completion", "created",
+                   (json_int_t)created, "model", model, "choices", choice);
+}
+
+char *sse_event(json_t *j, size_t *len) {
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  if (!s) return NULL;
+  size_t n = strlen(s);
+  char *e = malloc(n + 9);
+  if (e) {
+    memcpy(e, "data: ", 6);
+    memcpy(e + 6, s, n);
+    memcpy(e + 6 + n, "\n\n", 3);
+    *len = n + 8;
+  }
+  free(s);
+  return e;
+}
