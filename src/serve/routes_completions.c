@@ -430,10 +430,13 @@ static enum MHD_Result completions(req_ctx *r) {
   MHD_add_response_header(resp, "Content-Type", "text/event-stream");
   MHD_add_response_header(resp, "Cache-Control", "no-cache");
   MHD_add_response_header(resp, "x-model", gc->name);
+  if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
   res = MHD_queue_response(r->conn, 200, resp);
   MHD_destroy_response(resp);
   at_metrics_request(s->metrics, r->route, gc->name, "", 200,
                      (double)(at_now_ns() - r->t0_ns) / 1e9, -1, -1, -1);
+  /* a stream's line is written when it starts: its length is not known */
+  serve_log_request(r, 200, gc->name, "", (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
   c = NULL; /* the reader owns the HTTP reference */
 out:
   free(ids);

@@ -9,7 +9,8 @@
 #   2. 1,600 requests from 8 hey clients: 1,600 whole lines, every one valid
 #      JSON (one write() per line: none interleaved);
 #   3. rotation: after `mv`, lines go to the moved file until SIGHUP, then
-#      to a new file at the configured path;
+#      to a new file at the configured path; a streamed completion has its
+#      line too;
 #   4. off by default: no file is written without --access-log.
 # Seen to fail (2026-12-01): with serve_log_request() called only for 200s,
 # part 1 stops at "4 lines for 7 answers".
@@ -66,9 +67,14 @@ curl -s -o /dev/null "$BASE/health"
 kill -HUP "$SERVER_PID"
 sleep 0.3
 curl -s -o /dev/null "$BASE/health"; curl -s -o /dev/null "$BASE/health"
+# a streamed completion is logged too (when its stream starts)
+curl -sN -o /dev/null "$BASE/v1/completions" -H "x-request-id: stream-1" \
+    -d '{"prompt": "the", "max_tokens": 4, "stream": true}'
 sleep 0.2
 [ "$(wc -l < "$LOG.1")" -eq 1608 ] || fail "the moved file has $(wc -l < "$LOG.1") lines, want 1608"
-[ -f "$LOG" ] && [ "$(wc -l < "$LOG")" -eq 2 ] || fail "after SIGHUP the new file has $(wc -l < "$LOG" 2>/dev/null) lines, want 2"
+[ -f "$LOG" ] && [ "$(wc -l < "$LOG")" -eq 3 ] || fail "after SIGHUP the new file has $(wc -l < "$LOG" 2>/dev/null) lines, want 3"
+jq -e -s '.[2].route == "/v1/completions" and .[2].request_id == "stream-1"' "$LOG" >/dev/null ||
+  fail "the streamed completion's line: $(tail -n 1 "$LOG")"
 kill -0 "$SERVER_PID" || fail "SIGHUP stopped the server"
 stop_server
 
