@@ -312,6 +312,12 @@ typedef struct at_planner_stats {
    * of the queued batches over c workers, in units of the deadline
    * (0 idle, 1 = the queue holds a whole default deadline of work) */
   double queue_fill;
+  /* demand over what the pool carries with the most accurate variant: the
+   * offered texts per second x its batch-1 service time (corrected) over c
+   * workers. 1 = the pool would be fully busy serving everything with it;
+   * above 1 the planner is answering with cheaper variants or refusing.
+   * What an autoscaler should hold below 1 (the sweep's rho). */
+  double utilisation;
   int n_variants;
   at_plan_variant_stats variants[AT_PLAN_MAX_VARIANTS];
 } at_planner_stats;

@@ -15,7 +15,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: anytime serve [--config FILE | --model MODEL [--variant NAME]]\n"
+          "usage: anytime serve [--config FILE | --model MODEL [--variant NAME] [--name NAME]]\n"
           "                     [--host ADDR] [--port N] [--workers N]\n"
           "                     [--policy adaptive|accurate-only|none|limit] [--inflight-limit N]\n"
           "                     [--deadline-ms MS]\n"
@@ -34,6 +34,8 @@ static void usage(FILE *f) {
           "--model serves one model by name without a config file: a local directory or\n"
           "a Hugging Face repo id (org/name[@revision]) from the HF cache (see `anytime\n"
           "ls`); its default variant (or --variant) is timed at start-up for the planner.\n"
+          "--name sets the name clients use for it (default: the directory's name; KServe\n"
+          "passes the InferenceService's, see deploy/kserve/).\n"
           "Optimised graphs are kept in the compiled-artifact cache (--cache-dir, else\n"
           "$ANYTIME_CACHE_DIR, $XDG_CACHE_HOME/anytime, ~/.cache/anytime); --no-cache\n"
           "turns it off.\n"
@@ -83,7 +85,7 @@ int at_cli_serve(int argc, char **argv) {
   const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
   const char *model = NULL, *variant = NULL, *cache_dir = NULL;
   const char *keys[AT_SERVER_MAX_API_KEYS], *key_file = NULL, *tls_cert = NULL, *tls_key = NULL;
-  const char *access_log = NULL;
+  const char *access_log = NULL, *served_name = NULL;
   int n_keys = 0;
   bool no_cache = false;
   long port = -1, workers = -1, max_batch = -1, max_delay = -1, inflight_limit = -1;
@@ -111,6 +113,7 @@ int at_cli_serve(int argc, char **argv) {
     else if (!strcmp(a, "--tls-cert") && v) tls_cert = v, i++;
     else if (!strcmp(a, "--tls-key") && v) tls_key = v, i++;
     else if (!strcmp(a, "--access-log") && v) access_log = v, i++;
+    else if (!strcmp(a, "--name") && v) served_name = v, i++;
     else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &port), i++;
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
@@ -135,8 +138,17 @@ int at_cli_serve(int argc, char **argv) {
   at_server_config cfg = at_server_config_default();
   char path[4096];
   at_status st;
+  if (served_name && (!model || !served_name[0] || strlen(served_name) >= sizeof cfg.models[0].name ||
+                      strchr(served_name, '/'))) {
+    fprintf(stderr, "anytime serve: --name goes with --model and needs 1..63 characters, no '/'\n");
+    return AT_EXIT_USAGE;
+  }
   if (model) {
     if ((st = cli_config_from_model(model, variant, false, &cfg)) != AT_OK) return cli_report("serve", st);
+    if (served_name && cfg.n_models == 1)
+      snprintf(cfg.models[0].name, sizeof cfg.models[0].name, "%s", served_name);
+    else if (served_name)
+      snprintf(cfg.generator.name, sizeof cfg.generator.name, "%s", served_name);
     config = model;
   } else {
     if (!config) {

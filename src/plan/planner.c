@@ -680,6 +680,9 @@ at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats 
   double nb, t;
   work_locked(p, now_ns, &nb, &t);
   out->queue_fill = t / p->p.workers / p->p.default_deadline_s;
+  out->utilisation = p->n > 0 ? out->offered_rps * p->v[0].s_at[1] * scale_at(p, &p->v[0], now_ns) /
+                                    p->p.workers
+                              : 0;
   out->n_variants = p->n;
   for (int i = 0; i < p->n; i++) {
     const pvariant *v = &p->v[i];

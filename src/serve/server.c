@@ -377,6 +377,8 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# TYPE anytime_planner_overrun_seconds gauge\n"
                         "# HELP anytime_planner_queue_fill Work in flight over the worker pool, in default deadlines (1 = a whole deadline of work queued).\n"
                         "# TYPE anytime_planner_queue_fill gauge\n"
+                        "# HELP anytime_planner_utilisation Offered texts/s x the most accurate variant's batch-1 service time over the workers: 1 = the pool fully busy answering everything with it; above 1 the planner degrades or refuses. The signal to autoscale on.\n"
+                        "# TYPE anytime_planner_utilisation gauge\n"
                         "# HELP anytime_planner_release_errors_total Releases of admitted texts the planner refused (released twice or never admitted); stays 0.\n"
                         "# TYPE anytime_planner_release_errors_total counter\n"
                         "anytime_planner_release_errors_total %llu\n"
@@ -412,10 +414,11 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                           "anytime_planner_arrival_rate{model=\"%s\",basis=\"admitted\"} %.3f\n"
                           "anytime_planner_inflight_texts{model=\"%s\"} %llu\n"
                           "anytime_planner_overrun_seconds{model=\"%s\"} %.6f\n"
-                          "anytime_planner_queue_fill{model=\"%s\"} %.4f\n",
+                          "anytime_planner_queue_fill{model=\"%s\"} %.4f\n"
+                          "anytime_planner_utilisation{model=\"%s\"} %.4f\n",
                           m->name, st.offered_rps, m->name, st.admitted_rps, m->name,
                           (unsigned long long)st.in_flight, m->name, st.overrun_s, m->name,
-                          st.queue_fill);
+                          st.queue_fill, m->name, st.utilisation);
     for (int v = 0; v < st.n_variants && o < cap; v++)
       o += (size_t)snprintf(buf + o, cap - o,
                             "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"

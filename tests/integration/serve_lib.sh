@@ -6,12 +6,16 @@ fail() { echo "FAIL: $*" >&2; [ -n "${SERVER_LOG:-}" ] && tail -n 20 "$SERVER_LO
 
 start_server() { # config [extra args...]
   local cfg=$1; shift
+  start_server_args --config "$cfg" "$@"
+}
+
+start_server_args() { # serve args... (the configuration given by them: --config or --model)
   SERVE_TMP=$(mktemp -d)
   SERVER_LOG="$SERVE_TMP/server.log"
   # a compiled-artifact cache of its own, removed with SERVE_TMP: a test
   # server never writes into the user's cache (--cache-dir overrides it)
   ANYTIME_CACHE_DIR="$SERVE_TMP/cache" \
-    "$ANYTIME_BIN" serve --config "$cfg" --port 0 --port-file "$SERVE_TMP/port" "$@" \
+    "$ANYTIME_BIN" serve --port 0 --port-file "$SERVE_TMP/port" "$@" \
       >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   trap 'kill -9 "$SERVER_PID" 2>/dev/null; rm -rf "$SERVE_TMP"' EXIT  # never leave a server behind
