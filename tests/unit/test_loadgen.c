@@ -690,12 +690,17 @@ static void test_open_loop_with_slow_server(void **state) {
   lg_summary s;
   lg_summarise(res.records, res.n, res.n_variants, 1.0, 0.040, cfg.late_s, &s);
   /* the sender kept its schedule: ~20 requests in flight needed ~20
-   * connections, and almost nothing went out late */
+   * connections. Structural bounds only (this host's speed swings 2x and
+   * the suite runs two tests at once): a sender that waited for answers
+   * would need one connection and 200 x 0.1 s = 20 s. "Almost nothing late"
+   * (<= 5 %) held on a quiet host and failed 3 runs in 5 beside a parity
+   * run and a build (2026-12-01); half is what a blocking sender could
+   * never meet. */
   assert_int_equal(s.sent, n);
   assert_int_equal(s.answered, n);
-  assert_true(s.late_sends * 20 <= n);
+  assert_true(s.late_sends * 2 <= n);
   assert_true(res.peak_conns >= 10);
-  assert_true(took < 1.0 + 0.1 + 1.0);
+  assert_true(took < 10.0);
   assert_true(s.p50_s >= 0.1);
   assert_int_equal(s.within_deadline, 0); /* all later than 40 ms */
   lg_result_free(&res);
