@@ -109,6 +109,13 @@ typedef struct at_server_config {
   bool hold_early_retries;  /* a refusal on a connection that came back before the
                                time its last 429 gave is answered at that time,
                                not at once; default true */
+  int idle_timeout_s;       /* a connection idle (or sending too slowly) this long is
+                               closed; default 60 */
+  int max_connections;      /* open connections at most; past it new ones are closed
+                               at once; default 4096 */
+  int max_connections_per_client; /* per client address; 0 = no cap (default) */
+  int max_header_bytes;     /* a connection's buffer for the request line, headers
+                               and reads (431 when they do not fit); 32768 */
   bool auto_truncate;       /* a text over the model's token limit is cut to it
                                unless the request says "truncate": false;
                                default false (such a text gets 413) */

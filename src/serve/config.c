@@ -24,6 +24,10 @@ at_server_config at_server_config_default(void) {
   c.workers = 2;
   c.intra_op_threads = 1;
   c.max_body_bytes = 1u << 20;
+  c.idle_timeout_s = 60;
+  c.max_connections = 4096;
+  c.max_connections_per_client = 0;
+  c.max_header_bytes = 32768;
   c.max_inputs = 64;
   c.max_tokens = 512;
   c.max_queued = 4096;
@@ -90,10 +94,12 @@ char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_si
   fprintf(f,
           "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
           "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\n  hold_early_retries: %s\n"
-          "  auto_truncate: %s\n",
+          "  auto_truncate: %s\n  idle_timeout_s: %d\n  max_connections: %d\n"
+          "  max_connections_per_client: %d\n  max_header_bytes: %d\n",
           c->host, c->port, c->http_threads, c->max_body_bytes, c->max_inputs, c->max_tokens,
           c->max_queued, c->hold_early_retries ? "true" : "false",
-          c->auto_truncate ? "true" : "false");
+          c->auto_truncate ? "true" : "false", c->idle_timeout_s, c->max_connections,
+          c->max_connections_per_client, c->max_header_bytes);
   /* paths (absolute once parsed), written only when set; keys given on the
    * command line are never written */
   if (c->api_key_file[0]) fprintf(f, "  api_key_file: %s\n", c->api_key_file);
@@ -469,6 +475,10 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
       NUM("server", "max_inputs", 1, 100000, cfg->max_inputs)
       NUM("server", "max_tokens", 3, 65536, cfg->max_tokens)
       NUM("server", "max_queued", 1, 1 << 24, cfg->max_queued)
+      NUM("server", "idle_timeout_s", 1, 86400, cfg->idle_timeout_s)
+      NUM("server", "max_connections", 16, 1000000, cfg->max_connections)
+      NUM("server", "max_connections_per_client", 0, 1000000, cfg->max_connections_per_client)
+      NUM("server", "max_header_bytes", 4096, 1 << 24, cfg->max_header_bytes)
       NUM("engine", "workers", 1, 1024, cfg->workers)
       NUM("engine", "intra_op_threads", 1, 1024, cfg->intra_op_threads)
       NUM("batching", "max_batch_size", 1, 1024, cfg->max_batch_size)

@@ -80,6 +80,10 @@ struct at_server {
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
   serve_auth auth;           /* API keys (none: every request passes) */
   serve_alog *alog;          /* access log (NULL: off) */
+  pthread_mutex_t log_lock;  /* guards the libmicrohttpd warning rate limit: */
+  uint64_t log_window_ns;
+  int log_in_window;
+  unsigned long long log_suppressed;
   atomic_uint_least64_t next_request_id;
   char *tls_cert_pem, *tls_key_pem; /* HTTPS (NULL: plain HTTP) */
 

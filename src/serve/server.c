@@ -645,8 +645,33 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
   }
 }
 
+/* libmicrohttpd's warnings (a client that sends garbage, hangs up, or is
+ * refused past a connection cap) are rate-limited: at most
+ * MHD_LOG_BURST lines per MHD_LOG_WINDOW_S; the next line after a window
+ * with suppressed ones says how many were not shown. 3,000 misbehaving
+ * connections used to write 3,000 lines. */
+#define MHD_LOG_BURST 10
+#define MHD_LOG_WINDOW_S 10
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
+  at_server *s = cls;
+  uint64_t now = at_now_ns();
+  unsigned long long dropped = 0;
+  bool show;
+  pthread_mutex_lock(&s->log_lock);
+  if (now - s->log_window_ns > (uint64_t)MHD_LOG_WINDOW_S * 1000000000ull) {
+    dropped = s->log_suppressed;
+    s->log_suppressed = 0;
+    s->log_window_ns = now;
+    s->log_in_window = 0;
+  }
+  show = s->log_in_window < MHD_LOG_BURST;
+  if (show) s->log_in_window++;
+  else s->log_suppressed++;
+  pthread_mutex_unlock(&s->log_lock);
+  if (dropped)
+    at_log(AT_LOG_WARN, "http", "%llu more libmicrohttpd warnings in the last %d s were not shown",
+           dropped, MHD_LOG_WINDOW_S);
+  if (!show) return;
   char line[512];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t n = strlen(line);
@@ -735,6 +760,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   }
   s->started_ns = at_now_ns();
   pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->log_lock, NULL);
   pthread_cond_init(&s->idle, NULL);
   pthread_key_create(&s->ws_key, destroy_ws);
   s->metrics = at_metrics_create();
@@ -762,8 +788,13 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
       {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
       {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
       {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
-      {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL},
-      {MHD_OPTION_CONNECTION_LIMIT, 4096, NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_client, NULL},
+      /* the connection's memory pool holds the request line, the headers
+       * and its read buffer (the body is copied out as it arrives); past
+       * it libmicrohttpd answers 431. The default, 32 KiB, is its own. */
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->max_header_bytes, NULL},
       {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
       {s->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert_pem},
       {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem},
@@ -848,6 +879,7 @@ void at_server_stop(at_server *s) {
   pthread_key_delete(s->ws_key);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->log_lock);
   serve_alog_close(s->alog);
   free(s->tls_cert_pem);
   if (s->tls_key_pem) { /* the private key: cleared before it is freed */
