@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "anytime/engine.h"
+#include "core/fault.h"
 #include "core/internal.h"
 
 #define AT_ENGINE_MAX_VARIANTS 64
@@ -147,8 +148,10 @@ static void run_one(at_engine *e, request *r) {
   int before = atomic_fetch_add(&e->running, 1);
   r->timing.started_ns = at_now_ns();
   at_outputs *outs = NULL;
-  at_status rc = at_session_run(e->variants[r->variant].session, r->inputs, r->n_in,
-                                r->n_out ? r->out_names : NULL, r->n_out, &outs);
+  at_status rc = at_fault_engine_run() /* tests only: ANYTIME_FAULTS */
+                     ? AT_ERR_ORT
+                     : at_session_run(e->variants[r->variant].session, r->inputs, r->n_in,
+                                      r->n_out ? r->out_names : NULL, r->n_out, &outs);
   r->timing.finished_ns = at_now_ns();
   uint64_t during = atomic_load(&e->run_starts) - seq - 1;
   atomic_fetch_sub(&e->running, 1);
