@@ -77,12 +77,16 @@ typedef struct at_gen_result {
   uint64_t submitted_ns, admitted_ns, first_token_ns, finished_ns;
 } at_gen_result;
 
+#define AT_GEN_MAX_EOS 8
+
 typedef struct at_gen_request {
   const int32_t *prompt;   /* copied at submit */
   int n_prompt;            /* >= 1 */
   int max_tokens;          /* >= 1 */
   at_sample_params sample;
   int32_t eos_id;          /* stop at this token (not emitted); -1 for none */
+  int n_eos;               /* and at any of these (copied with the request) */
+  int32_t eos_ids[AT_GEN_MAX_EOS];
   double deadline_s;       /* 0 = ttft_slo + max_tokens * tpot_slo */
   /* Called for each generated token (n = tokens so far). Return true to stop
    * here (finish AT_GEN_STOP), e.g. when a stop sequence appeared. May be

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "anytime/decode.h"
+#include "anytime/generate.h"
 #include "anytime/model.h"
 #include "anytime/tokenizer.h"
 
@@ -32,7 +33,12 @@ typedef struct at_lm {
   at_tokenizer *tok;
   at_decoder *dec;       /* NULL after at_lm_take_decoder */
   int n_positions;       /* 0 if the config does not say */
-  int32_t bos_id, eos_id; /* -1 if none */
+  int32_t bos_id, eos_id; /* -1 if none; eos_id = eos_ids[0] */
+  /* Every id that ends a generation: generation_config.json's eos_token_id
+   * (a number or a list, as Llama 3 and Qwen2 exports write it), else
+   * config.json's; ids outside the graph's vocabulary dropped. */
+  int n_eos;
+  int32_t eos_ids[AT_GEN_MAX_EOS];
   bool add_bos;          /* prepend bos_id to prompts */
 } at_lm;
 

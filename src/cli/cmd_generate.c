@@ -87,7 +87,7 @@ static void on_done(void *user, const at_gen_result *r) {
 }
 
 /* Greedy/sampled generation without the arena (the reference path). */
-static at_status run_reference(at_decoder *dec, job *j, int max_tokens, int32_t eos,
+static at_status run_reference(at_decoder *dec, job *j, int max_tokens, const at_lm *lm,
                                const at_sample_params *sp) {
   const at_decoder_info *in = at_decoder_get_info(dec);
   float *logits = malloc((size_t)in->vocab * sizeof *logits);
@@ -107,7 +107,9 @@ static at_status run_reference(at_decoder *dec, job *j, int max_tokens, int32_t 
   while (st == AT_OK && j->n_out < max_tokens) {
     int32_t t = at_sample(logits, in->vocab, sp, &rng, scratch);
     if (j->n_out == 0) j->ttft_ms = (double)(at_now_ns() - t0) / 1e6;
-    if (t == eos) {
+    bool eos = false;
+    for (int k = 0; k < lm->n_eos; k++) eos = eos || t == lm->eos_ids[k];
+    if (eos) {
       j->finish = AT_GEN_STOP;
       break;
     }
@@ -201,7 +203,7 @@ int at_cli_generate(int argc, char **argv) {
     for (int i = 0; i < n && st == AT_OK; i++) {
       at_sample_params s = sp;
       s.seed = sp.seed + (uint64_t)i;
-      st = run_reference(lm->dec, &jobs[i], max_tokens, lm->eos_id, &s);
+      st = run_reference(lm->dec, &jobs[i], max_tokens, lm, &s);
     }
   } else {
     if ((st = at_gen_create(at_lm_take_decoder(lm), &gp, &gen)) != AT_OK) goto done;
@@ -212,8 +214,10 @@ int at_cli_generate(int argc, char **argv) {
                           .max_tokens = max_tokens,
                           .sample = sp,
                           .eos_id = lm->eos_id,
+                          .n_eos = lm->n_eos,
                           .on_done = on_done,
                           .user = &ctx[i]};
+      memcpy(r.eos_ids, lm->eos_ids, sizeof r.eos_ids);
       r.sample.seed = sp.seed + (uint64_t)i;
       pthread_mutex_lock(&sh.lock);
       sh.remaining++;

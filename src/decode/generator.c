@@ -372,6 +372,8 @@ static int emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
   s->last_tok_ns = now;
   g->st.tokens_generated++;
   if (tok == s->req.eos_id) return AT_GEN_STOP;
+  for (int i = 0; i < s->req.n_eos && i < AT_GEN_MAX_EOS; i++)
+    if (tok == s->req.eos_ids[i]) return AT_GEN_STOP;
   s->tok[s->n_tok++] = tok;
   s->n_gen++;
   bool stop = s->req.on_token && s->req.on_token(s->req.user, tok, s->n_gen);

@@ -2,6 +2,7 @@
  * resolution, variant choice, tokenizer, decoder, and the few fields of
  * config.json / tokenizer_config.json generation needs. */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,24 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
   int64_t npos = d->max_position_embeddings; /* resolution read it from config.json */
   lm->n_positions = npos > 0 && npos < (1 << 24) ? (int)npos : 0;
   lm->bos_id = (int32_t)int_field(cfg, "bos_token_id", -1);
-  lm->eos_id = (int32_t)int_field(cfg, "eos_token_id", -1);
+  json_t *gcfg = load_json(d->dir, "generation_config.json");
+  /* eos_token_id: a number or a list; generation_config.json first (what
+   * the model's own generate() uses), else config.json */
+  json_t *eos = gcfg ? json_object_get(gcfg, "eos_token_id") : NULL;
+  if (!eos || json_is_null(eos)) eos = cfg ? json_object_get(cfg, "eos_token_id") : NULL;
+  lm->n_eos = 0;
+  if (json_is_integer(eos)) {
+    lm->eos_ids[lm->n_eos++] = (int32_t)json_integer_value(eos);
+  } else if (json_is_array(eos)) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(eos, i, e) if (json_is_integer(e) && json_integer_value(e) >= 0 &&
+                                      json_integer_value(e) < INT32_MAX &&
+                                      lm->n_eos < AT_GEN_MAX_EOS)
+        lm->eos_ids[lm->n_eos++] = (int32_t)json_integer_value(e);
+  }
+  json_decref(gcfg);
+  lm->eos_id = lm->n_eos ? lm->eos_ids[0] : -1;
   json_t *ab = tcfg ? json_object_get(tcfg, "add_bos_token") : NULL;
   lm->add_bos = json_is_true(ab) && lm->bos_id >= 0;
   json_decref(cfg);
@@ -98,7 +116,11 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
     return at_fail(AT_ERR_MODEL, "model %s: tokenizer has %zu tokens, the graph's logits only %d",
                    spec, tv, V);
   }
-  if (lm->eos_id >= V) lm->eos_id = -1;
+  int kept = 0; /* ids the graph cannot produce end nothing */
+  for (int i = 0; i < lm->n_eos; i++)
+    if (lm->eos_ids[i] >= 0 && lm->eos_ids[i] < V) lm->eos_ids[kept++] = lm->eos_ids[i];
+  lm->n_eos = kept;
+  lm->eos_id = kept ? lm->eos_ids[0] : -1;
   if (lm->bos_id >= V) lm->bos_id = -1, lm->add_bos = false;
   *out = lm;
   return AT_OK;

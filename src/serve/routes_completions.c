@@ -372,9 +372,11 @@ static enum MHD_Result completions(req_ctx *r) {
                                   .top_p = (float)q.top_p,
                                   .seed = (uint64_t)q.seed},
                        .eos_id = s->lm->eos_id,
+                       .n_eos = s->lm->n_eos,
                        .on_token = on_token,
                        .on_done = on_done,
                        .user = c};
+  memcpy(gr.eos_ids, s->lm->eos_ids, sizeof gr.eos_ids);
   double dl = rj_deadline_s(r);
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
