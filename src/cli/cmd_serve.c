@@ -77,52 +77,55 @@ static int num_arg(const char *flag, const char *v, long lo, long hi, long *out)
   return 0;
 }
 
-int at_cli_serve(int argc, char **argv) {
-  if (cli_wants_help(argc, argv)) {
-    usage(stdout);
-    return AT_EXIT_OK;
-  }
-  const char *config = NULL, *host = NULL, *policy = NULL, *port_file = NULL, *basis = NULL;
-  const char *model = NULL, *variant = NULL, *cache_dir = NULL;
-  const char *keys[AT_SERVER_MAX_API_KEYS], *key_file = NULL, *tls_cert = NULL, *tls_key = NULL;
-  const char *access_log = NULL, *served_name = NULL;
-  int n_keys = 0;
-  bool no_cache = false;
-  long port = -1, workers = -1, max_batch = -1, max_delay = -1, inflight_limit = -1;
-  double deadline = -1;
+/* The command line, as given (NULL / -1: not given). */
+typedef struct serve_opts {
+  const char *config, *host, *policy, *port_file, *basis, *model, *variant, *cache_dir;
+  const char *keys[AT_SERVER_MAX_API_KEYS], *key_file, *tls_cert, *tls_key, *access_log;
+  const char *served_name;
+  int n_keys;
+  bool no_cache;
+  long port, workers, max_batch, max_delay, inflight_limit;
+  double deadline;
+} serve_opts;
+
+/* Returns -1 when the arguments are fine, else the exit code. */
+static int parse_args(int argc, char **argv, serve_opts *o) {
+  *o = (serve_opts){.port = -1, .workers = -1, .max_batch = -1, .max_delay = -1,
+                    .inflight_limit = -1, .deadline = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int rc = 0;
-    if (!strcmp(a, "--config") && v) config = v, i++;
-    else if (!strcmp(a, "--host") && v) host = v, i++;
-    else if (!strcmp(a, "--policy") && v) policy = v, i++;
-    else if (!strcmp(a, "--rate-basis") && v) basis = v, i++;
-    else if (!strcmp(a, "--port-file") && v) port_file = v, i++;
-    else if (!strcmp(a, "--model") && v) model = v, i++;
-    else if (!strcmp(a, "--variant") && v) variant = v, i++;
-    else if (!strcmp(a, "--cache-dir") && v) cache_dir = v, i++;
-    else if (!strcmp(a, "--no-cache")) no_cache = true;
+    if (!strcmp(a, "--config") && v) o->config = v, i++;
+    else if (!strcmp(a, "--host") && v) o->host = v, i++;
+    else if (!strcmp(a, "--policy") && v) o->policy = v, i++;
+    else if (!strcmp(a, "--rate-basis") && v) o->basis = v, i++;
+    else if (!strcmp(a, "--port-file") && v) o->port_file = v, i++;
+    else if (!strcmp(a, "--model") && v) o->model = v, i++;
+    else if (!strcmp(a, "--variant") && v) o->variant = v, i++;
+    else if (!strcmp(a, "--cache-dir") && v) o->cache_dir = v, i++;
+    else if (!strcmp(a, "--no-cache")) o->no_cache = true;
     else if (!strcmp(a, "--api-key") && v) {
-      if (n_keys == AT_SERVER_MAX_API_KEYS) {
+      if (o->n_keys == AT_SERVER_MAX_API_KEYS) {
         fprintf(stderr, "anytime serve: at most %d --api-key (use --api-key-file for more)\n",
                 AT_SERVER_MAX_API_KEYS);
         return AT_EXIT_USAGE;
       }
-      keys[n_keys++] = v, i++;
-    } else if (!strcmp(a, "--api-key-file") && v) key_file = v, i++;
-    else if (!strcmp(a, "--tls-cert") && v) tls_cert = v, i++;
-    else if (!strcmp(a, "--tls-key") && v) tls_key = v, i++;
-    else if (!strcmp(a, "--access-log") && v) access_log = v, i++;
-    else if (!strcmp(a, "--name") && v) served_name = v, i++;
-    else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &port), i++;
-    else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &workers), i++;
-    else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &max_batch), i++;
-    else if (!strcmp(a, "--max-delay-us")) rc = num_arg(a, v, 0, 10000000, &max_delay), i++;
-    else if (!strcmp(a, "--inflight-limit")) rc = num_arg(a, v, 1, 1000000, &inflight_limit), i++;
+      o->keys[o->n_keys++] = v, i++;
+    } else if (!strcmp(a, "--api-key-file") && v) o->key_file = v, i++;
+    else if (!strcmp(a, "--tls-cert") && v) o->tls_cert = v, i++;
+    else if (!strcmp(a, "--tls-key") && v) o->tls_key = v, i++;
+    else if (!strcmp(a, "--access-log") && v) o->access_log = v, i++;
+    else if (!strcmp(a, "--name") && v) o->served_name = v, i++;
+    else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &o->port), i++;
+    else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &o->workers), i++;
+    else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &o->max_batch), i++;
+    else if (!strcmp(a, "--max-delay-us")) rc = num_arg(a, v, 0, 10000000, &o->max_delay), i++;
+    else if (!strcmp(a, "--inflight-limit")) rc = num_arg(a, v, 1, 1000000, &o->inflight_limit), i++;
     else if (!strcmp(a, "--deadline-ms") && v) {
       char *end;
-      deadline = strtod(v, &end);
-      if (*end || !(deadline > 0)) rc = -1, fprintf(stderr, "anytime serve: --deadline-ms needs a positive number\n");
+      o->deadline = strtod(v, &end);
+      if (*end || !(o->deadline > 0))
+        rc = -1, fprintf(stderr, "anytime serve: --deadline-ms needs a positive number\n");
       i++;
     } else {
       fprintf(stderr, "anytime serve: unknown or incomplete option '%s'\n\n", a);
@@ -131,75 +134,88 @@ int at_cli_serve(int argc, char **argv) {
     }
     if (rc) return AT_EXIT_USAGE;
   }
-  if (config && model) {
+  if (o->config && o->model) {
     fprintf(stderr, "anytime serve: give --config or --model, not both\n");
     return AT_EXIT_USAGE;
   }
-  at_server_config cfg = at_server_config_default();
-  char path[4096];
-  at_status st;
-  if (served_name && (!model || !served_name[0] || strlen(served_name) >= sizeof cfg.models[0].name ||
-                      strchr(served_name, '/'))) {
+  if (o->served_name && (!o->model || !o->served_name[0] || strlen(o->served_name) >= 64 ||
+                         strchr(o->served_name, '/'))) {
     fprintf(stderr, "anytime serve: --name goes with --model and needs 1..63 characters, no '/'\n");
     return AT_EXIT_USAGE;
   }
-  if (model) {
-    if ((st = cli_config_from_model(model, variant, false, &cfg)) != AT_OK) return cli_report("serve", st);
-    if (served_name && cfg.n_models == 1)
-      snprintf(cfg.models[0].name, sizeof cfg.models[0].name, "%s", served_name);
-    else if (served_name)
-      snprintf(cfg.generator.name, sizeof cfg.generator.name, "%s", served_name);
-    config = model;
-  } else {
-    if (!config) {
-      if (at_server_default_config_path(path, sizeof path) != AT_OK)
-        return cli_report("serve", AT_ERR_NOT_FOUND);
-      config = path;
-    }
-    if ((st = at_server_config_load(config, &cfg)) != AT_OK) return cli_report("serve", st);
+  if (o->basis && strcmp(o->basis, "admitted") && strcmp(o->basis, "offered")) {
+    fprintf(stderr, "anytime serve: --rate-basis must be admitted or offered\n");
+    return AT_EXIT_USAGE;
   }
-  if (!no_cache && at_artifact_cache_dir(cache_dir, cfg.artifact_cache_dir,
-                                         sizeof cfg.artifact_cache_dir) != AT_OK)
-    cfg.artifact_cache_dir[0] = '\0';
-  if (host) snprintf(cfg.host, sizeof cfg.host, "%s", host);
+  if (o->policy && strcmp(o->policy, "adaptive") && strcmp(o->policy, "accurate-only") &&
+      strcmp(o->policy, "none") && strcmp(o->policy, "limit")) {
+    fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only, none or limit\n");
+    return AT_EXIT_USAGE;
+  }
+  return -1;
+}
+
+/* The configuration: a --model's, the --config file's or the default file,
+ * then the flags over it. *label names where it came from. Returns -1 or
+ * the exit code. */
+static int build_config(const serve_opts *o, at_server_config *cfg, char *path, size_t cap,
+                        const char **label) {
+  at_status st;
+  *cfg = at_server_config_default();
+  if (o->model) {
+    if ((st = cli_config_from_model(o->model, o->variant, false, cfg)) != AT_OK)
+      return cli_report("serve", st);
+    if (o->served_name && cfg->n_models == 1)
+      snprintf(cfg->models[0].name, sizeof cfg->models[0].name, "%s", o->served_name);
+    else if (o->served_name)
+      snprintf(cfg->generator.name, sizeof cfg->generator.name, "%s", o->served_name);
+    *label = o->model;
+  } else {
+    *label = o->config;
+    if (!*label) {
+      if (at_server_default_config_path(path, cap) != AT_OK)
+        return cli_report("serve", AT_ERR_NOT_FOUND);
+      *label = path;
+    }
+    if ((st = at_server_config_load(*label, cfg)) != AT_OK) return cli_report("serve", st);
+  }
+  if (!o->no_cache && at_artifact_cache_dir(o->cache_dir, cfg->artifact_cache_dir,
+                                            sizeof cfg->artifact_cache_dir) != AT_OK)
+    cfg->artifact_cache_dir[0] = '\0';
+  if (o->host) snprintf(cfg->host, sizeof cfg->host, "%s", o->host);
   /* keys: the flags, else $ANYTIME_API_KEY, plus the config's file */
   const char *env_key = getenv("ANYTIME_API_KEY");
-  if (n_keys == 0 && env_key && *env_key) keys[n_keys++] = env_key;
+  const char *const *keys = o->keys;
+  int n_keys = o->n_keys;
+  if (n_keys == 0 && env_key && *env_key) keys = &env_key, n_keys = 1;
   for (int k = 0; k < n_keys; k++) {
-    if (strlen(keys[k]) >= sizeof cfg.api_keys[0]) {
+    if (strlen(keys[k]) >= sizeof cfg->api_keys[0]) {
       fprintf(stderr, "anytime serve: an API key is longer than 512 characters\n");
       return AT_EXIT_USAGE;
     }
-    snprintf(cfg.api_keys[cfg.n_api_keys++], sizeof cfg.api_keys[0], "%s", keys[k]);
+    snprintf(cfg->api_keys[cfg->n_api_keys++], sizeof cfg->api_keys[0], "%s", keys[k]);
   }
-  if (key_file) snprintf(cfg.api_key_file, sizeof cfg.api_key_file, "%s", key_file);
-  if (tls_cert) snprintf(cfg.tls_cert, sizeof cfg.tls_cert, "%s", tls_cert);
-  if (tls_key) snprintf(cfg.tls_key, sizeof cfg.tls_key, "%s", tls_key);
-  if (access_log) snprintf(cfg.access_log, sizeof cfg.access_log, "%s", access_log);
-  if (port >= 0) cfg.port = (int)port;
-  if (workers > 0) cfg.workers = (int)workers;
-  if (max_batch > 0) cfg.max_batch_size = (int)max_batch;
-  if (max_delay >= 0) cfg.max_queue_delay_us = (int)max_delay;
-  if (deadline > 0) {
-    cfg.deadline_ms = deadline;
-    if (cfg.max_deadline_ms < deadline) cfg.max_deadline_ms = deadline;
+  if (o->key_file) snprintf(cfg->api_key_file, sizeof cfg->api_key_file, "%s", o->key_file);
+  if (o->tls_cert) snprintf(cfg->tls_cert, sizeof cfg->tls_cert, "%s", o->tls_cert);
+  if (o->tls_key) snprintf(cfg->tls_key, sizeof cfg->tls_key, "%s", o->tls_key);
+  if (o->access_log) snprintf(cfg->access_log, sizeof cfg->access_log, "%s", o->access_log);
+  if (o->port >= 0) cfg->port = (int)o->port;
+  if (o->workers > 0) cfg->workers = (int)o->workers;
+  if (o->max_batch > 0) cfg->max_batch_size = (int)o->max_batch;
+  if (o->max_delay >= 0) cfg->max_queue_delay_us = (int)o->max_delay;
+  if (o->deadline > 0) {
+    cfg->deadline_ms = o->deadline;
+    if (cfg->max_deadline_ms < o->deadline) cfg->max_deadline_ms = o->deadline;
   }
-  if (basis) {
-    if (strcmp(basis, "admitted") && strcmp(basis, "offered")) {
-      fprintf(stderr, "anytime serve: --rate-basis must be admitted or offered\n");
-      return AT_EXIT_USAGE;
-    }
-    snprintf(cfg.rate_basis, sizeof cfg.rate_basis, "%s", basis);
-  }
-  if (policy) {
-    if (strcmp(policy, "adaptive") && strcmp(policy, "accurate-only") && strcmp(policy, "none") &&
-        strcmp(policy, "limit")) {
-      fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only, none or limit\n");
-      return AT_EXIT_USAGE;
-    }
-    snprintf(cfg.policy, sizeof cfg.policy, "%s", policy);
-  }
-  if (inflight_limit > 0) cfg.inflight_limit = (int)inflight_limit;
+  if (o->basis) snprintf(cfg->rate_basis, sizeof cfg->rate_basis, "%s", o->basis);
+  if (o->policy) snprintf(cfg->policy, sizeof cfg->policy, "%s", o->policy);
+  if (o->inflight_limit > 0) cfg->inflight_limit = (int)o->inflight_limit;
+  return -1;
+}
+
+/* Start, announce, wait for a signal (SIGHUP reopens the access log),
+ * drain, stop. */
+static int run_server(const at_server_config *cfg, const char *label, const char *port_file) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -208,18 +224,18 @@ int at_cli_serve(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
   at_server *srv = NULL;
-  st = at_server_start(&cfg, &srv);
+  at_status st = at_server_start(cfg, &srv);
   if (st != AT_OK) return cli_report("serve", st);
   fprintf(stderr, "anytime: serving %d model(s) from %s on %s://%s:%d (policy %s, %d workers%s)\n",
-          cfg.n_models, config, cfg.tls_cert[0] ? "https" : "http", cfg.host, at_server_port(srv),
-          cfg.policy, cfg.workers,
-          cfg.n_api_keys || cfg.api_key_file[0] ? ", API key required" : "");
-  if (cfg.generator.enabled)
+          cfg->n_models, label, cfg->tls_cert[0] ? "https" : "http", cfg->host,
+          at_server_port(srv), cfg->policy, cfg->workers,
+          cfg->n_api_keys || cfg->api_key_file[0] ? ", API key required" : "");
+  if (cfg->generator.enabled)
     fprintf(stderr,
             "anytime: generation lane '%s' on POST /v1/completions (%d thread(s), %d KV blocks "
             "of %d tokens)\n",
-            cfg.generator.name, cfg.generator.threads, cfg.generator.blocks,
-            cfg.generator.block_tokens);
+            cfg->generator.name, cfg->generator.threads, cfg->generator.blocks,
+            cfg->generator.block_tokens);
   if (port_file) {
     FILE *f = fopen(port_file, "w");
     if (f) {
@@ -231,7 +247,7 @@ int at_cli_serve(int argc, char **argv) {
   for (;;) {
     sigwait(&set, &sig);
     if (sig != SIGHUP) break;
-    if ((st = at_server_reopen_logs(srv)) != AT_OK) /* keep serving either way */
+    if (at_server_reopen_logs(srv) != AT_OK) /* keep serving either way */
       fprintf(stderr, "anytime: SIGHUP: %s\n", at_last_error());
   }
   fprintf(stderr, "anytime: %s received: finishing admitted requests\n",
@@ -239,4 +255,19 @@ int at_cli_serve(int argc, char **argv) {
   at_server_stop(srv);
   fprintf(stderr, "anytime: stopped\n");
   return AT_EXIT_OK;
+}
+
+int at_cli_serve(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) {
+    usage(stdout);
+    return AT_EXIT_OK;
+  }
+  serve_opts o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc >= 0) return rc;
+  static at_server_config cfg; /* large: off the stack */
+  char path[4096];
+  const char *label = NULL;
+  if ((rc = build_config(&o, &cfg, path, sizeof path, &label)) >= 0) return rc;
+  return run_server(&cfg, label, o.port_file);
 }
