@@ -127,6 +127,42 @@ static at_status run_reference(at_decoder *dec, job *j, int max_tokens, const at
   return st;
 }
 
+/* Print one prompt's result (text, or one JSON object). Returns the job's
+ * status. */
+static at_status print_job(const at_lm *lm, at_tok_workspace *ws, const job *j, int i,
+                           const char *prompt, bool json, bool show_ids) {
+  const char *text = "";
+  size_t tl = 0;
+  if (j->n_out > 0) at_tokenizer_decode(lm->tok, ws, j->out, (size_t)j->n_out, true, &text, &tl);
+  if (json) {
+    json_t *o = json_pack("{s:i,s:s,s:s%,s:s,s:i,s:i,s:i,s:f,s:f}", "index", i, "prompt", prompt,
+                          "text", text, tl, "finish_reason", at_gen_finish_name(j->finish),
+                          "prompt_tokens", j->n_prompt, "completion_tokens", j->n_out,
+                          "preemptions", j->preemptions, "ttft_ms",
+                          isfinite(j->ttft_ms) ? j->ttft_ms : -1.0, "total_ms", j->total_ms);
+    if (o && show_ids) {
+      json_t *ids = json_array();
+      for (int k = 0; k < j->n_out; k++) json_array_append_new(ids, json_integer(j->out[k]));
+      json_object_set_new(o, "ids", ids);
+    }
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    printf("%s\n", s ? s : "{}");
+    free(s);
+    json_decref(o);
+  } else {
+    printf("--- prompt %d (%d tokens) -> %d tokens, %s, first token %.1f ms, total %.1f ms\n", i,
+           j->n_prompt, j->n_out, at_gen_finish_name(j->finish), j->ttft_ms, j->total_ms);
+    printf("%s%.*s\n", prompt, (int)tl, text);
+    if (show_ids) {
+      printf("ids:");
+      for (int k = 0; k < j->n_out; k++) printf(" %d", j->out[k]);
+      printf("\n");
+    }
+    if (j->status != AT_OK) fprintf(stderr, "anytime generate: prompt %d: %s\n", i, j->error);
+  }
+  return j->status;
+}
+
 int at_cli_generate(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     usage(stdout);
@@ -233,40 +269,8 @@ int at_cli_generate(int argc, char **argv) {
     while (sh.remaining > 0) pthread_cond_wait(&sh.cv, &sh.lock);
     pthread_mutex_unlock(&sh.lock);
   }
-  for (int i = 0; i < n; i++) {
-    job *j = &jobs[i];
-    const char *text = "";
-    size_t tl = 0;
-    if (j->n_out > 0) at_tokenizer_decode(lm->tok, ws, j->out, (size_t)j->n_out, true, &text, &tl);
-    if (j->status != AT_OK) rc = AT_EXIT_FAIL;
-    if (json) {
-      json_t *o = json_pack("{s:i,s:s,s:s%,s:s,s:i,s:i,s:i,s:f,s:f}", "index", i, "prompt",
-                            argv[first + i], "text", text, tl, "finish_reason",
-                            at_gen_finish_name(j->finish), "prompt_tokens", j->n_prompt,
-                            "completion_tokens", j->n_out, "preemptions", j->preemptions,
-                            "ttft_ms", isfinite(j->ttft_ms) ? j->ttft_ms : -1.0, "total_ms",
-                            j->total_ms);
-      if (o && show_ids) {
-        json_t *ids = json_array();
-        for (int k = 0; k < j->n_out; k++) json_array_append_new(ids, json_integer(j->out[k]));
-        json_object_set_new(o, "ids", ids);
-      }
-      char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-      printf("%s\n", s ? s : "{}");
-      free(s);
-      json_decref(o);
-    } else {
-      printf("--- prompt %d (%d tokens) -> %d tokens, %s, first token %.1f ms, total %.1f ms\n", i,
-             j->n_prompt, j->n_out, at_gen_finish_name(j->finish), j->ttft_ms, j->total_ms);
-      printf("%s%.*s\n", argv[first + i], (int)tl, text);
-      if (show_ids) {
-        printf("ids:");
-        for (int k = 0; k < j->n_out; k++) printf(" %d", j->out[k]);
-        printf("\n");
-      }
-      if (j->status != AT_OK) fprintf(stderr, "anytime generate: prompt %d: %s\n", i, j->error);
-    }
-  }
+  for (int i = 0; i < n; i++)
+    if (print_job(lm, ws, &jobs[i], i, argv[first + i], json, show_ids) != AT_OK) rc = AT_EXIT_FAIL;
 done:
   at_gen_destroy(gen);
   if (st != AT_OK) rc = cli_report("generate", st);
