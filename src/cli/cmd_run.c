@@ -105,6 +105,204 @@ static int find_input(const at_model_info *mi, const char *what) {
   return -1;
 }
 
+/* Whether `d` is something `run` can answer with variant index vi; says
+ * why not on stderr. */
+static bool model_runnable(const at_model_desc *d, int vi, const char *variant) {
+  if (vi < 0) {
+    fprintf(stderr, "anytime run: %s has no variant '%s'; it has:", d->family, variant);
+    for (size_t i = 0; i < d->n_variants; i++) fprintf(stderr, " %s", d->variants[i].name);
+    fprintf(stderr, "\n");
+    return false;
+  }
+  if (d->task == AT_TASK_GENERATOR) {
+    fprintf(stderr,
+            "anytime run: %s is a text-generation model: use `anytime generate --model %s "
+            "\"prompt\"` (or serve it: POST /v1/completions)\n",
+            d->family, d->spec);
+    return false;
+  }
+  if (d->task == AT_TASK_UNKNOWN) {
+    fprintf(stderr,
+            "anytime run: cannot tell what %s computes: a classifier needs a \"logits\" output "
+            "and id2label in config.json, an embedder a \"last_hidden_state\" or "
+            "\"sentence_embedding\" output\n",
+            d->family);
+    return false;
+  }
+  if (!d->tokenizer_path) {
+    fprintf(stderr, "anytime run: %s has no tokenizer.json or vocab.txt in %s\n", d->family,
+            d->dir);
+    return false;
+  }
+  return true;
+}
+
+/* A one-worker engine with variant vi at index 0 (and, with all_variants,
+ * every other variant after it, as a server would load them). `cache` NULL
+ * turns the artifact cache off; cache_root may be NULL (the default). */
+static at_status open_engine(const at_model_desc *d, int vi, bool all_variants, const char *cache,
+                             const char *cache_root, at_engine **eng) {
+  char cache_dir[4096];
+  at_session_params sp = at_session_default_params();
+  at_status st;
+  if (cache) {
+    if ((st = at_artifact_cache_dir(cache_root, cache_dir, sizeof cache_dir)) != AT_OK) return st;
+    sp.artifact_cache_dir = cache_dir;
+    sp.artifact_model = d->family;
+    sp.artifact_variant = d->variants[vi].name;
+  }
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = 1;
+  if ((st = at_engine_create(&ep, eng)) != AT_OK ||
+      (st = at_engine_add_variant(*eng, d->variants[vi].name, d->variants[vi].path, &sp, NULL)) !=
+          AT_OK)
+    return st;
+  for (size_t k = 0; all_variants && k < d->n_variants; k++) {
+    if ((int)k == vi) continue; /* the answering variant is index 0 */
+    sp.artifact_variant = d->variants[k].name;
+    if ((st = at_engine_add_variant(*eng, d->variants[k].name, d->variants[k].path, &sp, NULL)) !=
+        AT_OK)
+      return st;
+  }
+  return at_engine_start(*eng);
+}
+
+/* The model's named inputs for one encoding (ids, mask, types where the
+ * model has them; which[] = their input indices or -1), in the dtype each
+ * input wants, owned by the job. False (said on stderr) when an input's
+ * dtype is not an integer one or memory runs out. */
+static bool job_inputs(job *j, const at_model_info *mi, const int which[3], const at_encoding *enc,
+                       at_tensor in[3], size_t *nin) {
+  const int32_t *src[3] = {enc->ids, enc->attention_mask, enc->type_ids};
+  int64_t **w64[3] = {&j->ids, &j->mask, &j->types};
+  int32_t **w32[3] = {&j->ids32, &j->mask32, &j->types32};
+  for (int k = 0; k < 3; k++) {
+    if (which[k] < 0) continue;
+    const at_value_info *v = &mi->inputs[which[k]];
+    in[*nin] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2, .shape = {1, (int64_t)enc->n}};
+    if (v->dtype == AT_DTYPE_INT64) {
+      *w64[k] = malloc(enc->n * sizeof(int64_t) + 1);
+      for (size_t q = 0; *w64[k] && q < enc->n; q++) (*w64[k])[q] = src[k][q];
+      in[*nin].data = *w64[k];
+    } else if (v->dtype == AT_DTYPE_INT32) {
+      *w32[k] = malloc(enc->n * sizeof(int32_t) + 1);
+      if (*w32[k]) memcpy(*w32[k], src[k], enc->n * sizeof(int32_t));
+      in[*nin].data = *w32[k];
+    } else {
+      fprintf(stderr, "anytime run: input '%s' is %s; INT64 or INT32 expected\n", v->name,
+              at_dtype_name(v->dtype));
+      return false;
+    }
+    if (!in[*nin].data) {
+      fprintf(stderr, "anytime run: out of memory\n");
+      return false;
+    }
+    (*nin)++;
+  }
+  return true;
+}
+
+/* One text's answer: a classifier's label and scores (one softmax, or a
+ * sigmoid per label for a multi-label model), or an embedder's pooled,
+ * normalised vector; into jr, or printed when jr is NULL. */
+static at_status print_result(const at_model_desc *d, const result *r, const char *text,
+                              json_t *jr) {
+  if (d->task == AT_TASK_CLASSIFIER) {
+    size_t n = r->n_values; /* [1, labels] */
+    if (n == 0) return AT_OK;
+    double *pr = calloc(n, sizeof *pr);
+    if (!pr) return AT_ERR_NOMEM;
+    float mx = r->values[0];
+    for (size_t k = 1; k < n; k++) mx = r->values[k] > mx ? r->values[k] : mx;
+    double sum = 0;
+    for (size_t k = 0; k < n; k++) sum += exp((double)r->values[k] - mx);
+    for (size_t k = 0; k < n; k++)
+      pr[k] = d->multi_label ? 1.0 / (1.0 + exp(-(double)r->values[k]))
+                             : exp((double)r->values[k] - mx) / sum;
+    size_t best = 0;
+    for (size_t k = 1; k < n; k++) best = r->values[k] > r->values[best] ? k : best;
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "LABEL_%zu", best);
+    const char *label = best < d->n_labels ? d->labels[best] : fallback;
+    if (jr) {
+      json_object_set_new(jr, "label", json_string(label));
+      json_object_set_new(jr, "score", json_real(pr[best]));
+      json_t *scores = json_object();
+      for (size_t k = 0; k < n; k++) {
+        snprintf(fallback, sizeof fallback, "LABEL_%zu", k);
+        json_object_set_new(scores, k < d->n_labels ? d->labels[k] : fallback, json_real(pr[k]));
+      }
+      json_object_set_new(jr, "scores", scores);
+    } else {
+      printf("%s\t%.4f\t%s\n", label, pr[best], text);
+    }
+    free(pr);
+    return AT_OK;
+  }
+  /* [1, H] pooled by the graph, or [1, seq, H] per token: pooled as the
+   * export says (the one text fills every row: no padding). */
+  size_t h = r->ndim ? (size_t)r->shape[r->ndim - 1] : 0, seq = r->ndim == 3 ? (size_t)r->shape[1] : 1;
+  float *pooled = calloc(h ? h : 1, sizeof *pooled);
+  if (!pooled) return AT_ERR_NOMEM;
+  if (h && seq) at_pool(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, h, pooled);
+  double norm = 0;
+  for (size_t k = 0; k < h; k++) norm += (double)pooled[k] * pooled[k];
+  norm = norm > 0 ? sqrt(norm) : 1;
+  if (jr) {
+    json_t *arr = json_array();
+    for (size_t k = 0; k < h; k++) json_array_append_new(arr, json_real(pooled[k] / norm));
+    json_object_set_new(jr, "dim", json_integer((json_int_t)h));
+    json_object_set_new(jr, "embedding", arr);
+  } else {
+    printf("dim=%zu\t[", h);
+    for (size_t k = 0; k < h && k < 5; k++) printf("%s%.5f", k ? ", " : "", pooled[k] / norm);
+    printf("%s]\t%s\n", h > 5 ? ", ..." : "", text);
+  }
+  free(pooled);
+  return AT_OK;
+}
+
+/* Every text's answer, as text lines or one JSON object. Returns the exit
+ * code (AT_EXIT_FAIL if any text failed). */
+static int print_results(const at_model_desc *d, int vi, at_engine *eng, const result *res,
+                         const char *const *texts, size_t n_texts, bool json) {
+  int rc = AT_EXIT_OK;
+  json_t *jroot = NULL, *jres = NULL;
+  if (json) {
+    jroot = json_object();
+    jres = json_array();
+    json_object_set_new(jroot, "model", json_string(d->family));
+    json_object_set_new(jroot, "variant", json_string(d->variants[vi].name));
+    json_object_set_new(jroot, "task", json_string(at_model_task_name(d->task)));
+    json_object_set_new(
+        jroot, "artifact",
+        json_string(outcome_name(at_session_artifact_outcome(at_engine_variant_session(eng, 0)))));
+    json_object_set_new(jroot, "results", jres);
+  }
+  for (size_t t = 0; t < n_texts; t++) {
+    const result *r = &res[t];
+    if (r->status != AT_OK) {
+      fprintf(stderr, "anytime run: text %zu: %s: %s\n", t + 1, at_strerror(r->status), r->error);
+      rc = AT_EXIT_FAIL;
+      continue;
+    }
+    json_t *jr = json ? json_object() : NULL;
+    if (jr) {
+      json_object_set_new(jr, "text", json_string(texts[t]));
+      json_array_append_new(jres, jr);
+    }
+    if (print_result(d, r, texts[t], jr) != AT_OK) rc = AT_EXIT_FAIL;
+    fflush(stdout);
+  }
+  if (json) {
+    char *s = json_dumps(jroot, JSON_COMPACT);
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(jroot);
+  }
+  return rc;
+}
+
 int at_cli_run(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     usage(stdout);
@@ -156,67 +354,14 @@ int at_cli_run(int argc, char **argv) {
   pthread_cond_init(&pend.done, NULL);
 
   int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
-  if (vi < 0) {
-    fprintf(stderr, "anytime run: %s has no variant '%s'; it has:", d->family, variant);
-    for (size_t i = 0; i < d->n_variants; i++) fprintf(stderr, " %s", d->variants[i].name);
-    fprintf(stderr, "\n");
-    goto out;
-  }
-  if (d->task == AT_TASK_GENERATOR) {
-    fprintf(stderr,
-            "anytime run: %s is a text-generation model: use `anytime generate --model %s "
-            "\"prompt\"` (or serve it: POST /v1/completions)\n",
-            d->family, d->spec);
-    goto out;
-  }
-  if (d->task == AT_TASK_UNKNOWN) {
-    fprintf(stderr,
-            "anytime run: cannot tell what %s computes: a classifier needs a \"logits\" output "
-            "and id2label in config.json, an embedder a \"last_hidden_state\" or "
-            "\"sentence_embedding\" output\n",
-            d->family);
-    goto out;
-  }
-  if (!d->tokenizer_path) {
-    fprintf(stderr, "anytime run: %s has no tokenizer.json or vocab.txt in %s\n", d->family,
-            d->dir);
-    goto out;
-  }
+  if (!model_runnable(d, vi, variant)) goto out;
   if ((st = at_tokenizer_load(d->tokenizer_path, &tok)) != AT_OK ||
       (st = at_tok_workspace_create(&ws)) != AT_OK) {
     rc = cli_report("run", st);
     goto out;
   }
 
-  char cache_dir[4096];
-  at_session_params sp = at_session_default_params();
-  if (!no_cache) {
-    if ((st = at_artifact_cache_dir(cache_root, cache_dir, sizeof cache_dir)) != AT_OK) {
-      rc = cli_report("run", st);
-      goto out;
-    }
-    sp.artifact_cache_dir = cache_dir;
-    sp.artifact_model = d->family;
-    sp.artifact_variant = d->variants[vi].name;
-  }
-  at_engine_params ep = at_engine_default_params();
-  ep.n_workers = 1;
-  if ((st = at_engine_create(&ep, &eng)) != AT_OK ||
-      (st = at_engine_add_variant(eng, d->variants[vi].name, d->variants[vi].path, &sp, NULL)) !=
-          AT_OK) {
-    rc = cli_report("run", st);
-    goto out;
-  }
-  for (size_t k = 0; all_variants && k < d->n_variants; k++) {
-    if ((int)k == vi) continue; /* the answering variant is index 0 */
-    sp.artifact_variant = d->variants[k].name;
-    if ((st = at_engine_add_variant(eng, d->variants[k].name, d->variants[k].path, &sp, NULL)) !=
-        AT_OK) {
-      rc = cli_report("run", st);
-      goto out;
-    }
-  }
-  if ((st = at_engine_start(eng)) != AT_OK) {
+  if ((st = open_engine(d, vi, all_variants, no_cache ? NULL : "", cache_root, &eng)) != AT_OK) {
     rc = cli_report("run", st);
     goto out;
   }
@@ -256,33 +401,8 @@ int at_cli_run(int argc, char **argv) {
     j->output = d->task_output;
     at_tensor in[3];
     size_t nin = 0;
-    const int32_t *src[3] = {enc.ids, enc.attention_mask, enc.type_ids};
     int which[3] = {in_ids, in_mask, in_types};
-    int64_t **w64[3] = {&j->ids, &j->mask, &j->types};
-    int32_t **w32[3] = {&j->ids32, &j->mask32, &j->types32};
-    for (int k = 0; k < 3; k++) {
-      if (which[k] < 0) continue;
-      const at_value_info *v = &mi->inputs[which[k]];
-      in[nin] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2, .shape = {1, (int64_t)enc.n}};
-      if (v->dtype == AT_DTYPE_INT64) {
-        *w64[k] = malloc(enc.n * sizeof(int64_t) + 1);
-        for (size_t q = 0; *w64[k] && q < enc.n; q++) (*w64[k])[q] = src[k][q];
-        in[nin].data = *w64[k];
-      } else if (v->dtype == AT_DTYPE_INT32) {
-        *w32[k] = malloc(enc.n * sizeof(int32_t) + 1);
-        if (*w32[k]) memcpy(*w32[k], src[k], enc.n * sizeof(int32_t));
-        in[nin].data = *w32[k];
-      } else {
-        fprintf(stderr, "anytime run: input '%s' is %s; INT64 or INT32 expected\n", v->name,
-                at_dtype_name(v->dtype));
-        goto wait;
-      }
-      if (!in[nin].data) {
-        fprintf(stderr, "anytime run: out of memory\n");
-        goto wait;
-      }
-      nin++;
-    }
+    if (!job_inputs(j, mi, which, &enc, in, &nin)) goto wait;
     pthread_mutex_lock(&pend.lock);
     pend.remaining++;
     pthread_mutex_unlock(&pend.lock);
@@ -302,99 +422,7 @@ wait:
   pthread_mutex_unlock(&pend.lock);
   if (rc != AT_EXIT_OK) goto out;
 
-  /* Print. */
-  json_t *jroot = NULL, *jres = NULL;
-  if (json) {
-    jroot = json_object();
-    jres = json_array();
-    json_object_set_new(jroot, "model", json_string(d->family));
-    json_object_set_new(jroot, "variant", json_string(d->variants[vi].name));
-    json_object_set_new(jroot, "task", json_string(at_model_task_name(d->task)));
-    json_object_set_new(
-        jroot, "artifact",
-        json_string(outcome_name(at_session_artifact_outcome(at_engine_variant_session(eng, 0)))));
-    json_object_set_new(jroot, "results", jres);
-  }
-  for (size_t t = 0; t < n_texts; t++) {
-    result *r = &res[t];
-    if (r->status != AT_OK) {
-      fprintf(stderr, "anytime run: text %zu: %s: %s\n", t + 1, at_strerror(r->status), r->error);
-      rc = AT_EXIT_FAIL;
-      continue;
-    }
-    json_t *jr = json ? json_object() : NULL;
-    if (jr) {
-      json_object_set_new(jr, "text", json_string(texts[t]));
-      json_array_append_new(jres, jr);
-    }
-    if (d->task == AT_TASK_CLASSIFIER) {
-      size_t n = r->n_values; /* [1, labels] */
-      if (n == 0) continue;
-      /* one softmax over the labels; a sigmoid per label for a multi-label model */
-      double *pr = calloc(n, sizeof *pr);
-      if (!pr) {
-        rc = AT_EXIT_FAIL;
-        continue;
-      }
-      float mx = r->values[0];
-      for (size_t k = 1; k < n; k++) mx = r->values[k] > mx ? r->values[k] : mx;
-      double sum = 0;
-      for (size_t k = 0; k < n; k++) sum += exp((double)r->values[k] - mx);
-      for (size_t k = 0; k < n; k++)
-        pr[k] = d->multi_label ? 1.0 / (1.0 + exp(-(double)r->values[k]))
-                               : exp((double)r->values[k] - mx) / sum;
-      size_t best = 0;
-      for (size_t k = 1; k < n; k++) best = r->values[k] > r->values[best] ? k : best;
-      char fallback[32];
-      snprintf(fallback, sizeof fallback, "LABEL_%zu", best);
-      const char *label = best < d->n_labels ? d->labels[best] : fallback;
-      double p = pr[best];
-      if (jr) {
-        json_object_set_new(jr, "label", json_string(label));
-        json_object_set_new(jr, "score", json_real(p));
-        json_t *scores = json_object();
-        for (size_t k = 0; k < n; k++) {
-          snprintf(fallback, sizeof fallback, "LABEL_%zu", k);
-          json_object_set_new(scores, k < d->n_labels ? d->labels[k] : fallback,
-                              json_real(pr[k]));
-        }
-        json_object_set_new(jr, "scores", scores);
-      } else {
-        printf("%s\t%.4f\t%s\n", label, p, texts[t]);
-      }
-      free(pr);
-    } else {
-      /* [1, H] pooled by the graph, or [1, seq, H] per token: pooled as the
-       * export says (the one text fills every row: no padding). */
-      size_t h = r->ndim ? (size_t)r->shape[r->ndim - 1] : 0, seq = r->ndim == 3 ? (size_t)r->shape[1] : 1;
-      float *pooled = calloc(h ? h : 1, sizeof *pooled);
-      double *v = calloc(h ? h : 1, sizeof *v), norm = 0;
-      if (pooled && v && h && seq)
-        at_pool(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, h, pooled);
-      for (size_t k = 0; v && pooled && k < h; k++) v[k] = pooled[k];
-      free(pooled);
-      for (size_t k = 0; v && k < h; k++) norm += v[k] * v[k];
-      norm = norm > 0 ? sqrt(norm) : 1;
-      if (jr) {
-        json_t *arr = json_array();
-        for (size_t k = 0; v && k < h; k++) json_array_append_new(arr, json_real(v[k] / norm));
-        json_object_set_new(jr, "dim", json_integer((json_int_t)h));
-        json_object_set_new(jr, "embedding", arr);
-      } else {
-        printf("dim=%zu\t[", h);
-        for (size_t k = 0; v && k < h && k < 5; k++) printf("%s%.5f", k ? ", " : "", v[k] / norm);
-        printf("%s]\t%s\n", h > 5 ? ", ..." : "", texts[t]);
-      }
-      free(v);
-    }
-    fflush(stdout);
-  }
-  if (json) {
-    char *s = json_dumps(jroot, JSON_COMPACT);
-    if (s) printf("%s\n", s);
-    free(s);
-    json_decref(jroot);
-  }
+  rc = print_results(d, vi, eng, res, texts, n_texts, json);
 
 out:
   at_engine_destroy(eng);
