@@ -192,7 +192,11 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
     if (has_norm) {
       if ((st = split_added(t, ws, &sp, true)) != AT_OK) return st;
     } else {
+      /* HF slices every normalized piece here even with no token to find,
+       * so the piece starts where its first normalized char came from (a
+       * normalizer that dropped leading chars moves it: Metaspace "first") */
       if ((st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1)) != AT_OK) return st;
+      sp.base = ws->al[sp.off].s;
       ws->sp2[ws->sp2_n++] = sp;
     }
   }
