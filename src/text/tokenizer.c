@@ -548,6 +548,7 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   const char *pad_str = t->pad_token ? t->pad_token
                         : (t->pad_id >= 0 && (size_t)t->pad_id < t->n_ids) ? t->id_str[t->pad_id]
                                                                             : "";
+  if (!pad_str) pad_str = ""; /* a pad id with no string (a gap in the ids) */
   pad_len = strlen(pad_str);
   for (size_t i = 0; i < n; i++) {
     size_t s0 = ws->seg[2 * i], len = ws->seg[2 * i + 1] - s0;
