@@ -206,9 +206,9 @@ typedef struct tk_model {
   int32_t *char_id;        /* fast path: id of each single code point < 0x800 (or -1) */
   int32_t *cont_char_id;   /* same, with the continuing prefix */
   /* Unigram: `vocab` maps piece -> id (a repeated piece keeps its last id,
-   * as HF's map does); `prefixes` holds every char-boundary prefix of every
-   * piece (id -1 when it is only a prefix) so the lattice walk stops as
-   * soon as no piece can continue; pieces[id] is the id's own string. */
+   * as HF's map does); `prefixes` holds every proper char-boundary prefix
+   * of every piece (with id INT32_MIN) so the lattice walk stops as soon as
+   * no longer piece can match; pieces[id] is the id's own string. */
   tk_vocab prefixes;
   double *scores;          /* per id */
   char **pieces;           /* per id, into pieces_blob */
