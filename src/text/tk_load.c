@@ -335,8 +335,7 @@ static at_status parse_unigram(const json_t *o, tk_model *m) {
     for (size_t k = 0; k < l; k += cl) {
       (void)tk_utf8_dec((const uint8_t *)str + k, &cl);
       if (k + cl >= l) break;
-      if (tk_vocab_get(&m->prefixes, str, k + cl) == INT32_MIN) continue;
-      if ((st = tk_vocab_put(&m->prefixes, str, k + cl, INT32_MIN)) != AT_OK) return st;
+      if ((st = tk_vocab_put(&m->prefixes, str, k + cl, INT32_MIN)) != AT_OK) return st; /* idempotent */
     }
   }
   return AT_OK;
