@@ -70,7 +70,12 @@ typedef struct at_encoding {
   const int32_t *word_ids;            /* pre-token index, -1 for special/pad */
   const uint32_t (*offsets)[2];       /* [start, end) in the chosen unit;
                                          (0,0) for special and pad tokens */
-  const char *const *tokens;          /* token strings, owned by the tokenizer */
+  const char *const *tokens;          /* token strings, NUL-terminated, owned by the
+                                         tokenizer or (the raw text of an unknown
+                                         Unigram piece, an added token matched with
+                                         its stripped spaces) by the workspace */
+  const uint32_t *token_lens;         /* byte length of each token string: use it
+                                         when a string may hold a NUL byte */
 } at_encoding;
 
 /* Defaults as documented on each field. */

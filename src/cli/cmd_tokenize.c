@@ -68,7 +68,7 @@ static int emit(const at_tokenizer *t, at_tok_workspace *ws, const opts *o, cons
     json_array_append_new(am, json_integer(e.attention_mask[i]));
     json_array_append_new(sm, json_integer(e.special_tokens_mask[i]));
     json_array_append_new(off, json_pack("[i,i]", (json_int_t)e.offsets[i][0], (json_int_t)e.offsets[i][1]));
-    json_array_append_new(toks, json_string(e.tokens[i]));
+    json_array_append_new(toks, json_stringn(e.tokens[i], e.token_lens[i]));
   }
   json_object_set_new(obj, "ids", ids);
   json_object_set_new(obj, "type_ids", ty);

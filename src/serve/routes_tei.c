@@ -324,8 +324,9 @@ static enum MHD_Result tokenize_route(req_ctx *r) {
         if (st != AT_OK) break;
         json_t *row = json_array();
         for (size_t k = 0; k < e.n; k++)
-          json_array_append_new(row, json_pack("{s:i, s:s, s:b, s:i, s:i}", "id", (int)e.ids[k],
+          json_array_append_new(row, json_pack("{s:i, s:s%, s:b, s:i, s:i}", "id", (int)e.ids[k],
                                                "text", e.tokens[k] ? e.tokens[k] : "",
+                                               e.tokens[k] ? (size_t)e.token_lens[k] : (size_t)0,
                                                "special", e.special_tokens_mask[k] != 0, "start",
                                                (int)e.offsets[k][0], "stop",
                                                (int)e.offsets[k][1]));

@@ -134,7 +134,30 @@ enum { TK_B_REMOVED, TK_B_ISOLATED, TK_B_MERGED_PREV, TK_B_MERGED_NEXT, TK_B_CON
 
 /* ------------------------------------------------------------ components */
 enum { TK_N_BERT, TK_N_NFC, TK_N_NFD, TK_N_NFKC, TK_N_NFKD, TK_N_LOWER, TK_N_STRIP_ACCENTS,
-       TK_N_STRIP, TK_N_REPLACE, TK_N_PREPEND, TK_N_SEQ };
+       TK_N_STRIP, TK_N_REPLACE, TK_N_PREPEND, TK_N_SEQ, TK_N_PRECOMPILED, TK_N_NMT };
+
+/* SentencePiece's precompiled_charsmap (the Precompiled normalizer): a
+ * double-array trie over UTF-8 bytes whose leaves index NUL-terminated
+ * replacement strings. Parsed and bounds-described by tk_charsmap_parse;
+ * read-only afterwards. */
+typedef struct tk_charsmap {
+  uint32_t *units;         /* the double array */
+  size_t n_units;
+  char *strs;              /* replacement strings, NUL-separated (valid UTF-8) */
+  size_t strs_len;
+} tk_charsmap;
+/* Parse the decoded charsmap bytes (u32 LE trie size in bytes, the trie as
+ * u32 LE units, then the strings). Fails with AT_ERR_PARSE and a message on
+ * a malformed map; on success *m owns copies (free with tk_charsmap_free). */
+at_status tk_charsmap_parse(const uint8_t *b, size_t n, tk_charsmap *m);
+/* Standard base64 (RFC 4648, padded) -> bytes; *out is malloc'd. */
+at_status tk_base64_decode(const char *s, size_t n, uint8_t **out, size_t *out_len);
+void tk_charsmap_free(tk_charsmap *m);
+/* The replacement for the first (shortest) trie key that prefixes
+ * key[0..n), as spm_precompiled's transform: 1 found (*r, *rlen set),
+ * 0 none, -1 the map points outside itself (error set). */
+int tk_charsmap_lookup(const tk_charsmap *m, const uint8_t *key, size_t n, const char **r,
+                       size_t *rlen);
 typedef struct tk_norm {
   int kind;
   bool clean_text, chinese, strip_accents, lowercase; /* Bert */
@@ -144,6 +167,7 @@ typedef struct tk_norm {
   size_t content_len;
   struct tk_norm *items;                              /* Sequence */
   size_t n_items;
+  tk_charsmap cmap;                                   /* Precompiled */
 } tk_norm;
 
 enum { TK_P_BERT, TK_P_WHITESPACE, TK_P_WSSPLIT, TK_P_PUNCT, TK_P_DIGITS, TK_P_SPLIT,
@@ -163,7 +187,7 @@ typedef struct tk_pretok {
   size_t n_items;
 } tk_pretok;
 
-enum { TK_M_WORDPIECE, TK_M_BPE, TK_M_WORDLEVEL };
+enum { TK_M_WORDPIECE, TK_M_BPE, TK_M_WORDLEVEL, TK_M_UNIGRAM };
 typedef struct tk_model {
   int kind;
   tk_vocab vocab;          /* token -> id */
@@ -181,6 +205,16 @@ typedef struct tk_model {
   int32_t byte_ids[256];   /* <0xNN> tokens for byte_fallback, -1 absent */
   int32_t *char_id;        /* fast path: id of each single code point < 0x800 (or -1) */
   int32_t *cont_char_id;   /* same, with the continuing prefix */
+  /* Unigram: `vocab` maps piece -> id (a repeated piece keeps its last id,
+   * as HF's map does); `prefixes` holds every proper char-boundary prefix
+   * of every piece (with id INT32_MIN) so the lattice walk stops as soon as
+   * no longer piece can match; pieces[id] is the id's own string. */
+  tk_vocab prefixes;
+  double *scores;          /* per id */
+  char **pieces;           /* per id, into pieces_blob */
+  char *pieces_blob;
+  size_t n_pieces;
+  double min_score;
 } tk_model;
 
 typedef struct tk_tpl_piece {
@@ -263,8 +297,11 @@ typedef struct tk_split {
 typedef struct tk_tok {
   int32_t id, type_id, word;
   uint32_t s, e;       /* original byte offsets */
+  int32_t str;         /* -1: the id's string; else its own string at ws->tstr + str */
   uint8_t special;
 } tk_tok;
+typedef struct tk_vnode { double score; int32_t start, id; } tk_vnode; /* Unigram lattice */
+typedef struct tk_edit { uint32_t cp; int32_t change; } tk_edit;     /* (char, change) list */
 typedef struct tk_sym { int32_t id, prev, next; uint32_t len; } tk_sym;
 typedef struct tk_heap_ent { int32_t rank, pos, id; } tk_heap_ent;
 typedef struct tk_match { uint32_t s, e; int match; } tk_match;
@@ -279,10 +316,14 @@ struct at_tok_workspace {
   uint32_t *u32; size_t u32_cap;              /* scratch code points */
   uint32_t *cmap; size_t cmap_cap;            /* byte -> char index */
   tk_match *m; size_t m_cap;                  /* pattern matches */
+  tk_vnode *vn; size_t vn_cap;                /* Unigram best paths */
+  tk_edit *ed; size_t ed_cap;                 /* Precompiled edit list */
+  char *tstr; size_t tstr_len, tstr_cap;      /* tokens' own strings (Unigram unk) */
   /* output arrays */
   int32_t *o_i32; size_t o_i32_cap;
   uint32_t (*o_off)[2]; size_t o_off_cap;
   const char **o_str; size_t o_str_cap;
+  uint32_t *o_tlen; size_t o_tlen_cap;
   char *dec, *dec2, *dec3; size_t dec_cap, dec2_cap, dec3_cap;   /* decode lists */
   size_t *dec_idx, *dec2_idx, *dec3_idx; size_t dec_idx_cap, dec2_idx_cap, dec3_idx_cap;
   size_t *seg; size_t seg_cap;                /* per-item token ranges */
@@ -335,6 +376,10 @@ size_t tk_gpt2_next(const uint8_t *s, size_t n, size_t i);
 /* Byte-level map: byte -> code point, and back (-1 if not in the alphabet). */
 uint32_t tk_byte_to_cp(uint8_t b);
 int tk_cp_to_byte(uint32_t cp);
+
+/* Give token ws->tk[k] its own string s[0..n) (stored in ws->tstr as a
+ * u32 length, the bytes and a NUL; reset with the token list). */
+at_status tk_tok_own_str(at_tok_workspace *ws, size_t k, const uint8_t *s, uint32_t n);
 
 at_status tk_load_json(const char *json, size_t len, at_tokenizer *t);
 at_status tk_finish_tokenizer(at_tokenizer *t);

@@ -6,6 +6,7 @@
  * else fails the load with AT_ERR_UNSUPPORTED and a message naming the
  * component and its "type", never a silent fallback. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,20 @@ static at_status parse_norm(const json_t *o, tk_norm *n, int depth) {
     n->content = dupn(json_string_value(c), json_string_length(c));
     n->content_len = json_string_length(c);
     if (!n->content) return at_fail(AT_ERR_NOMEM, "tokenizer: out of memory");
+  } else if (!strcmp(ty, "Nmt")) {
+    n->kind = TK_N_NMT;
+  } else if (!strcmp(ty, "Precompiled")) {
+    n->kind = TK_N_PRECOMPILED;
+    json_t *c = json_object_get(o, "precompiled_charsmap");
+    if (!json_is_string(c))
+      return FAILP("normalizer Precompiled: \"precompiled_charsmap\" must be a base64 string");
+    uint8_t *raw;
+    size_t raw_len;
+    at_status st = tk_base64_decode(json_string_value(c), json_string_length(c), &raw, &raw_len);
+    if (st != AT_OK) return st;
+    st = tk_charsmap_parse(raw, raw_len, &n->cmap);
+    free(raw);
+    if (st != AT_OK) return st;
   } else if (!strcmp(ty, "Sequence")) {
     n->kind = TK_N_SEQ;
     json_t *a = json_object_get(o, "normalizers");
@@ -259,6 +274,73 @@ static at_status parse_merges(const json_t *a, tk_model *m) {
   return AT_OK;
 }
 
+/* Unigram: "vocab" is [[piece, score], ...] (ids are positions), "unk_id"
+ * an index or null, "byte_fallback" a bool. HF's rules: an unk_id needs a
+ * non-empty vocabulary that contains it. */
+static at_status parse_unigram(const json_t *o, tk_model *m) {
+  json_t *v = json_object_get(o, "vocab");
+  if (!json_is_array(v)) return FAILP("model Unigram: \"vocab\" must be an array of [piece, score]");
+  size_t n = json_array_size(v);
+  if (n > INT32_MAX / 2) return at_fail(AT_ERR_LIMIT, "tokenizer.json: model Unigram: vocabulary too large");
+  json_t *u = json_object_get(o, "unk_id");
+  m->unk_id = -1;
+  if (u && !json_is_null(u)) {
+    if (!json_is_integer(u) || json_integer_value(u) < 0)
+      return FAILP("model Unigram: \"unk_id\" must be a non-negative integer or null");
+    if (!n) return FAILP("model Unigram: the vocabulary is empty but unk_id needs an entry");
+    if ((size_t)json_integer_value(u) >= n)
+      return FAILP("model Unigram: unk_id %lld is outside the %zu-entry vocabulary",
+                   (long long)json_integer_value(u), n);
+    m->unk_id = (int32_t)json_integer_value(u);
+  }
+  json_t *bf = json_object_get(o, "byte_fallback");
+  if (bf && !json_is_null(bf) && !json_is_boolean(bf)) return FAILP("model Unigram: \"byte_fallback\" must be a bool");
+  m->byte_fallback = json_is_true(bf);
+  m->fuse_unk = true; /* always on for Unigram in HF */
+  json_t *alpha = json_object_get(o, "alpha");
+  if (json_is_number(alpha) && json_number_value(alpha) != 0.0)
+    return FAILU("model Unigram: sampling (alpha) is not supported (it makes tokenization random)");
+  size_t blob = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(v, i);
+    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(json_array_get(e, 0)) ||
+        !json_is_number(json_array_get(e, 1)))
+      return FAILP("model Unigram: vocab entry %zu must be [piece, score]", i);
+    size_t l = json_string_length(json_array_get(e, 0));
+    if (tk_utf8_valid_prefix((const uint8_t *)json_string_value(json_array_get(e, 0)), l) != l)
+      return FAILP("model Unigram: vocab entry %zu is not valid UTF-8", i);
+    blob += l + 1;
+  }
+  m->n_pieces = n;
+  m->scores = calloc(n ? n : 1, sizeof *m->scores);
+  m->pieces = calloc(n ? n : 1, sizeof *m->pieces);
+  m->pieces_blob = malloc(blob ? blob : 1);
+  if (!m->scores || !m->pieces || !m->pieces_blob) return at_fail(AT_ERR_NOMEM, "tokenizer: out of memory");
+  m->min_score = HUGE_VAL;
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(v, i), *p = json_array_get(e, 0);
+    const char *str = json_string_value(p);
+    size_t l = json_string_length(p);
+    memcpy(m->pieces_blob + off, str, l);
+    m->pieces_blob[off + l] = '\0';
+    m->pieces[i] = m->pieces_blob + off;
+    off += l + 1;
+    m->scores[i] = json_number_value(json_array_get(e, 1));
+    if (m->scores[i] < m->min_score) m->min_score = m->scores[i];
+    at_status st = tk_vocab_put(&m->vocab, str, l, (int32_t)i);
+    if (st != AT_OK) return st;
+    /* every char-boundary prefix, marked -1 unless it is a piece itself */
+    uint32_t cl;
+    for (size_t k = 0; k < l; k += cl) {
+      (void)tk_utf8_dec((const uint8_t *)str + k, &cl);
+      if (k + cl >= l) break;
+      if ((st = tk_vocab_put(&m->prefixes, str, k + cl, INT32_MIN)) != AT_OK) return st; /* idempotent */
+    }
+  }
+  return AT_OK;
+}
+
 static at_status parse_model(const json_t *o, tk_model *m) {
   if (!json_is_object(o)) return FAILP("\"model\" is missing or not an object");
   const char *ty = jtype(o);
@@ -303,6 +385,9 @@ static at_status parse_model(const json_t *o, tk_model *m) {
       free(unk);
     }
     if ((st = parse_merges(json_object_get(o, "merges"), m)) != AT_OK) return st;
+  } else if (!strcmp(ty, "Unigram")) {
+    m->kind = TK_M_UNIGRAM;
+    if ((st = parse_unigram(o, m)) != AT_OK) return st;
   } else if (!strcmp(ty, "WordLevel")) {
     m->kind = TK_M_WORDLEVEL;
     if ((st = parse_vocab_obj(vocab, &m->vocab, "WordLevel")) != AT_OK) return st;
@@ -607,11 +692,12 @@ done:
 /* --------------------------------------------------------------- finishing */
 static void describe(at_tokenizer *t) {
   static const char *nn[] = {"BertNormalizer", "NFC", "NFD", "NFKC", "NFKD", "Lowercase",
-                             "StripAccents", "Strip", "Replace", "Prepend", "Sequence"};
+                             "StripAccents", "Strip", "Replace", "Prepend", "Sequence",
+                             "Precompiled", "Nmt"};
   static const char *pn[] = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Punctuation",
                              "Digits", "Split", "ByteLevel", "Metaspace", "CharDelimiterSplit",
                              "Sequence"};
-  static const char *mn[] = {"WordPiece", "BPE", "WordLevel"};
+  static const char *mn[] = {"WordPiece", "BPE", "WordLevel", "Unigram"};
   static const char *ppn[] = {"BertProcessing", "RobertaProcessing", "TemplateProcessing",
                               "ByteLevel", "Sequence"};
   snprintf(t->describe, sizeof t->describe, "%s > %s > %s(%zu) > %s",
@@ -632,6 +718,7 @@ at_status tk_finish_tokenizer(at_tokenizer *t) {
   if (!t->id_str || !t->id_special) return at_fail(AT_ERR_NOMEM, "tokenizer: out of memory");
   for (size_t i = 0; i < t->model.vocab.n; i++)
     t->id_str[t->model.vocab.ent[i].id] = tk_vocab_str(&t->model.vocab, i);
+  for (size_t i = 0; i < t->model.n_pieces; i++) t->id_str[i] = t->model.pieces[i]; /* Unigram */
   for (size_t k = 0; k < t->n_added; k++) {
     tk_added *a = &t->added[k];
     if (!t->id_str[a->id]) t->id_str[a->id] = a->content;

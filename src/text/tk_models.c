@@ -2,7 +2,9 @@
  * WordPiece (greedy longest match with a continuation prefix), BPE (merges by
  * rank, leftmost first; byte-level when the pre-tokenizer maps bytes to the
  * GPT-2 alphabet; continuation prefix, end-of-word suffix, unk fusing, byte
- * fallback, ignore_merges) and WordLevel (whole-word lookup).
+ * fallback, ignore_merges), WordLevel (whole-word lookup) and Unigram
+ * (SentencePiece's best path over the lattice of vocabulary pieces, with
+ * unk fusing and byte fallback as HF does them).
  *
  * Scratch (BPE symbols and merge heap) lives in the workspace; the models
  * themselves are read-only, so any number of threads may share them. */
@@ -21,6 +23,7 @@ static inline at_status push_tok(at_tok_workspace *ws, const tk_split *sp, int32
   t->type_id = 0;
   t->word = word;
   t->special = 0;
+  t->str = -1;
   if (b > a) {
     t->s = ws->al[sp->off + a].s;
     t->e = ws->al[sp->off + b - 1].e;
@@ -214,12 +217,114 @@ static at_status wordlevel(const tk_model *m, at_tok_workspace *ws, const tk_spl
   return push_tok(ws, sp, id, 0, sp->len, word);
 }
 
+/* --------------------------------------------------------------- Unigram */
+/* HF's optimised Viterbi (models/unigram/model.rs encode_optimized): for each
+ * char start, every piece that starts there extends the best path ending
+ * at its end (strictly better scores win, so among equals the first
+ * candidate stays: earlier starts, then shorter pieces). When no piece
+ * covers exactly the one char, an unk node scoring min_score - 10 does.
+ * The path is read back from the end; consecutive unk-id nodes fuse into
+ * one string. Each resulting string is then looked up: a piece gives its
+ * id; otherwise byte fallback gives <0xNN> tokens (all spanning the whole
+ * string) if every byte has one, else the unk id — and HF reports such a
+ * token's string as the text itself, kept in ws->tstr. */
+static at_status unigram_missing_unk(void) {
+  return at_fail(AT_ERR_MODEL, "Unigram: text needs the unk token but the model has no unk_id");
+}
+
+static at_status unigram_emit(const tk_model *m, at_tok_workspace *ws, const tk_split *sp,
+                              uint32_t a, uint32_t b, int32_t word) {
+  const char *s = (const char *)ws->nb + sp->off + a;
+  uint32_t n = b - a;
+  int32_t id = tk_vocab_get(&m->vocab, s, n);
+  if (id >= 0) return push_tok(ws, sp, id, a, b, word);
+  at_status st;
+  if (m->byte_fallback) {
+    bool ok = true;
+    for (uint32_t i = 0; i < n && ok; i++) ok = m->byte_ids[(uint8_t)s[i]] >= 0;
+    if (ok) {
+      for (uint32_t i = 0; i < n; i++) {
+        uint8_t byte = ws->nb[sp->off + a + i];
+        if ((st = push_tok(ws, sp, m->byte_ids[byte], a, b, word)) != AT_OK) return st;
+      }
+      return AT_OK;
+    }
+  }
+  if (m->unk_id < 0) return unigram_missing_unk();
+  if ((st = push_tok(ws, sp, m->unk_id, a, b, word)) != AT_OK) return st;
+  return tk_tok_own_str(ws, ws->tk_n - 1, ws->nb + sp->off + a, n);
+}
+
+static at_status unigram(const tk_model *m, at_tok_workspace *ws, const tk_split *sp,
+                         int32_t word) {
+  uint32_t len = sp->len;
+  if (!len) return AT_OK;
+  at_status st = TK_RESERVE(ws->vn, ws->vn_cap, (size_t)len + 1);
+  if (st != AT_OK) return st;
+  tk_vnode *vn = ws->vn;
+  for (uint32_t i = 0; i <= len; i++) { vn[i].score = 0.0; vn[i].start = -1; vn[i].id = 0; }
+  const uint8_t *s = ws->nb + sp->off;
+  double unk_score = m->min_score - 10.0;
+  uint32_t mb;
+  for (uint32_t at = 0; at < len; at += mb) {
+    double here = vn[at].score;
+    (void)tk_utf8_dec(s + at, &mb);
+    bool single = false;
+    uint32_t l;
+    for (uint32_t end = at; end < len;) {
+      (void)tk_utf8_dec(s + end, &l);
+      end += l;
+      int32_t id = tk_vocab_get(&m->vocab, (const char *)s + at, end - at);
+      if (id >= 0) {
+        double cand = m->scores[id] + here;
+        if (vn[end].start < 0 || cand > vn[end].score) {
+          vn[end].score = cand;
+          vn[end].start = (int32_t)at;
+          vn[end].id = id;
+        }
+        if (end - at == mb) single = true;
+      }
+      if (tk_vocab_get(&m->prefixes, (const char *)s + at, end - at) != INT32_MIN) break;
+    }
+    if (!single) {
+      if (m->unk_id < 0) return unigram_missing_unk();
+      double cand = unk_score + here;
+      if (vn[at + mb].start < 0 || cand > vn[at + mb].score) {
+        vn[at + mb].score = cand;
+        vn[at + mb].start = (int32_t)at;
+        vn[at + mb].id = m->unk_id;
+      }
+    }
+  }
+  /* the path's piece ends, last first, into ws->u32 */
+  size_t nb = 0;
+  for (uint32_t e = len; e > 0; e = (uint32_t)vn[e].start) nb++;
+  if ((st = TK_RESERVE(ws->u32, ws->u32_cap, nb + 1)) != AT_OK) return st;
+  uint32_t *bd = ws->u32; /* path ends, from the last */
+  size_t k = 0;
+  for (uint32_t e = len; e > 0; e = (uint32_t)vn[e].start) bd[k++] = e;
+  /* forward: fuse runs of unk-id nodes */
+  uint32_t start = 0;
+  for (size_t i = nb; i-- > 0;) {
+    uint32_t e = bd[i];
+    bool unk = m->unk_id >= 0 && vn[e].id == m->unk_id;
+    if (unk) {
+      bool next_unk = i > 0 && vn[bd[i - 1]].id == m->unk_id;
+      if (next_unk) continue; /* the run goes on */
+    }
+    if ((st = unigram_emit(m, ws, sp, start, e, word)) != AT_OK) return st;
+    start = e;
+  }
+  return AT_OK;
+}
+
 at_status tk_model_tokenize(const tk_model *m, at_tok_workspace *ws, const tk_split *sp,
                             int32_t word) {
   switch (m->kind) {
     case TK_M_WORDPIECE: return wordpiece(m, ws, sp, word);
     case TK_M_BPE: return bpe(m, ws, sp, word);
     case TK_M_WORDLEVEL: return wordlevel(m, ws, sp, word);
+    case TK_M_UNIGRAM: return unigram(m, ws, sp, word);
   }
   return at_fail(AT_ERR_UNSUPPORTED, "tokenizer: unknown model");
 }
@@ -234,6 +339,13 @@ at_status tk_model_finish(tk_model *m) {
                                     m->vocab.ent[i].id);
         if (st != AT_OK) return st;
       }
+    }
+  }
+  if (m->kind == TK_M_UNIGRAM) {
+    for (int b = 0; b < 256; b++) {
+      char t[8];
+      snprintf(t, sizeof t, "<0x%02X>", b);
+      m->byte_ids[b] = tk_vocab_get(&m->vocab, t, 6);
     }
   }
   if (m->kind == TK_M_BPE) {
@@ -272,5 +384,9 @@ void tk_model_free(tk_model *m) {
   free(m->merges.id);
   free(m->char_id);
   free(m->cont_char_id);
+  tk_vocab_free(&m->prefixes);
+  free(m->scores);
+  free(m->pieces);
+  free(m->pieces_blob);
   memset(m, 0, sizeof *m);
 }

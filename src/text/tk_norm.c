@@ -1,12 +1,14 @@
 /* src/text/tk_norm.c — the transform engine (HF NormalizedString alignment
  * rules, see tk.h) and the normalizers: BertNormalizer, NFC/NFD/NFKC/NFKD,
- * Lowercase, StripAccents, Strip, Replace, Prepend, Sequence.
+ * Lowercase, StripAccents, Strip, Replace, Prepend, Sequence, Nmt and
+ * Precompiled (SentencePiece's charsmap, see tk_charsmap.c).
  *
  * Each normalizer is written as the same sequence of (char, change) edits HF
  * applies, because offsets depend on it; cheap scans skip passes that would
  * change nothing (pure ASCII text never enters the Unicode passes). */
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "text/tk.h"
 
@@ -92,13 +94,15 @@ static bool all_ascii(const at_tok_workspace *ws, const tk_split *sp) {
  * chars after it); chars removed before the first kept one are the initial
  * offset. `map` rewrites kept chars 1:1 (HF's .map after .filter). */
 typedef bool (*keep_fn)(uint32_t c, const void *arg);
+typedef uint32_t (*map_fn)(uint32_t c);
+static uint32_t map_ws_to_space(uint32_t c) { return tk_is_ws(c) ? ' ' : c; }
 static at_status filter_map(at_tok_workspace *ws, tk_split *sp, keep_fn keep, const void *arg,
-                            bool ws_to_space) {
+                            map_fn map) {
   uint32_t i = 0, n, lead = 0;
   bool any = false;
   while (i < sp->len) { /* is there anything to do? */
     uint32_t c = cp_at(ws, sp, i, &n);
-    if (!keep(c, arg) || (ws_to_space && c != ' ' && tk_is_ws(c))) { any = true; break; }
+    if (!keep(c, arg) || (map && map(c) != c)) { any = true; break; }
     i += n;
   }
   if (!any) return AT_OK;
@@ -116,7 +120,7 @@ static at_status filter_map(at_tok_workspace *ws, tk_split *sp, keep_fn keep, co
     uint32_t c = cp_at(ws, sp, i, &n);
     if (keep(c, arg)) {
       if (have) tk_xf_emit(&x, pending, -removed);
-      pending = (ws_to_space && tk_is_ws(c)) ? ' ' : c;
+      pending = map ? map(c) : c;
       have = true;
       removed = 0;
     } else {
@@ -347,11 +351,11 @@ static at_status bert_norm(const tk_norm *nm, at_tok_workspace *ws, tk_split *sp
     sp->len = (uint32_t)(ws->nb_len - out);
     return AT_OK;
   }
-  if (nm->clean_text && (st = filter_map(ws, sp, keep_clean, NULL, true)) != AT_OK) return st;
+  if (nm->clean_text && (st = filter_map(ws, sp, keep_clean, NULL, map_ws_to_space)) != AT_OK) return st;
   if (nm->chinese && (st = chinese_pass(ws, sp)) != AT_OK) return st;
   if (nm->strip_accents) {
     if ((st = nf_pass(ws, sp, false, false)) != AT_OK) return st;
-    if ((st = filter_map(ws, sp, keep_not_mn, NULL, false)) != AT_OK) return st;
+    if ((st = filter_map(ws, sp, keep_not_mn, NULL, NULL)) != AT_OK) return st;
   }
   if (nm->lowercase && (st = lower_pass(ws, sp)) != AT_OK) return st;
   return AT_OK;
@@ -420,6 +424,105 @@ static at_status prepend_pass(const tk_norm *nm, at_tok_workspace *ws, tk_split 
   return tk_xf_end(&x, sp);
 }
 
+/* Nmt: SentencePiece's nmt_nfkc control-character rules (no NFKC): drop
+ * ASCII/C1 controls, then turn other break-like characters into ' '. */
+static bool keep_nmt(uint32_t c, const void *arg) {
+  (void)arg;
+  return !((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
+           c == 0x8F || c == 0x9F);
+}
+static uint32_t map_nmt(uint32_t c) {
+  switch (c) {
+    case 0x09: case 0x0A: case 0x0C: case 0x0D: case 0x1680: case 0x2028: case 0x2029:
+    case 0x2581: case 0xFEFF: case 0xFFFD:
+      return ' ';
+  }
+  return (c >= 0x200B && c <= 0x200F) ? ' ' : c;
+}
+
+/* Precompiled. HF's rule (not SentencePiece's longest match): walk the text
+ * by extended grapheme cluster; a cluster shorter than 6 bytes that the
+ * charsmap knows (its shortest known prefix, see tk_charsmap_lookup) is
+ * replaced whole; otherwise each char is looked up alone. The edits are
+ * collected as HF's (char, change) list, including its quirk that a
+ * shrinking replacement charges the difference to the LAST entry of the
+ * list so far (possibly an earlier cluster's), then applied at once. */
+static at_status ed_push(at_tok_workspace *ws, size_t *n, uint32_t cp, int32_t change) {
+  at_status st = TK_RESERVE(ws->ed, ws->ed_cap, *n + 1);
+  if (st != AT_OK) return st;
+  ws->ed[*n].cp = cp;
+  ws->ed[*n].change = change;
+  (*n)++;
+  return AT_OK;
+}
+
+static at_status ed_replace(at_tok_workspace *ws, size_t *n, int32_t old_chars, const char *r,
+                            size_t rlen) {
+  int32_t new_chars = 0;
+  uint32_t l;
+  at_status st;
+  for (size_t i = 0; i < rlen; i += l, new_chars++)
+    if ((st = ed_push(ws, n, tk_utf8_dec((const uint8_t *)r + i, &l), 0)) != AT_OK) return st;
+  int32_t diff = new_chars - old_chars;
+  if (diff > 0) {
+    for (int32_t k = 0; k < diff; k++) ws->ed[*n - 1 - (size_t)k].change = 1;
+  } else if (diff < 0 && *n) {
+    ws->ed[*n - 1].change += diff;
+  }
+  return AT_OK;
+}
+
+static at_status precompiled_pass(const tk_charsmap *cm, at_tok_workspace *ws, tk_split *sp) {
+  size_t ne = 0;
+  bool modified = false;
+  at_status st;
+  uint32_t i = 0, l;
+  while (i < sp->len) {
+    /* the grapheme cluster [i, j) */
+    const uint8_t *s = ws->nb + sp->off;
+    uint32_t prev = tk_utf8_dec(s + i, &l), j = i + l;
+    int32_t chars = 1;
+    utf8proc_int32_t state = 0;
+    while (j < sp->len) {
+      uint32_t l2, c = tk_utf8_dec(s + j, &l2);
+      if (utf8proc_grapheme_break_stateful((utf8proc_int32_t)prev, (utf8proc_int32_t)c, &state)) break;
+      prev = c;
+      j += l2;
+      chars++;
+    }
+    const char *r;
+    size_t rl;
+    if (j - i < 6) {
+      int f = tk_charsmap_lookup(cm, s + i, j - i, &r, &rl);
+      if (f < 0) return AT_ERR_PARSE;
+      if (f) {
+        modified = true;
+        if ((st = ed_replace(ws, &ne, chars, r, rl)) != AT_OK) return st;
+        i = j;
+        continue;
+      }
+    }
+    for (; i < j; i += l) {
+      s = ws->nb + sp->off;
+      uint32_t c = tk_utf8_dec(s + i, &l);
+      int f = tk_charsmap_lookup(cm, s + i, l, &r, &rl);
+      if (f < 0) return AT_ERR_PARSE;
+      if (f) {
+        modified = true;
+        st = ed_replace(ws, &ne, 1, r, rl);
+      } else {
+        st = ed_push(ws, &ne, c, 0);
+      }
+      if (st != AT_OK) return st;
+    }
+  }
+  if (!modified) return AT_OK;
+  tk_xf x;
+  tk_xf_begin(&x, ws, sp, 0);
+  for (size_t k = 0; k < ne; k++) tk_xf_emit(&x, ws->ed[k].cp, ws->ed[k].change);
+  return tk_xf_end(&x, sp);
+}
+
 at_status tk_normalize(const tk_norm *nm, at_tok_workspace *ws, tk_split *sp) {
   switch (nm->kind) {
     case TK_N_BERT: return bert_norm(nm, ws, sp);
@@ -428,10 +531,12 @@ at_status tk_normalize(const tk_norm *nm, at_tok_workspace *ws, tk_split *sp) {
     case TK_N_NFC: return nf_pass(ws, sp, false, true);
     case TK_N_NFKC: return nf_pass(ws, sp, true, true);
     case TK_N_LOWER: return lower_pass(ws, sp);
-    case TK_N_STRIP_ACCENTS: return filter_map(ws, sp, keep_not_mark, NULL, false);
+    case TK_N_STRIP_ACCENTS: return filter_map(ws, sp, keep_not_mark, NULL, NULL);
     case TK_N_STRIP: return strip_pass(ws, sp, nm->left, nm->right);
     case TK_N_REPLACE: return replace_pass(nm, ws, sp);
     case TK_N_PREPEND: return prepend_pass(nm, ws, sp);
+    case TK_N_PRECOMPILED: return precompiled_pass(&nm->cmap, ws, sp);
+    case TK_N_NMT: return filter_map(ws, sp, keep_nmt, NULL, map_nmt);
     case TK_N_SEQ:
       for (size_t i = 0; i < nm->n_items; i++) {
         at_status st = tk_normalize(&nm->items[i], ws, sp);
@@ -447,6 +552,7 @@ void tk_norm_free(tk_norm *nm) {
   for (size_t i = 0; i < nm->n_items; i++) tk_norm_free(&nm->items[i]);
   free(nm->items);
   tk_pattern_free(&nm->pat);
+  tk_charsmap_free(&nm->cmap);
   free(nm->content);
   memset(nm, 0, sizeof *nm);
 }

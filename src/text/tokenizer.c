@@ -40,9 +40,9 @@ void at_tok_workspace_destroy(at_tok_workspace *ws) {
   if (!ws) return;
   free(ws->nb); free(ws->al); free(ws->sp); free(ws->sp2); free(ws->tk);
   free(ws->sym); free(ws->heap); free(ws->u32); free(ws->cmap); free(ws->m);
-  free(ws->o_i32); free(ws->o_off); free(ws->o_str); free(ws->dec); free(ws->dec2); free(ws->dec3);
+  free(ws->o_i32); free(ws->o_off); free(ws->o_str); free(ws->o_tlen); free(ws->dec); free(ws->dec2); free(ws->dec3);
   free(ws->dec_idx); free(ws->dec2_idx); free(ws->dec3_idx);
-  free(ws->seg);
+  free(ws->seg); free(ws->vn); free(ws->ed); free(ws->tstr);
   if (ws->md) pcre2_match_data_free(ws->md);
   free(ws);
 }
@@ -192,7 +192,11 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
     if (has_norm) {
       if ((st = split_added(t, ws, &sp, true)) != AT_OK) return st;
     } else {
+      /* HF slices every normalized piece here even with no token to find,
+       * so the piece starts where its first normalized char came from (a
+       * normalizer that dropped leading chars moves it: Metaspace "first") */
       if ((st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1)) != AT_OK) return st;
+      sp.base = ws->al[sp.off].s;
       ws->sp2[ws->sp2_n++] = sp;
     }
   }
@@ -209,11 +213,29 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
       o->e = ws->al[sp->off + sp->len - 1].e;
       o->word = (int32_t)i;
       o->special = 0;
+      o->str = -1;
+      /* HF reports the matched text (with any stripped spaces) as the token */
+      const char *cs = (size_t)o->id < t->n_ids ? t->id_str[o->id] : NULL;
+      if (!cs || strlen(cs) != sp->len || memcmp(cs, ws->nb + sp->off, sp->len) != 0) {
+        if ((st = tk_tok_own_str(ws, ws->tk_n - 1, ws->nb + sp->off, sp->len)) != AT_OK) return st;
+      }
     } else if ((st = tk_model_tokenize(&t->model, ws, sp, (int32_t)i)) != AT_OK) {
       return st;
     }
     for (size_t k = before; k < ws->tk_n; k++) ws->tk[k].type_id = type_id;
   }
+  return AT_OK;
+}
+
+at_status tk_tok_own_str(at_tok_workspace *ws, size_t k, const uint8_t *s, uint32_t n) {
+  if (ws->tstr_len + n + 5 > (size_t)INT32_MAX) return at_fail(AT_ERR_LIMIT, "tokenizer: too much text in one call");
+  at_status st = TK_RESERVE(ws->tstr, ws->tstr_cap, ws->tstr_len + n + 5);
+  if (st != AT_OK) return st;
+  memcpy(ws->tstr + ws->tstr_len, &n, 4);
+  memcpy(ws->tstr + ws->tstr_len + 4, s, n);
+  ws->tstr[ws->tstr_len + 4 + n] = '\0';
+  ws->tk[k].str = (int32_t)(ws->tstr_len + 4);
+  ws->tstr_len += n + 5;
   return AT_OK;
 }
 
@@ -286,6 +308,7 @@ static at_status emit(at_tok_workspace *ws, tk_tok *dst, size_t *k, int32_t id, 
   dst[*k].word = -1;
   dst[*k].s = dst[*k].e = 0;
   dst[*k].special = 1;
+  dst[*k].str = -1;
   (*k)++;
   return AT_OK;
 }
@@ -464,6 +487,7 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   if ((st = TK_RESERVE(ws->seg, ws->seg_cap, 2 * n + 2)) != AT_OK) return st;
   if ((st = TK_RESERVE(ws->tk, ws->tk_cap, 16)) != AT_OK) return st; /* never NULL below */
   ws->tk_n = 0;
+  ws->tstr_len = 0;
   size_t longest = 0;
   for (size_t i = 0; i < n; i++) {
     if (!texts[i] && lens[i]) return at_fail(AT_ERR_INVALID_ARG, "at_tokenizer_encode: NULL text");
@@ -516,12 +540,16 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   if ((st = TK_RESERVE(ws->o_i32, ws->o_i32_cap, total * 5 + 1)) != AT_OK) return st;
   if ((st = TK_RESERVE(ws->o_off, ws->o_off_cap, total + 1)) != AT_OK) return st;
   if ((st = TK_RESERVE(ws->o_str, ws->o_str_cap, total + 1)) != AT_OK) return st;
+  if ((st = TK_RESERVE(ws->o_tlen, ws->o_tlen_cap, total + 1)) != AT_OK) return st;
+  size_t pad_len;
   int32_t *ids = ws->o_i32, *types = ids + total, *mask = types + total, *spec = mask + total,
           *words = spec + total;
   size_t w = 0;
   const char *pad_str = t->pad_token ? t->pad_token
                         : (t->pad_id >= 0 && (size_t)t->pad_id < t->n_ids) ? t->id_str[t->pad_id]
                                                                             : "";
+  if (!pad_str) pad_str = ""; /* a pad id with no string (a gap in the ids) */
+  pad_len = strlen(pad_str);
   for (size_t i = 0; i < n; i++) {
     size_t s0 = ws->seg[2 * i], len = ws->seg[2 * i + 1] - s0;
     size_t npad = (pad && len < target_all) ? target_all - len : 0;
@@ -530,6 +558,7 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
       for (size_t j = 0; j < npad; j++, w++) {
         ids[w] = t->pad_id; types[w] = t->pad_type_id; mask[w] = 0; spec[w] = 1; words[w] = -1;
         ws->o_off[w][0] = ws->o_off[w][1] = 0; ws->o_str[w] = pad_str;
+        ws->o_tlen[w] = (uint32_t)pad_len;
       }
     }
     for (size_t j = 0; j < len; j++, w++) {
@@ -537,12 +566,19 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
       ids[w] = tk->id; types[w] = tk->type_id; mask[w] = 1; spec[w] = tk->special;
       words[w] = tk->word;
       ws->o_off[w][0] = tk->s; ws->o_off[w][1] = tk->e;
-      ws->o_str[w] = (tk->id >= 0 && (size_t)tk->id < t->n_ids && t->id_str[tk->id]) ? t->id_str[tk->id] : "";
+      if (tk->str >= 0) { /* own string: length stored just before it */
+        memcpy(&ws->o_tlen[w], ws->tstr + tk->str - 4, 4);
+        ws->o_str[w] = ws->tstr + tk->str;
+      } else {
+        ws->o_str[w] = (tk->id >= 0 && (size_t)tk->id < t->n_ids && t->id_str[tk->id]) ? t->id_str[tk->id] : "";
+        ws->o_tlen[w] = (uint32_t)strlen(ws->o_str[w]);
+      }
     }
     if (npad && !t->pad_left) {
       for (size_t j = 0; j < npad; j++, w++) {
         ids[w] = t->pad_id; types[w] = t->pad_type_id; mask[w] = 0; spec[w] = 1; words[w] = -1;
         ws->o_off[w][0] = ws->o_off[w][1] = 0; ws->o_str[w] = pad_str;
+        ws->o_tlen[w] = (uint32_t)pad_len;
       }
     }
     out[i].n = w - start;
@@ -553,6 +589,7 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
     out[i].word_ids = words + start;
     out[i].offsets = (const uint32_t(*)[2])(ws->o_off + start);
     out[i].tokens = ws->o_str + start;
+    out[i].token_lens = ws->o_tlen + start;
   }
   return AT_OK;
 }

@@ -14,6 +14,8 @@
 //                       StripAccents, Whitespace, WhitespaceSplit, Punctuation,
 //                       Digits, Split, Metaspace, WordLevel, RobertaProcessing,
 //                       TemplateProcessing, truncation, padding).
+//   unigram-albert-style/ the committed XLM-R-style Unigram tokenizer with an
+//                       ALBERT-like normalizer and Metaspace "never", no split.
 //
 // usage: node build_refs.js OUTDIR
 'use strict';
@@ -122,4 +124,24 @@ async function main() {
   save('kitchen-sink-d', d, byteLevelDecoder);
 }
 
-main().catch((e) => { console.error('build_refs:', e && e.stack ? e.stack : e); process.exit(1); });
+// E: an ALBERT-style pipeline over the committed XLM-R-style Unigram model
+//    (tests/data/tokenizers/): Replace x2 + NFKD + StripAccents + Lowercase +
+//    Precompiled + Replace, Metaspace with prepend_scheme "never" and no
+//    split, [CLS]/[SEP]-style template. HF loads the patched JSON itself.
+function unigramVariants() {
+  const src = path.join(__dirname, '..', 'data', 'tokenizers', 'xlmr-unigram-4k.json');
+  const j = JSON.parse(fs.readFileSync(src, 'utf8'));
+  const precompiled = j.normalizer.normalizers[0];
+  j.normalizer = { type: 'Sequence', normalizers: [
+    { type: 'Replace', pattern: { String: '``' }, content: '"' },
+    { type: 'Replace', pattern: { String: "''" }, content: '"' },
+    { type: 'NFKD' }, { type: 'StripAccents' }, { type: 'Lowercase' }, precompiled,
+    { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' }] };
+  j.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'never', split: false };
+  j.decoder = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'never', split: false };
+  const dir = path.join(out, 'unigram-albert-style');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(j));
+}
+
+main().then(unigramVariants).catch((e) => { console.error('build_refs:', e && e.stack ? e.stack : e); process.exit(1); });

@@ -6,9 +6,14 @@
 # Tokenizers compared: every models/*/tokenizer.json present, bert-base-uncased
 # (as tokenizer.json AND as a bare vocab.txt), GPT-2 byte-level BPE (merges in
 # both the ["a","b"] and the old "a b" form), and four "kitchen sink"
-# tokenizers covering the remaining components (tests/parity/build_refs.js).
-# Texts: all 4000 Pang & Lee sentences, all 1500 reviews, and
-# tests/data/text/adversarial.json. Fields: ids, type ids, attention mask,
+# tokenizers covering the remaining components (tests/parity/build_refs.js),
+# and the SentencePiece Unigram tokenizers committed in tests/data/tokenizers/
+# (Precompiled/Nmt normalizers, Metaspace, byte fallback; made by
+# tools/tokenizers/build_unigram_tokenizers.sh).
+# Texts: all 4000 Pang & Lee sentences, all 1500 reviews,
+# tests/data/text/adversarial.json and 6000 multilingual texts built by
+# make_texts.js from tests/data/text/multilingual_words.json (every
+# tokenizer runs over all of them). Fields: ids, type ids, attention mask,
 # special-tokens mask, offsets (code points, as HF's bindings report),
 # token strings and decoded text.
 #
@@ -38,13 +43,17 @@ corpora="$data/pattern/usr/share/doc/python3-pattern/test/corpora"
 
 # 3. reference tokenizers and the texts
 node "$here/build_refs.js" "$work/refs" || die "building the HF reference tokenizers failed"
-node "$here/make_texts.js" "$corpora" "$work/texts.jsonl" || die "gathering the texts failed"
+node "$here/make_texts.js" "$corpora" "$work/corpus.jsonl" "$work/multi.jsonl" || die "gathering the texts failed"
+cat "$work/corpus.jsonl" "$work/multi.jsonl" > "$work/texts.jsonl"
 
 # 4. compare: NAME HF_TOKENIZER ANYTIME_TOKENIZER
 pairs=()
 shopt -s nullglob
 for t in "$root"/models/*/tokenizer.json; do
   pairs+=("models/$(basename "$(dirname "$t")")" "$t" "$t")
+done
+for t in "$root"/tests/data/tokenizers/*.json; do
+  pairs+=("tests/data/tokenizers/$(basename "$t")" "$t" "$t")
 done
 for d in "$work"/refs/*/; do
   n=$(basename "$d")

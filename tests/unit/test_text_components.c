@@ -411,13 +411,15 @@ static void expect_load_error(const char *json, at_status want, const char *need
 
 static void test_load_errors(void **state) {
   (void)state;
-  expect_load_error("{\"normalizer\":{\"type\":\"Precompiled\"}," WL "}", AT_ERR_UNSUPPORTED, "normalizer \"Precompiled\"");
+  expect_load_error("{\"normalizer\":{\"type\":\"Precompiled\"}," WL "}", AT_ERR_PARSE, "Precompiled: \"precompiled_charsmap\"");
+  expect_load_error("{\"normalizer\":{\"type\":\"ByteLevel\"}," WL "}", AT_ERR_UNSUPPORTED, "normalizer \"ByteLevel\"");
   expect_load_error("{\"pre_tokenizer\":{\"type\":\"UnicodeScripts\"}," WL "}", AT_ERR_UNSUPPORTED, "pre_tokenizer \"UnicodeScripts\"");
-  expect_load_error("{\"model\":{\"type\":\"Unigram\",\"vocab\":[]}}", AT_ERR_UNSUPPORTED, "model \"Unigram\"");
+  expect_load_error("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"alpha\":0.1}}", AT_ERR_UNSUPPORTED, "Unigram: sampling");
+  expect_load_error("{\"model\":{\"type\":\"Charwise\",\"vocab\":[]}}", AT_ERR_UNSUPPORTED, "model \"Charwise\"");
   expect_load_error("{\"post_processor\":{\"type\":\"Fancy\"}," WL "}", AT_ERR_UNSUPPORTED, "post_processor \"Fancy\"");
   expect_load_error("{\"decoder\":{\"type\":\"CTC\"}," WL "}", AT_ERR_UNSUPPORTED, "decoder \"CTC\"");
-  expect_load_error("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Nmt\"}]}," WL "}",
-                    AT_ERR_UNSUPPORTED, "Nmt");
+  expect_load_error("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"ByteLevel\"}]}," WL "}",
+                    AT_ERR_UNSUPPORTED, "ByteLevel");
   expect_load_error("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a b\"]}}", AT_ERR_PARSE, "merge 1");
   expect_load_error("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[],\"dropout\":0.1}}", AT_ERR_UNSUPPORTED, "dropout");
   expect_load_error("{\"model\":", AT_ERR_PARSE, "tokenizer.json");
