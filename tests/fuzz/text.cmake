@@ -1,4 +1,4 @@
-# libFuzzer drivers for the tokenizer (input texts, tokenizer.json loading),
+# libFuzzer drivers for the tokenizer (input texts, tokenizer.json and vocab.txt loading),
 # the CSV reader, SentencePiece's precompiled_charsmap and the Unigram model;
 # scripts/fuzz.sh runs them over tests/fuzz/corpus/text_*/.
 at_fuzz_driver(fuzz_text_encode tests/fuzz/fuzz_text_encode.c)
