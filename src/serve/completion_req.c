@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "serve/completion_req.h"
+#include "serve/req_parse.h"
 
 static int get_number(json_t *body, const char *key, double lo, double hi, double dflt,
                       double *out, char *err, size_t cap) {
@@ -37,19 +38,6 @@ static int get_int(json_t *body, const char *key, long long lo, long long hi, lo
   return 0;
 }
 
-static int get_bool(json_t *body, const char *key, bool *out, char *err, size_t cap) {
-  json_t *v = json_object_get(body, key);
-  if (!v || json_is_null(v)) {
-    *out = false;
-    return 0;
-  }
-  if (!json_is_boolean(v)) {
-    snprintf(err, cap, "\"%s\" must be true or false", key);
-    return 400;
-  }
-  *out = json_is_true(v);
-  return 0;
-}
 
 int cmpl_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *err, size_t cap) {
   memset(out, 0, sizeof *out);
@@ -96,8 +84,8 @@ int cmpl_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *er
       (st = get_number(body, "top_p", 1e-9, 1, 1, &out->top_p, err, cap)) ||
       (st = get_number(body, "presence_penalty", 0, 0, 0, &zero, err, cap)) ||
       (st = get_number(body, "frequency_penalty", 0, 0, 0, &zero, err, cap)) ||
-      (st = get_bool(body, "stream", &out->stream, err, cap)) ||
-      (st = get_bool(body, "echo", &out->echo, err, cap)))
+      (st = rj_bool_get(body, "stream", false, &out->stream, err, cap)) ||
+      (st = rj_bool_get(body, "echo", false, &out->echo, err, cap)))
     return st;
   json_t *lp = json_object_get(body, "logprobs");
   if (lp && !json_is_null(lp) && !(json_is_integer(lp) && json_integer_value(lp) == 0)) {

@@ -3,8 +3,9 @@
  * TEI /embed and /predict options and the OpenAI /v1/embeddings options.
  * No server state: limits come in as arguments and a refusal comes back as
  * an HTTP status with its message, which the route sends (request_json.c,
- * routes_tei.c, routes_openai.c). tests/fuzz/fuzz_tei_req.c and
- * fuzz_openai_req.c hold these to their contracts. Pure; any thread.
+ * routes_tei.c, routes_openai.c; rj_bool_get() also completion_req.c).
+ * tests/fuzz/fuzz_text_req.c holds these to their contracts. Pure; any
+ * thread.
  * Internal to src/serve. */
 #ifndef ANYTIME_SERVE_REQ_PARSE_H
 #define ANYTIME_SERVE_REQ_PARSE_H
