@@ -100,6 +100,164 @@ static int parse_label(const char *s, const at_model_desc *d) {
   return -1;
 }
 
+/* The true label of every row (an id, or a name in id2label); pred[] set
+ * to -1. False (said on stderr) at the first row that has none. */
+static bool read_truth(const at_csv *csv, const at_model_desc *d, const char *data, size_t cl,
+                       size_t ct, int *truth, int *pred, size_t n) {
+  for (size_t r = 0; r < n; r++) {
+    const char *lab = at_csv_field(csv, r + 1, cl, NULL);
+    if (!lab || !at_csv_field(csv, r + 1, ct, NULL)) {
+      fprintf(stderr, "anytime eval: %s: row %zu has too few fields\n", data, r + 2);
+      return false;
+    }
+    if ((truth[r] = parse_label(lab, d)) < 0) {
+      fprintf(stderr, "anytime eval: %s: row %zu: label '%s' is neither an id below %zu nor a "
+                      "name in id2label\n", data, r + 2, lab, d->n_labels);
+      return false;
+    }
+    pred[r] = -1;
+  }
+  return true;
+}
+
+/* One batch's input tensors [b->n, L] (ids padded with pad_id, masks and
+ * types with 0) in the dtype each input wants, in b->buf. False (said on
+ * stderr) when an input is not an integer one. */
+static bool batch_inputs(batch *b, const at_model_info *mi, const int which[3],
+                         const at_encoding *enc, size_t L, int32_t pad_id, at_tensor in[3],
+                         size_t *nin) {
+  for (int k = 0; k < 3; k++) {
+    if (which[k] < 0) continue;
+    const at_value_info *v = &mi->inputs[which[k]];
+    if (v->dtype != AT_DTYPE_INT64 && v->dtype != AT_DTYPE_INT32) {
+      fprintf(stderr, "anytime eval: input '%s' is %s; INT64 or INT32 expected\n", v->name,
+              at_dtype_name(v->dtype));
+      return false;
+    }
+    int64_t *d64 = (int64_t *)b->buf + (size_t)k * b->n * L;
+    int32_t *d32 = (int32_t *)d64;
+    for (size_t r = 0; r < b->n; r++)
+      for (size_t j = 0; j < L; j++) {
+        int64_t val;
+        if (j < enc[r].n) val = k == 0 ? enc[r].ids[j] : k == 1 ? enc[r].attention_mask[j] : enc[r].type_ids[j];
+        else val = k == 0 ? pad_id : 0;
+        if (v->dtype == AT_DTYPE_INT64) d64[r * L + j] = val;
+        else d32[r * L + j] = (int32_t)val;
+      }
+    in[(*nin)++] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2,
+                               .shape = {(int64_t)b->n, (int64_t)L}, .data = d64};
+  }
+  return true;
+}
+
+/* Accuracy and the confusion matrix, as text or one JSON object. Returns
+ * the exit code. */
+static int report(const at_model_desc *d, int vi, const char *data, const int *truth,
+                  const int *pred, size_t n, double secs, int bsz, int workers, bool json) {
+    size_t k = d->n_labels, correct = 0;
+    size_t *cm = calloc(k * k, sizeof *cm);
+    if (!cm) return AT_EXIT_FAIL;
+    for (size_t r = 0; r < n; r++) {
+      if ((size_t)pred[r] < k) cm[(size_t)truth[r] * k + (size_t)pred[r]]++;
+      correct += truth[r] == pred[r];
+    }
+    double acc = (double)correct / (double)n;
+    if (json) {
+      json_t *o = json_object(), *labels = json_array(), *m = json_array();
+      for (size_t i = 0; i < k; i++) {
+        json_array_append_new(labels, json_string(d->labels[i]));
+        json_t *row = json_array();
+        for (size_t j = 0; j < k; j++) json_array_append_new(row, json_integer((json_int_t)cm[i * k + j]));
+        json_array_append_new(m, row);
+      }
+      json_object_set_new(o, "model", json_string(d->family));
+      json_object_set_new(o, "variant", json_string(d->variants[vi].name));
+      json_object_set_new(o, "data", json_string(data));
+      json_object_set_new(o, "count", json_integer((json_int_t)n));
+      json_object_set_new(o, "correct", json_integer((json_int_t)correct));
+      json_object_set_new(o, "accuracy", json_real(acc));
+      json_object_set_new(o, "labels", labels);
+      json_object_set_new(o, "confusion", m);
+      json_object_set_new(o, "seconds", json_real(secs));
+      char *s = json_dumps(o, JSON_COMPACT);
+      printf("%s\n", s ? s : "{}");
+      free(s);
+      json_decref(o);
+    } else {
+      printf("model:     %s (%s, %s)\n", d->family, d->variants[vi].name, d->variants[vi].rel_path);
+      printf("data:      %s\n", data);
+      printf("count:     %zu\n", n);
+      printf("accuracy:  %.4f (%zu/%zu)\n", acc, correct, n);
+      printf("time:      %.2f s (%.0f texts/s, batch %d, %d workers)\n", secs, (double)n / secs, bsz, workers);
+      printf("confusion (rows: true, columns: predicted):\n%-14s", "");
+      for (size_t j = 0; j < k; j++) printf(" %12.12s", d->labels[j]);
+      printf("\n");
+      for (size_t i = 0; i < k; i++) {
+        printf("%-14.14s", d->labels[i]);
+        for (size_t j = 0; j < k; j++) printf(" %12zu", cm[i * k + j]);
+        printf("\n");
+      }
+    }
+    free(cm);
+    return AT_EXIT_OK;
+}
+
+/* The variant `variant` names (by name or by path in the model directory),
+ * else the first; -1 (said on stderr) when there is no such variant. */
+static int variant_index(const at_model_desc *d, const char *model, const char *variant) {
+  if (!variant) return 0;
+  for (size_t k = 0; k < d->n_variants; k++)
+    if (!strcmp(d->variants[k].name, variant) || !strcmp(d->variants[k].rel_path, variant))
+      return (int)k;
+  fprintf(stderr, "anytime eval: %s has no variant '%s'; it has:", model, variant);
+  for (size_t k = 0; k < d->n_variants; k++)
+    fprintf(stderr, " %s (%s)", d->variants[k].name, d->variants[k].rel_path);
+  fprintf(stderr, "\n");
+  return -1;
+}
+
+/* Tokenise one batch's texts, pad them into tensors and submit them to the
+ * engine (waiting while its queue is full). False when it could not: *rc
+ * then holds the exit code, or the error was printed. */
+static bool submit_batch(at_engine *eng, const at_model_desc *d, const at_tokenizer *tok,
+                         at_tok_workspace *ws, const at_encode_params *encp,
+                         const at_model_info *mi, const int which[3], int32_t pad_id, batch *b,
+                         const char **texts, const size_t *lens, at_encoding *enc, int *rc) {
+  at_status st;
+  if ((st = at_tokenizer_encode_batch(tok, ws, texts, lens, b->n, encp, enc)) != AT_OK) {
+    *rc = cli_report("eval", st);
+    return false;
+  }
+  size_t L = 1;
+  for (size_t r = 0; r < b->n; r++)
+    if (enc[r].n > L) L = enc[r].n;
+  at_tensor in[3];
+  size_t nin = 0;
+  b->buf = calloc(3 * b->n * L, sizeof(int64_t));
+  if (!b->buf) {
+    fprintf(stderr, "anytime eval: out of memory\n");
+    return false;
+  }
+  if (!batch_inputs(b, mi, which, enc, L, pad_id, in, &nin)) return false;
+  evalctx *ctx = b->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  ctx->remaining++;
+  pthread_mutex_unlock(&ctx->lock);
+  const char *outs[1] = {d->task_output};
+  while ((st = at_engine_submit(eng, 0, in, nin, outs, 1, on_done, b)) == AT_ERR_QUEUE_FULL) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (st != AT_OK) {
+    pthread_mutex_lock(&ctx->lock);
+    ctx->remaining--;
+    pthread_mutex_unlock(&ctx->lock);
+    *rc = cli_report("eval", st);
+    return false;
+  }
+  return true;
+}
+
 int at_cli_eval(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     usage(stdout);
@@ -144,18 +302,8 @@ int at_cli_eval(int argc, char **argv) {
                     "graph a \"logits\" output)\n", model);
     goto out;
   }
-  int vi = 0;
-  if (variant) {
-    vi = -1;
-    for (size_t k = 0; k < d->n_variants; k++)
-      if (!strcmp(d->variants[k].name, variant) || !strcmp(d->variants[k].rel_path, variant)) vi = (int)k;
-    if (vi < 0) {
-      fprintf(stderr, "anytime eval: %s has no variant '%s'; it has:", model, variant);
-      for (size_t k = 0; k < d->n_variants; k++) fprintf(stderr, " %s (%s)", d->variants[k].name, d->variants[k].rel_path);
-      fprintf(stderr, "\n");
-      goto out;
-    }
-  }
+  int vi = variant_index(d, model, variant);
+  if (vi < 0) goto out;
   if (!d->tokenizer_path) {
     fprintf(stderr, "anytime eval: %s has no tokenizer.json or vocab.txt\n", model);
     goto out;
@@ -174,19 +322,7 @@ int at_cli_eval(int argc, char **argv) {
   truth = malloc(n * sizeof *truth);
   pred = malloc(n * sizeof *pred);
   if (!truth || !pred) { fprintf(stderr, "anytime eval: out of memory\n"); goto out; }
-  for (size_t r = 0; r < n; r++) {
-    const char *lab = at_csv_field(csv, r + 1, (size_t)cl, NULL);
-    if (!lab || !at_csv_field(csv, r + 1, (size_t)ct, NULL)) {
-      fprintf(stderr, "anytime eval: %s: row %zu has too few fields\n", data, r + 2);
-      goto out;
-    }
-    if ((truth[r] = parse_label(lab, d)) < 0) {
-      fprintf(stderr, "anytime eval: %s: row %zu: label '%s' is neither an id below %zu nor a "
-                      "name in id2label\n", data, r + 2, lab, d->n_labels);
-      goto out;
-    }
-    pred[r] = -1;
-  }
+  if (!read_truth(csv, d, data, (size_t)cl, (size_t)ct, truth, pred, n)) goto out;
   if ((st = at_tokenizer_load(d->tokenizer_path, &tok)) != AT_OK ||
       (st = at_tok_workspace_create(&ws)) != AT_OK) {
     rc = cli_report("eval", st);
@@ -235,54 +371,7 @@ int at_cli_eval(int argc, char **argv) {
     b->n_labels = d->n_labels;
     for (size_t r = 0; r < b->n; r++)
       texts[r] = at_csv_field(csv, b->first + r + 1, (size_t)ct, &lens[r]);
-    if ((st = at_tokenizer_encode_batch(tok, ws, texts, lens, b->n, &encp, enc)) != AT_OK) {
-      rc = cli_report("eval", st);
-      break;
-    }
-    size_t L = 1;
-    for (size_t r = 0; r < b->n; r++) if (enc[r].n > L) L = enc[r].n;
-    at_tensor in[3];
-    size_t nin = 0;
-    b->buf = calloc(3 * b->n * L, sizeof(int64_t));
-    if (!b->buf) { fprintf(stderr, "anytime eval: out of memory\n"); break; }
-    for (int k = 0; k < 3; k++) {
-      if (which[k] < 0) continue;
-      const at_value_info *v = &mi->inputs[which[k]];
-      if (v->dtype != AT_DTYPE_INT64 && v->dtype != AT_DTYPE_INT32) {
-        fprintf(stderr, "anytime eval: input '%s' is %s; INT64 or INT32 expected\n", v->name, at_dtype_name(v->dtype));
-        goto submit_fail;
-      }
-      int64_t *d64 = (int64_t *)b->buf + (size_t)k * b->n * L;
-      int32_t *d32 = (int32_t *)d64;
-      for (size_t r = 0; r < b->n; r++)
-        for (size_t j = 0; j < L; j++) {
-          int64_t val;
-          if (j < enc[r].n) val = k == 0 ? enc[r].ids[j] : k == 1 ? enc[r].attention_mask[j] : enc[r].type_ids[j];
-          else val = k == 0 ? pad_id : 0;
-          if (v->dtype == AT_DTYPE_INT64) d64[r * L + j] = val;
-          else d32[r * L + j] = (int32_t)val;
-        }
-      in[nin++] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2,
-                              .shape = {(int64_t)b->n, (int64_t)L}, .data = d64};
-    }
-    pthread_mutex_lock(&ctx.lock);
-    ctx.remaining++;
-    pthread_mutex_unlock(&ctx.lock);
-    const char *outs[1] = {d->task_output};
-    while ((st = at_engine_submit(eng, 0, in, nin, outs, 1, on_done, b)) == AT_ERR_QUEUE_FULL) {
-      struct timespec ts = {0, 1000000};
-      nanosleep(&ts, NULL);
-    }
-    if (st != AT_OK) {
-      pthread_mutex_lock(&ctx.lock);
-      ctx.remaining--;
-      pthread_mutex_unlock(&ctx.lock);
-      rc = cli_report("eval", st);
-      break;
-    }
-    continue;
-  submit_fail:
-    break;
+    if (!submit_batch(eng, d, tok, ws, &encp, mi, which, pad_id, b, texts, lens, enc, &rc)) break;
   }
   free(texts);
   free(lens);
@@ -300,52 +389,7 @@ int at_cli_eval(int argc, char **argv) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double secs = (double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - t0) / 1e9;
-    size_t k = d->n_labels, correct = 0;
-    size_t *cm = calloc(k * k, sizeof *cm);
-    if (!cm) goto out;
-    for (size_t r = 0; r < n; r++) {
-      if ((size_t)pred[r] < k) cm[(size_t)truth[r] * k + (size_t)pred[r]]++;
-      correct += truth[r] == pred[r];
-    }
-    double acc = (double)correct / (double)n;
-    if (json) {
-      json_t *o = json_object(), *labels = json_array(), *m = json_array();
-      for (size_t i = 0; i < k; i++) {
-        json_array_append_new(labels, json_string(d->labels[i]));
-        json_t *row = json_array();
-        for (size_t j = 0; j < k; j++) json_array_append_new(row, json_integer((json_int_t)cm[i * k + j]));
-        json_array_append_new(m, row);
-      }
-      json_object_set_new(o, "model", json_string(d->family));
-      json_object_set_new(o, "variant", json_string(d->variants[vi].name));
-      json_object_set_new(o, "data", json_string(data));
-      json_object_set_new(o, "count", json_integer((json_int_t)n));
-      json_object_set_new(o, "correct", json_integer((json_int_t)correct));
-      json_object_set_new(o, "accuracy", json_real(acc));
-      json_object_set_new(o, "labels", labels);
-      json_object_set_new(o, "confusion", m);
-      json_object_set_new(o, "seconds", json_real(secs));
-      char *s = json_dumps(o, JSON_COMPACT);
-      printf("%s\n", s ? s : "{}");
-      free(s);
-      json_decref(o);
-    } else {
-      printf("model:     %s (%s, %s)\n", d->family, d->variants[vi].name, d->variants[vi].rel_path);
-      printf("data:      %s\n", data);
-      printf("count:     %zu\n", n);
-      printf("accuracy:  %.4f (%zu/%zu)\n", acc, correct, n);
-      printf("time:      %.2f s (%.0f texts/s, batch %d, %d workers)\n", secs, (double)n / secs, bsz, workers);
-      printf("confusion (rows: true, columns: predicted):\n%-14s", "");
-      for (size_t j = 0; j < k; j++) printf(" %12.12s", d->labels[j]);
-      printf("\n");
-      for (size_t i = 0; i < k; i++) {
-        printf("%-14.14s", d->labels[i]);
-        for (size_t j = 0; j < k; j++) printf(" %12zu", cm[i * k + j]);
-        printf("\n");
-      }
-    }
-    free(cm);
-    rc = AT_EXIT_OK;
+    rc = report(d, vi, data, truth, pred, n, secs, bsz, workers, json);
   }
 out:
   at_engine_destroy(eng);
