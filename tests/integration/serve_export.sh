@@ -44,6 +44,22 @@ if out=$("$ANYTIME_BIN" run "$exp/st-dense-missing" "the movie" 2>&1); then
 fi
 grep -q "Dense module (2_Dense/)" <<<"$out" || fail "the refusal does not name 2_Dense: $out"
 
+# 3b. anytime eval (batches of 16, padded) against anytime run (one text at
+# a time) on the multi-label stand-in: the same predictions, so the same
+# number correct
+csv="$ANYTIME_TEST_DATA/text/tiny_labelled.csv"
+ev=$("$ANYTIME_BIN" eval --model "$exp/multilabel" --data "$csv" --json 2>/dev/null) || fail "anytime eval failed"
+mapfile -t labels < <(tail -n +2 "$csv" | cut -d, -f1)
+mapfile -t rtexts < <(tail -n +2 "$csv" | cut -d, -f2- | sed 's/^"//; s/"$//')
+runj=$("$ANYTIME_BIN" run "$exp/multilabel" "${rtexts[@]}" --json 2>/dev/null) || fail "anytime run on the eval texts failed"
+names=(toxic obscene insult)
+want=0
+mapfile -t got < <(jq -r '.results[].label' <<<"$runj")
+for i in "${!labels[@]}"; do [ "${got[$i]}" = "${names[${labels[$i]}]}" ] && want=$((want + 1)); done
+[ "$(jq -r '.count' <<<"$ev")" = "${#labels[@]}" ] && [ "$(jq -r '.correct' <<<"$ev")" = "$want" ] ||
+  fail "eval says $(jq -c '{count, correct}' <<<"$ev"); run one text at a time gets $want of ${#labels[@]}"
+[ "$(jq '[.confusion[][]] | add' <<<"$ev")" = "${#labels[@]}" ] || fail "the confusion matrix does not add up to the count"
+
 # 4. the server: every route against the references
 start_server "$ANYTIME_TEST_DATA/serve/export.yaml"
 node "$cdir/export_standins.mjs" "$BASE" "$exp" || fail "export stand-ins through the server"
