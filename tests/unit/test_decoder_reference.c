@@ -6,9 +6,14 @@
  *     and the 32-token greedy continuation identical, computed here from C
  *     through the generator (KV arena, continuous batching, every prompt at
  *     once) — torch recomputed the whole sequence at every step, no cache;
- *   - int8: logits within 0.25 (the int8 graph quantises activations per
- *     tensor, so another evaluator rounds differently) and a continuation
- *     that agrees on its first tokens.
+ *   - int8: logits within 1e-3 (measured 2026-12-02: 1.72e-5 over the 6
+ *     prompts; the bound was 0.25 before anyone measured) and a continuation
+ *     that agrees on its first 4 tokens. Why not the whole continuation: the
+ *     int8 graph quantises activations dynamically, per tensor, so a
+ *     value's rounding depends on the rest of its tensor — the other
+ *     sequences of a decode batch, and one new token with a KV cache
+ *     against the whole sequence recomputed as the recording did. Measured:
+ *     155 of the 192 recorded greedy tokens agree as prefixes (fp32: 192).
  * The model card (README.md) must state the sha256 of each ONNX file, and
  * the recorded sha256 must match the files. */
 #include <jansson.h>
@@ -142,7 +147,7 @@ static void test_fp32(void **state) {
 
 static void test_int8(void **state) {
   (void)state;
-  check_variant("int8", "int8", 0.25, false);
+  check_variant("int8", "int8", 1e-3, false);
 }
 
 static void test_card_hashes(void **state) {
