@@ -40,7 +40,9 @@ kill -TERM $pid; wait $pid || fail "server did not exit 0"
 
 # The table with the whole worker pool busy. The tiny models run in ~20 us,
 # less than a worker takes to wake, so two of their Runs rarely overlap; the
-# real small int8 model (~0.4 ms) is profiled on the same 40 texts instead.
+# real small int8 model (~0.2 ms) is profiled on the same 40 texts instead.
+# Its timing cross-check at 200 %: measured 7-34 % apart while a CI run
+# shared the cores (2026-12-02); the prediction cross-check is what binds.
 src="${ANYTIME_SOURCE_DIR:?run through ctest}"
 cat > "$tmp/small.yaml" <<EOF
 engine:
