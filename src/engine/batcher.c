@@ -30,13 +30,15 @@
  *     never held while padding, submitting or running callbacks.
  *   Lifetime: a worker scatters a batch's callbacks while the batch still
  *     counts as in flight, then returns it and takes the next in one hold of
- *     the lock (release_and_take); once that finds nothing, the worker never
+ *     the lock (release_and_take); a thread holding a batch it took counts
+ *     in `driving` until its next take; once that finds nothing, the worker never
  *     touches the batcher again, because destroy may free it as soon as
- *     nothing is in flight. (A first version returned the batch, unlocked,
+ *     nothing is in flight and no one is driving. (A first version returned the batch, unlocked,
  *     then locked again to look for more: destroy freed the batcher in that
  *     gap about once in 50 runs of test_batcher.)
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +81,9 @@ struct at_batcher {
   pthread_cond_t wake;   /* new item, finished batch, or stop */
   size_t total_queued;   /* guarded by lock */
   int inflight;          /* guarded by lock */
+  int driving;           /* guarded by lock: threads between a release_and_take()
+                            that handed them a batch and their next call (they
+                            still use the batcher: dispatch, then take again) */
   batch *free_batches;   /* guarded by lock */
   int stopping;          /* guarded by lock */
 };
@@ -225,10 +230,15 @@ static batch *take_ready_locked(at_batcher *b, uint64_t *next_ns) {
  * run) to the pool, then close the next ready batch and return it, or NULL.
  * Items left waiting for their delay are the timekeeper's: it is woken to
  * set its timer for them; on stop it is woken for every returned batch (the
- * drain waits for inflight == 0). After the last call returns NULL the
- * caller must not touch `b` again: with nothing in flight, destroy may
- * already be freeing it. */
-static batch *release_and_take(at_batcher *b, batch *done) {
+ * drain waits for inflight == 0 and driving == 0). `held`: the caller is
+ * done with the batch a previous call handed it (dispatched or failed), so
+ * it stops counting in `driving`. After a call returns NULL the caller must
+ * not touch `b` again: with nothing in flight and no one driving, destroy
+ * may already be freeing it. (A batch dispatched by this thread can finish
+ * on another worker before this thread takes again: counting only batches
+ * in flight let destroy free the batcher under it; ASan saw it in the
+ * profile test, 2026-12-02.) */
+static batch *release_and_take(at_batcher *b, batch *done, bool held) {
   uint64_t next;
   pthread_mutex_lock(&b->lock);
   if (done) {
@@ -236,8 +246,11 @@ static batch *release_and_take(at_batcher *b, batch *done) {
     b->free_batches = done;
     b->inflight--;
   }
+  if (held) b->driving--; /* the batch this thread took last time is handled */
   batch *bt = take_ready_locked(b, &next);
-  if (!bt && (next != UINT64_MAX || (done && b->stopping))) pthread_cond_signal(&b->wake);
+  if (bt) b->driving++;   /* the caller keeps using the batcher for it */
+  if (!bt && (next != UINT64_MAX || (b->stopping && (done || held))))
+    pthread_cond_signal(&b->wake);
   pthread_mutex_unlock(&b->lock);
   return bt;
 }
@@ -248,15 +261,15 @@ static batch *release_and_take(at_batcher *b, batch *done) {
  * step as the next is taken, so nothing recurses and `b` stays in use only
  * while something is in flight. */
 static void drive(at_batcher *b, batch *bt, batch *done) {
-  if (done) bt = release_and_take(b, done);
+  if (done) bt = release_and_take(b, done, false);
   while (bt) {
     at_status st = dispatch(b, bt);
     if (st == AT_OK) {
-      bt = release_and_take(b, NULL);
+      bt = release_and_take(b, NULL, true);
     } else {
       at_timing t = {bt->dispatched_ns, bt->dispatched_ns, bt->dispatched_ns, 0};
       scatter(bt, st, NULL, &t, at_last_error());
-      bt = release_and_take(b, bt);
+      bt = release_and_take(b, bt, true);
     }
   }
 }
@@ -268,10 +281,11 @@ static void *batcher_main(void *arg) {
   at_batcher *b = arg;
   pthread_mutex_lock(&b->lock);
   for (;;) {
-    if (b->stopping && b->total_queued == 0 && b->inflight == 0) break;
+    if (b->stopping && b->total_queued == 0 && b->inflight == 0 && b->driving == 0) break;
     uint64_t next;
     batch *bt = take_ready_locked(b, &next);
     if (bt) {
+      b->driving++; /* drive()'s next release_and_take() gives it back */
       pthread_mutex_unlock(&b->lock);
       drive(b, bt, NULL);
       pthread_mutex_lock(&b->lock);
@@ -428,7 +442,7 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
   }
   b->total_queued += n;
   pthread_mutex_unlock(&b->lock);
-  drive(b, release_and_take(b, NULL), NULL);
+  drive(b, release_and_take(b, NULL, false), NULL);
   return AT_OK;
 }
 
