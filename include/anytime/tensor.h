@@ -101,6 +101,13 @@ void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
  * as `mode` says; AT_POOL_NONE copies row 0. n_rows >= 1. Pure. */
 void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out);
 
+/* A classifier's scores from its n logits into out[n]: one softmax over
+ * them, or, for a multi-label model (problem_type
+ * multi_label_classification), an independent sigmoid per logit. Sums in
+ * double. n >= 1. Pure. The one scoring rule of the server's routes
+ * (/predict, V2, /rerank) and `anytime run`. */
+void at_class_scores(const float *logits, size_t n, bool multi_label, float *out);
+
 /* "mean", "cls", "max", "mean_sqrt_len", "weighted_mean", "last", "none";
  * "?" for a value outside the enum. Static. */
 const char *at_pooling_name(at_pooling p);

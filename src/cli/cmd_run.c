@@ -210,15 +210,9 @@ static at_status print_result(const at_model_desc *d, const result *r, const cha
   if (d->task == AT_TASK_CLASSIFIER) {
     size_t n = r->n_values; /* [1, labels] */
     if (n == 0) return AT_OK;
-    double *pr = calloc(n, sizeof *pr);
+    float *pr = calloc(n, sizeof *pr);
     if (!pr) return AT_ERR_NOMEM;
-    float mx = r->values[0];
-    for (size_t k = 1; k < n; k++) mx = r->values[k] > mx ? r->values[k] : mx;
-    double sum = 0;
-    for (size_t k = 0; k < n; k++) sum += exp((double)r->values[k] - mx);
-    for (size_t k = 0; k < n; k++)
-      pr[k] = d->multi_label ? 1.0 / (1.0 + exp(-(double)r->values[k]))
-                             : exp((double)r->values[k] - mx) / sum;
+    at_class_scores(r->values, n, d->multi_label, pr); /* as the server scores */
     size_t best = 0;
     for (size_t k = 1; k < n; k++) best = r->values[k] > r->values[best] ? k : best;
     char fallback[32];

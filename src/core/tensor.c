@@ -89,6 +89,18 @@ void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *
   }
 }
 
+void at_class_scores(const float *logits, size_t n, bool multi_label, float *out) {
+  if (multi_label) {
+    for (size_t i = 0; i < n; i++) out[i] = (float)(1.0 / (1.0 + exp(-(double)logits[i])));
+    return;
+  }
+  float mx = logits[0];
+  for (size_t i = 1; i < n; i++) mx = logits[i] > mx ? logits[i] : mx;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += exp((double)(logits[i] - mx));
+  for (size_t i = 0; i < n; i++) out[i] = (float)(exp((double)(logits[i] - mx)) / sum);
+}
+
 const char *at_pooling_name(at_pooling p) {
   static const char *const names[] = {"mean", "cls", "max", "mean_sqrt_len",
                                       "weighted_mean", "last", "none"};

@@ -168,9 +168,11 @@ static at_status config_from(at_desc_impl *d, json_t *root, const char *label) {
                                  : 2; /* RoBERTa's own pad id is 1 */
   }
   char src[PATH_CAP + 64];
-  at_model_fmt(src, sizeof src, "%s (max_position_embeddings %lld less %lld)", label,
-               (long long)d->pub.max_position_embeddings, (long long)d->pub.position_offset);
-  if (!d->pub.position_offset) at_model_fmt(src, sizeof src, "%s (max_position_embeddings)", label);
+  if (d->pub.position_offset)
+    at_model_fmt(src, sizeof src, "%s (max_position_embeddings %lld less %lld)", label,
+                 (long long)d->pub.max_position_embeddings, (long long)d->pub.position_offset);
+  else
+    at_model_fmt(src, sizeof src, "%s (max_position_embeddings)", label);
   if (d->pub.max_position_embeddings > d->pub.position_offset) /* else no table: no overflow */
     limit(d, d->pub.max_position_embeddings - d->pub.position_offset, src);
   return labels_from(d, root, label);

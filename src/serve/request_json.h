@@ -39,8 +39,4 @@ bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result 
 /* Shared by the routes (routes_tei.c). */
 served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum MHD_Result *res);
 void serve_l2_normalize(float *v, size_t n);
-void serve_softmax(const float *logits, float *p, size_t n);
-/* A classifier's scores: one softmax over the labels, or, for a multi-label
- * model (problem_type multi_label_classification), a sigmoid per label. */
-void serve_scores(const served_model *m, const float *logits, float *p, size_t n);
 #endif

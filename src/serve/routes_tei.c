@@ -57,22 +57,6 @@ void serve_l2_normalize(float *v, size_t n) {
   }
 }
 
-void serve_softmax(const float *logits, float *p, size_t n) {
-  float mx = logits[0];
-  for (size_t i = 1; i < n; i++) mx = logits[i] > mx ? logits[i] : mx;
-  double sum = 0;
-  for (size_t i = 0; i < n; i++) sum += exp((double)(logits[i] - mx));
-  for (size_t i = 0; i < n; i++) p[i] = (float)(exp((double)(logits[i] - mx)) / sum);
-}
-
-void serve_scores(const served_model *m, const float *logits, float *p, size_t n) {
-  if (!m->multi_label) {
-    serve_softmax(logits, p, n);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) p[i] = (float)(1.0 / (1.0 + exp(-(double)logits[i])));
-}
-
 static void finish_embed(req_ctx *r) {
   job *j = r->job;
   tei_state *st = r->route_state;
@@ -97,7 +81,7 @@ static void finish_predict(req_ctx *r) {
     const float *lg = j->items[i].out;
     size_t n = m->out_dim < 256 ? m->out_dim : 256;
     if (st->raw_scores) memcpy(p, lg, n * sizeof(float));
-    else serve_scores(m, lg, p, n);
+    else at_class_scores(lg, n, m->multi_label, p);
     int order[256];
     for (size_t k = 0; k < n; k++) order[k] = (int)k;
     for (size_t a = 1; a < n; a++) /* highest score first */
@@ -194,8 +178,9 @@ static void finish_rerank(req_ctx *r) {
     return;
   }
   for (size_t i = 0; i < n; i++) {
-    float lg = j->items[i].out[0];
-    score[i] = st->raw_scores ? lg : (float)(1.0 / (1.0 + exp(-(double)lg)));
+    const float *lg = j->items[i].out;
+    if (st->raw_scores) score[i] = lg[0];
+    else at_class_scores(lg, 1, true, &score[i]); /* one logit: its sigmoid */
     order[i] = i;
   }
   for (size_t a = 1; a < n; a++) /* highest first; equal scores keep their order */

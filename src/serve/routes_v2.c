@@ -100,7 +100,7 @@ static void finish_text(req_ctx *r) {
   if (m->task == TASK_CLASSIFY) {
     if (st->want[0]) json_array_append_new(outs, tensor_json("logits", shape, 2, buf, n * d));
     if (st->want[1]) {
-      for (size_t i = 0; i < n; i++) serve_scores(m, j->items[i].out, buf + i * d, d);
+      for (size_t i = 0; i < n; i++) at_class_scores(j->items[i].out, d, m->multi_label, buf + i * d);
       json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
     }
   } else if (st->want[2]) {
