@@ -145,6 +145,31 @@ at_sample_params at_sample_default_params(void);
 int32_t at_sample(const float *logits, int vocab, const at_sample_params *p, at_rng *rng,
                   float *scratch);
 
+/* Log-probabilities of a token and its most likely alternatives, from the
+ * model's own distribution: log-softmax of the raw logits, before
+ * temperature, penalties, top-k and top-p (what the OpenAI API reports). */
+#define AT_MAX_TOP_LOGPROBS 20
+typedef struct at_token_logprob {
+  int32_t token;
+  float logprob;
+  int n_top;                                 /* 0..AT_MAX_TOP_LOGPROBS */
+  int32_t top_ids[AT_MAX_TOP_LOGPROBS];      /* most likely first; ties: lower id first */
+  float top_logprobs[AT_MAX_TOP_LOGPROBS];
+} at_token_logprob;
+
+/* Fill out->top_* with the k (clamped to 0..AT_MAX_TOP_LOGPROBS and vocab)
+ * most likely tokens of logits[vocab] and return the log-sum-exp of the
+ * logits (so the log-probability of id t is logits[t] - lse). out->token
+ * and out->logprob are left to the caller. Pure. */
+double at_logprobs_top(const float *logits, int vocab, int k, at_token_logprob *out);
+
+/* OpenAI's presence and frequency penalties: logits[t] -= frequency * c(t)
+ * + presence * (c(t) > 0), where c(t) counts t among gen[0..n_gen). Ids
+ * outside [0, vocab) are ignored. `count` needs vocab ints, all zero on
+ * entry, and is left all zero. Pure. */
+void at_apply_penalties(float *logits, int vocab, const int32_t *gen, int n_gen, float presence,
+                        float frequency, int *count);
+
 /* ------------------------------------------------------------ decoder */
 
 typedef struct at_decoder at_decoder;

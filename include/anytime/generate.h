@@ -88,6 +88,15 @@ typedef struct at_gen_request {
   int n_eos;               /* and at any of these (copied with the request) */
   int32_t eos_ids[AT_GEN_MAX_EOS];
   double deadline_s;       /* 0 = ttft_slo + max_tokens * tpot_slo */
+  /* OpenAI's repetition penalties over the tokens generated so far
+   * (at_apply_penalties), applied before sampling; 0 = off. */
+  float presence_penalty, frequency_penalty;
+  /* When true, on_logprobs is called for each generated token, just before
+   * on_token, with its log-probability and top_logprobs alternatives
+   * (0..AT_MAX_TOP_LOGPROBS; see at_token_logprob in anytime/decode.h). */
+  bool logprobs;
+  int top_logprobs;
+  void (*on_logprobs)(void *user, const at_token_logprob *lp);
   /* Called for each generated token (n = tokens so far). Return true to stop
    * here (finish AT_GEN_STOP), e.g. when a stop sequence appeared. May be
    * NULL. */

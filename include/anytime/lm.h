@@ -57,6 +57,13 @@ at_decoder *at_lm_take_decoder(at_lm *lm);
 at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
                        int32_t **ids, int *n);
 
+/* Tokenise a prompt rendered by the model's chat template: the template
+ * writes every special token itself, so neither BOS nor the tokenizer's
+ * post-processor adds any (Hugging Face's apply_chat_template does the
+ * same). Otherwise as at_lm_encode. */
+at_status at_lm_encode_rendered(const at_lm *lm, at_tok_workspace *ws, const char *text,
+                                size_t len, int32_t **ids, int *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -232,7 +232,8 @@ static int run_server(const at_server_config *cfg, const char *label, const char
           cfg->n_api_keys || cfg->api_key_file[0] ? ", API key required" : "");
   if (cfg->generator.enabled)
     fprintf(stderr,
-            "anytime: generation lane '%s' on POST /v1/completions (%d thread(s), %d KV blocks "
+            "anytime: generation lane '%s' on POST /v1/completions and /v1/chat/completions (%d "
+            "thread(s), %d KV blocks "
             "of %d tokens)\n",
             cfg->generator.name, cfg->generator.threads, cfg->generator.blocks,
             cfg->generator.block_tokens);

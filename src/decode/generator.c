@@ -67,6 +67,8 @@ struct at_generator {
   gseq **running;
   int n_running, cap_running;
   float *logits, *scratch;
+  int *pen_count;       /* vocab zeros for at_apply_penalties */
+  at_token_logprob lp;  /* the token being emitted, when its sequence asked */
   /* decode-step scratch: per running sequence (cap_step) and per batch slot */
   int *step_idx, *step_len, cap_step;
   uint64_t *step_last;
@@ -365,6 +367,28 @@ static void admit(at_generator *g) {
   }
 }
 
+/* Choose the next token of `s` from its row of logits (penalties modify the
+ * row). With logprobs asked, g->lp describes the token chosen. */
+static int32_t next_token(at_generator *g, gseq *s, float *logits) {
+  int V = g->info->vocab;
+  double lse = 0;
+  if (s->req.logprobs) lse = at_logprobs_top(logits, V, s->req.top_logprobs, &g->lp);
+  float raw_tok_logit = 0;
+  at_apply_penalties(logits, V, s->tok + s->n_prompt, s->n_gen, s->req.presence_penalty,
+                     s->req.frequency_penalty, g->pen_count);
+  int32_t tok = at_sample(logits, V, &s->req.sample, &s->rng, g->scratch);
+  if (s->req.logprobs && tok >= 0 && tok < V) {
+    /* the chosen token's raw logit: undo its penalty */
+    raw_tok_logit = logits[tok];
+    int c = 0;
+    for (int i = 0; i < s->n_gen; i++) c += s->tok[s->n_prompt + i] == tok;
+    if (c > 0) raw_tok_logit += s->req.frequency_penalty * (float)c + s->req.presence_penalty;
+    g->lp.token = tok;
+    g->lp.logprob = (float)(raw_tok_logit - lse);
+  }
+  return tok;
+}
+
 /* Append a sampled token to `s`. Returns -1 while it goes on, else how it
  * ended (the caller takes it out of the running set and finishes it). */
 static int emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
@@ -374,6 +398,7 @@ static int emit(at_generator *g, gseq *s, int32_t tok, uint64_t now) {
   if (tok == s->req.eos_id) return AT_GEN_STOP;
   for (int i = 0; i < s->req.n_eos && i < AT_GEN_MAX_EOS; i++)
     if (tok == s->req.eos_ids[i]) return AT_GEN_STOP;
+  if (s->req.logprobs && s->req.on_logprobs) s->req.on_logprobs(s->req.user, &g->lp);
   s->tok[s->n_tok++] = tok;
   s->n_gen++;
   bool stop = s->req.on_token && s->req.on_token(s->req.user, tok, s->n_gen);
@@ -419,7 +444,7 @@ static bool prefill_one(at_generator *g) {
   at_linfit_add(&g->prefill_fit, S, (double)(t1 - t0) / 1e9);
   if (s->kv.len == s->n_tok) {
     s->last_step = g->st.decode_steps;
-    int32_t tok = at_sample(g->logits, g->info->vocab, &s->req.sample, &s->rng, g->scratch);
+    int32_t tok = next_token(g, s, g->logits);
     int end = emit(g, s, tok, t1);
     if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
   }
@@ -484,8 +509,7 @@ static bool decode_one(at_generator *g) {
   for (int j = 0; j < b; j++) {
     gseq *s = sel[j];
     s->last_step = g->st.decode_steps;
-    int32_t tok = at_sample(g->logits + (size_t)j * g->info->vocab, g->info->vocab,
-                            &s->req.sample, &s->rng, g->scratch);
+    int32_t tok = next_token(g, s, g->logits + (size_t)j * g->info->vocab);
     if (s->last_tok_ns && t1 > s->last_tok_ns) { /* inter-token gap feeds the TPOT estimate */
       double gap = (double)(t1 - s->last_tok_ns) / 1e9;
       g->tpot_ewma = 0.95 * g->tpot_ewma + 0.05 * gap;
@@ -624,10 +648,11 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
   }
   g->logits = malloc((size_t)p.max_batch * g->info->vocab * sizeof *g->logits);
   g->scratch = malloc((size_t)2 * g->info->vocab * sizeof *g->scratch);
+  g->pen_count = calloc((size_t)g->info->vocab, sizeof *g->pen_count);
   g->step_pick = malloc((size_t)p.max_batch * sizeof *g->step_pick);
   g->step_items = malloc((size_t)p.max_batch * sizeof *g->step_items);
   g->step_sel = malloc((size_t)p.max_batch * sizeof *g->step_sel);
-  if (!g->logits || !g->scratch || !g->step_pick || !g->step_items || !g->step_sel) {
+  if (!g->logits || !g->scratch || !g->pen_count || !g->step_pick || !g->step_items || !g->step_sel) {
     at_gen_destroy(g);
     return at_fail(AT_ERR_NOMEM, "generator buffers");
   }
@@ -656,6 +681,7 @@ void at_gen_destroy(at_generator *g) {
   free(g->running);
   free(g->logits);
   free(g->scratch);
+  free(g->pen_count);
   free(g->step_idx);
   free(g->step_len);
   free(g->step_last);
@@ -681,6 +707,11 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
     if (r->prompt[i] < 0 || r->prompt[i] >= V)
       return at_fail(AT_ERR_INVALID_ARG, "generate: prompt token %d is outside the vocabulary",
                      (int)r->prompt[i]);
+  if (!(fabsf(r->presence_penalty) <= 2) || !(fabsf(r->frequency_penalty) <= 2))
+    return at_fail(AT_ERR_INVALID_ARG, "generate: penalties must be in [-2, 2]");
+  if (r->logprobs && (r->top_logprobs < 0 || r->top_logprobs > AT_MAX_TOP_LOGPROBS))
+    return at_fail(AT_ERR_INVALID_ARG, "generate: top_logprobs must be in [0, %d]",
+                   AT_MAX_TOP_LOGPROBS);
   if (!(r->sample.temperature >= 0) || !isfinite(r->sample.temperature) || r->sample.top_k < 0 ||
       !(r->sample.top_p > 0 && r->sample.top_p <= 1))
     return at_fail(AT_ERR_INVALID_ARG,

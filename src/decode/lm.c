@@ -126,26 +126,38 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
   return AT_OK;
 }
 
-at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
-                       int32_t **ids, int *n) {
+static at_status encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
+                        bool specials, int32_t **ids, int *n) {
   if (!lm || !ws || !text || !ids || !n) return at_fail(AT_ERR_INVALID_ARG, "lm encode: NULL");
   *ids = NULL;
   *n = 0;
   at_encode_params ep = at_encode_default_params();
   ep.max_length = 0;
   ep.pad_to = 0;
+  ep.add_special_tokens = specials;
   at_encoding e;
   at_status st = at_tokenizer_encode(lm->tok, ws, text, len, NULL, 0, &ep, &e);
   if (st != AT_OK) return st;
-  size_t total = e.n + (lm->add_bos ? 1 : 0);
+  bool bos = specials && lm->add_bos;
+  size_t total = e.n + (bos ? 1 : 0);
   if (total == 0) return at_fail(AT_ERR_INVALID_ARG, "the prompt is empty");
   if (total > (1u << 24)) return at_fail(AT_ERR_LIMIT, "the prompt has %zu tokens", total);
   int32_t *out = malloc(total * sizeof *out);
   if (!out) return at_fail(AT_ERR_NOMEM, "prompt ids");
   size_t k = 0;
-  if (lm->add_bos) out[k++] = lm->bos_id;
+  if (bos) out[k++] = lm->bos_id;
   memcpy(out + k, e.ids, e.n * sizeof *out);
   *ids = out;
   *n = (int)total;
   return AT_OK;
+}
+
+at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
+                       int32_t **ids, int *n) {
+  return encode(lm, ws, text, len, true, ids, n);
+}
+
+at_status at_lm_encode_rendered(const at_lm *lm, at_tok_workspace *ws, const char *text,
+                                size_t len, int32_t **ids, int *n) {
+  return encode(lm, ws, text, len, false, ids, n);
 }

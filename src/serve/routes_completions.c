@@ -1,27 +1,38 @@
-/* src/serve/routes_completions.c — POST /v1/completions (OpenAI-compatible)
- * on the generation lane: request validation, prompt tokenisation, text
- * assembly from generated tokens (incremental decoding over a window of
- * recent tokens, that never splits a UTF-8 character and never lets a stop
- * sequence out), and the two answer
- * forms: one JSON body, or server-sent events with `stream: true`.
+/* src/serve/routes_completions.c — the two OpenAI generation routes on the
+ * generation lane: POST /v1/completions (a prompt) and POST
+ * /v1/chat/completions (messages rendered by the model's chat template,
+ * chat_prompt.c). Request validation (completion_req.c), tokenisation, n
+ * choices per request, log-probabilities, text assembly from generated
+ * tokens (incremental decoding that never splits a UTF-8 character and never
+ * lets a stop sequence out), and the two answer forms: one JSON body, or
+ * server-sent events with `stream: true`.
  *
  * DESIGN
- *   A completion (`cmpl`) is shared by the HTTP side and the generator's
- *   scheduler thread, which calls on_token / on_done. It is reference
- *   counted: one reference for the generator (dropped after on_done) and
- *   one for the HTTP side (dropped when MHD frees the request, or the
- *   streaming response's reader state). `lock` guards every field the two
- *   sides share: the pending SSE bytes, `done`, `suspended`, the result.
- *   Non-streaming: the connection is suspended before submit; on_done
- *   resumes it and the HTTP thread builds the JSON (server.c's resume path).
+ *   A job (`gjob`) is shared by the HTTP side and the generator's scheduler
+ *   thread, which calls on_token / on_logprobs / on_done for each of its n
+ *   choices (one generation each; choice i samples with seed + i). It is
+ *   reference counted: one reference for the HTTP side (dropped when MHD
+ *   frees the request, or the streaming response's reader state) and one
+ *   per submitted choice (dropped after its on_done). `lock` guards every
+ *   field the sides share: the pending SSE bytes, `pending`, `suspended`,
+ *   `reader_gone`, and each choice's result once it is done. A choice's
+ *   generation state (tokens, text, logprobs) belongs to the scheduler
+ *   thread until its on_done; the answer is built only after every choice
+ *   is done.
+ *   `pending` starts at n + 1: each choice's on_done takes one, and the
+ *   submitting HTTP thread takes the last one (plus one for every choice it
+ *   could not submit) once it has submitted what it could. Whoever brings it
+ *   to 0 ends the answer: resumes a non-streaming request (server.c's
+ *   resume path calls finish_job), or writes the usage chunk and [DONE].
  *   Streaming: the response is a callback reader. When it has nothing to
  *   send it suspends the connection and returns 0 (libmicrohttpd's pattern
  *   for "no data yet"); a producer that appends bytes resumes it. Both
  *   happen under `lock`, so a resume can never overtake its suspend.
  *   A client that leaves mid-stream: MHD frees the reader state, which
- *   cancels the generation; the generator's on_done drops the last ref.
+ *   cancels every choice; each on_done drops its ref.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,149 +44,269 @@
 #include "serve/sse.h"
 #include "serve/textstream.h"
 
-typedef struct cmpl {
-  pthread_mutex_t lock;
-  int refs;
-  at_server *srv;
-  struct MHD_Connection *conn;
-  bool stream, include_usage, echo;
-  char id[48];
-  long long created;
-  char model[64];
+typedef struct gjob gjob;
+
+typedef struct choice {
+  gjob *j;
+  int index;
   uint64_t gen_id;
-  uint64_t t0_ns;
-  /* prompt (for echo) */
-  char *prompt;
-  size_t prompt_len;
-  int n_prompt;
-  /* generation state: touched by the scheduler thread only, until done */
-  at_tok_workspace *ws;
+  /* generation state: the scheduler thread's until on_done */
   int32_t *tokens;
   int n_tokens, cap_tokens;
-  char *stops[TS_MAX_STOPS];
-  size_t stop_len[TS_MAX_STOPS];
-  int n_stops;
   ts_detok text;       /* the text so far, decoded incrementally */
   size_t emitted;      /* bytes of text already handed out */
-  bool stopped_by_seq; /* a stop sequence ended it */
+  json_t *lp;          /* logprobs entries, one per token (chat's form) */
+  size_t lp_sent;      /* entries already streamed */
   char *final_text;    /* the whole text once done (non-stream) */
   size_t final_len;
-  /* shared under lock */
-  char *sse;           /* pending SSE bytes */
-  size_t sse_len, sse_cap;
-  bool suspended, done, reader_gone;
+  /* result, written by on_done under the job's lock */
   at_gen_finish finish;
   at_status status;
   char error[256];
   int n_generated, preemptions;
   double ttft_ms, tpot_ms;
-} cmpl;
+} choice;
 
-static void cmpl_unref(cmpl *c) {
-  pthread_mutex_lock(&c->lock);
-  int left = --c->refs;
-  pthread_mutex_unlock(&c->lock);
+struct gjob {
+  pthread_mutex_t lock;
+  int refs;
+  at_server *srv;
+  struct MHD_Connection *conn;
+  bool chat, stream, include_usage, echo, logprobs;
+  int top_logprobs;
+  char id[48];
+  long long created;
+  char model[64];
+  char *prompt; /* for echo */
+  size_t prompt_len;
+  int n_prompt;
+  at_tok_workspace *ws; /* scheduler thread only */
+  char *stops[TS_MAX_STOPS];
+  size_t stop_len[TS_MAX_STOPS];
+  int n_stops;
+  int n;
+  choice *ch;
+  /* shared under lock */
+  int pending;
+  int fail_status;      /* a submission refused: the answer is this error */
+  char fail_msg[400];
+  char retry_after[16];
+  char *sse;            /* pending SSE bytes */
+  size_t sse_len, sse_cap;
+  bool suspended, reader_gone;
+};
+
+static void job_unref(gjob *j) {
+  pthread_mutex_lock(&j->lock);
+  int left = --j->refs;
+  pthread_mutex_unlock(&j->lock);
   if (left > 0) return;
-  at_tok_workspace_destroy(c->ws);
-  for (int i = 0; i < c->n_stops; i++) free(c->stops[i]);
-  free(c->tokens);
-  ts_detok_free(&c->text);
-  free(c->prompt);
-  free(c->final_text);
-  free(c->sse);
-  pthread_mutex_destroy(&c->lock);
-  free(c);
+  at_tok_workspace_destroy(j->ws);
+  for (int i = 0; i < j->n_stops; i++) free(j->stops[i]);
+  for (int i = 0; i < j->n && j->ch; i++) {
+    choice *c = &j->ch[i];
+    free(c->tokens);
+    ts_detok_free(&c->text);
+    json_decref(c->lp);
+    free(c->final_text);
+  }
+  free(j->ch);
+  free(j->prompt);
+  free(j->sse);
+  pthread_mutex_destroy(&j->lock);
+  free(j);
 }
 
 /* ------------------------------------------------------------ text */
 
-/* Bring the text up to date and decide how much of it can be released
- * (textstream.h). Scheduler thread. */
-static void assemble(cmpl *c, bool final, const char **text, size_t *safe, size_t *stop_at) {
-  if (!ts_detok_step(&c->text, c->srv->lm->tok, c->ws, c->tokens, c->n_tokens, final)) {
+/* Bring choice c's text up to date and decide how much of it can be
+ * released (textstream.h). Scheduler thread. */
+static void assemble(choice *c, bool final, const char **text, size_t *safe, size_t *stop_at) {
+  gjob *j = c->j;
+  if (!ts_detok_step(&c->text, j->srv->lm->tok, j->ws, c->tokens, c->n_tokens, final)) {
     *text = c->text.text ? c->text.text : ""; /* out of memory: release nothing more */
     *safe = c->emitted;
     *stop_at = TS_NO_STOP;
     return;
   }
   *text = c->text.text ? c->text.text : "";
-  ts_stops st = {.n = c->n_stops};
-  for (int i = 0; i < c->n_stops; i++) {
-    st.s[i] = c->stops[i];
-    st.len[i] = c->stop_len[i];
+  ts_stops st = {.n = j->n_stops};
+  for (int i = 0; i < j->n_stops; i++) {
+    st.s[i] = j->stops[i];
+    st.len[i] = j->stop_len[i];
   }
   *safe = ts_release(*text, c->text.len, c->emitted, &st, final, stop_at);
 }
 
+/* ------------------------------------------------------------ logprobs */
+
+/* A log-probability as JSON: finite, as OpenAI writes -9999 for "never". */
+static json_t *lp_number(float x) { return json_real(isfinite(x) ? (double)x : -9999.0); }
+
+/* {"token", "logprob", "bytes"} for id. Scheduler thread (uses the job's
+ * workspace). The token's text is its decode alone: a piece of a UTF-8
+ * character split across ids reads as U+FFFD. */
+static json_t *token_json(gjob *j, int32_t id, float logprob) {
+  const char *t = "";
+  size_t n = 0;
+  if (at_tokenizer_decode(j->srv->lm->tok, j->ws, &id, 1, false, &t, &n) != AT_OK) t = "", n = 0;
+  json_t *s = json_stringn(t, n);
+  if (!s) s = json_string("\xef\xbf\xbd");
+  json_t *bytes = json_array();
+  const char *bs = json_string_value(s);
+  for (size_t i = 0; bs && i < json_string_length(s); i++)
+    json_array_append_new(bytes, json_integer((unsigned char)bs[i]));
+  return json_pack("{s:o, s:o, s:o}", "token", s, "logprob", lp_number(logprob), "bytes", bytes);
+}
+
+static void on_logprobs(void *user, const at_token_logprob *lp) {
+  choice *c = user;
+  gjob *j = c->j;
+  if (!c->lp) c->lp = json_array();
+  json_t *e = token_json(j, lp->token, lp->logprob);
+  json_t *top = json_array();
+  for (int i = 0; i < lp->n_top; i++)
+    json_array_append_new(top, token_json(j, lp->top_ids[i], lp->top_logprobs[i]));
+  if (e) json_object_set_new(e, "top_logprobs", top);
+  else json_decref(top);
+  if (c->lp && e) json_array_append_new(c->lp, e);
+  else json_decref(e);
+}
+
+/* Entries [from, to) of chat-form entries as the route's logprobs object:
+ * chat {"content": [...]}, completions {tokens, token_logprobs,
+ * top_logprobs, text_offset} with offsets counted from *offset (advanced). */
+static json_t *logprobs_json(const gjob *j, json_t *lp, size_t from, size_t to, size_t *offset) {
+  if (j->chat) {
+    json_t *content = json_array();
+    for (size_t i = from; i < to; i++) json_array_append(content, json_array_get(lp, i));
+    return json_pack("{s:o}", "content", content);
+  }
+  json_t *toks = json_array(), *tlp = json_array(), *top = json_array(), *off = json_array();
+  for (size_t i = from; i < to; i++) {
+    json_t *e = json_array_get(lp, i);
+    json_t *tok = json_object_get(e, "token");
+    json_array_append(toks, tok);
+    json_array_append(tlp, json_object_get(e, "logprob"));
+    json_t *alts = json_object(), *a;
+    size_t k;
+    json_array_foreach(json_object_get(e, "top_logprobs"), k, a) {
+      const char *ts = json_string_value(json_object_get(a, "token"));
+      if (ts && !json_object_get(alts, ts)) json_object_set(alts, ts, json_object_get(a, "logprob"));
+    }
+    json_array_append_new(top, alts);
+    json_array_append_new(off, json_integer((json_int_t)*offset));
+    *offset += json_string_length(tok);
+  }
+  return json_pack("{s:o, s:o, s:o, s:o}", "tokens", toks, "token_logprobs", tlp, "top_logprobs",
+                   top, "text_offset", off);
+}
+
 /* ------------------------------------------------------------ SSE */
 
-/* Append bytes and wake the reader. Caller holds c->lock. */
-static void sse_append_locked(cmpl *c, const char *s, size_t n) {
-  if (c->reader_gone) return;
-  if (c->sse_len + n + 1 > c->sse_cap) {
-    size_t cap = c->sse_cap ? c->sse_cap : 1024;
-    while (cap < c->sse_len + n + 1) cap *= 2;
-    char *nb = realloc(c->sse, cap);
+/* Append bytes and wake the reader. Caller holds j->lock. */
+static void sse_append_locked(gjob *j, const char *s, size_t n) {
+  if (j->reader_gone) return;
+  if (j->sse_len + n + 1 > j->sse_cap) {
+    size_t cap = j->sse_cap ? j->sse_cap : 1024;
+    while (cap < j->sse_len + n + 1) cap *= 2;
+    char *nb = realloc(j->sse, cap);
     if (!nb) return; /* the stream ends short; the client sees no [DONE] */
-    c->sse = nb;
-    c->sse_cap = cap;
+    j->sse = nb;
+    j->sse_cap = cap;
   }
-  memcpy(c->sse + c->sse_len, s, n);
-  c->sse_len += n;
-  if (c->suspended) {
-    c->suspended = false;
-    MHD_resume_connection(c->conn);
+  memcpy(j->sse + j->sse_len, s, n);
+  j->sse_len += n;
+  if (j->suspended) {
+    j->suspended = false;
+    MHD_resume_connection(j->conn);
   }
 }
 
-static json_t *chunk_json(const cmpl *c, const char *text, size_t len, const char *finish) {
-  return sse_chunk_json(c->id, c->created, c->model, text, len, finish);
-}
-
-static void sse_event_locked(cmpl *c, json_t *j) {
+static void sse_event_locked(gjob *j, json_t *ev) {
   size_t n;
-  char *e = sse_event(j, &n); /* sse.c: pure, fuzzed */
+  char *e = sse_event(ev, &n); /* sse.c: pure, fuzzed */
   if (!e) return;
-  sse_append_locked(c, e, n);
+  sse_append_locked(j, e, n);
   free(e);
+}
+
+/* The chunk carrying choice c's text[from, to) and the logprobs of the
+ * tokens not streamed yet. Scheduler thread (or the last finisher). */
+static json_t *choice_chunk(choice *c, const char *text, size_t len, const char *finish) {
+  gjob *j = c->j;
+  json_t *lp = NULL;
+  size_t have = c->lp ? json_array_size(c->lp) : 0;
+  if (j->logprobs && have > c->lp_sent) {
+    size_t off = 0;
+    lp = logprobs_json(j, c->lp, c->lp_sent, have, &off);
+    c->lp_sent = have;
+  }
+  return sse_choice_chunk(j->id, j->created, j->model, j->chat, c->index, text, len, false, lp,
+                          finish);
 }
 
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
-  cmpl *c = cls;
-  pthread_mutex_lock(&c->lock);
-  if (c->sse_len > 0) {
-    size_t n = c->sse_len < max ? c->sse_len : max;
-    memcpy(buf, c->sse, n);
-    memmove(c->sse, c->sse + n, c->sse_len - n);
-    c->sse_len -= n;
-    pthread_mutex_unlock(&c->lock);
+  gjob *j = cls;
+  pthread_mutex_lock(&j->lock);
+  if (j->sse_len > 0) {
+    size_t n = j->sse_len < max ? j->sse_len : max;
+    memcpy(buf, j->sse, n);
+    memmove(j->sse, j->sse + n, j->sse_len - n);
+    j->sse_len -= n;
+    pthread_mutex_unlock(&j->lock);
     return (ssize_t)n;
   }
-  if (c->done) {
-    pthread_mutex_unlock(&c->lock);
+  if (j->pending == 0) {
+    pthread_mutex_unlock(&j->lock);
     return MHD_CONTENT_READER_END_OF_STREAM;
   }
-  c->suspended = true;
-  MHD_suspend_connection(c->conn);
-  pthread_mutex_unlock(&c->lock);
+  j->suspended = true;
+  MHD_suspend_connection(j->conn);
+  pthread_mutex_unlock(&j->lock);
   return 0;
 }
 
 static void sse_reader_free(void *cls) {
-  cmpl *c = cls;
-  pthread_mutex_lock(&c->lock);
-  c->reader_gone = true;
-  bool running = !c->done;
-  pthread_mutex_unlock(&c->lock);
-  if (running) at_gen_cancel(c->srv->gen, c->gen_id);
-  cmpl_unref(c);
+  gjob *j = cls;
+  pthread_mutex_lock(&j->lock);
+  j->reader_gone = true;
+  bool running = j->pending > 0;
+  pthread_mutex_unlock(&j->lock);
+  if (running)
+    for (int i = 0; i < j->n; i++) at_gen_cancel(j->srv->gen, j->ch[i].gen_id);
+  job_unref(j);
+}
+
+/* The last pending part is done: end the answer. Caller holds j->lock. */
+static void job_done_locked(gjob *j) {
+  if (j->stream) {
+    if (j->include_usage && !j->fail_status) {
+      int gen = 0;
+      for (int i = 0; i < j->n; i++) gen += j->ch[i].n_generated;
+      json_t *u = json_pack("{s:s, s:s, s:I, s:s, s:[], s:{s:i, s:i, s:i}}", "id", j->id,
+                            "object", j->chat ? "chat.completion.chunk" : "text_completion",
+                            "created", (json_int_t)j->created, "model", j->model, "choices",
+                            "usage", "prompt_tokens", j->n_prompt, "completion_tokens", gen,
+                            "total_tokens", j->n_prompt + gen);
+      sse_event_locked(j, u);
+    }
+    sse_append_locked(j, SSE_DONE, strlen(SSE_DONE));
+    if (j->suspended) {
+      j->suspended = false;
+      MHD_resume_connection(j->conn);
+    }
+  } else {
+    MHD_resume_connection(j->conn); /* server.c answers via finish_job */
+  }
 }
 
 /* ------------------------------------------------------------ generator callbacks */
 
 static bool on_token(void *user, int32_t tok, int n) {
-  cmpl *c = user;
+  choice *c = user;
+  gjob *j = c->j;
   (void)n;
   if (c->n_tokens == c->cap_tokens) {
     int cap = c->cap_tokens ? c->cap_tokens * 2 : 64;
@@ -185,26 +316,23 @@ static bool on_token(void *user, int32_t tok, int n) {
     c->cap_tokens = cap;
   }
   c->tokens[c->n_tokens++] = tok;
-  if (!c->stream && c->n_stops == 0) return false; /* assembled once at the end */
+  if (!j->stream && j->n_stops == 0) return false; /* assembled once at the end */
   const char *text;
   size_t safe, stop_at;
   assemble(c, false, &text, &safe, &stop_at);
-  if (c->stream && safe > c->emitted) {
-    json_t *j = chunk_json(c, text + c->emitted, safe - c->emitted, NULL);
-    pthread_mutex_lock(&c->lock);
-    sse_event_locked(c, j);
-    pthread_mutex_unlock(&c->lock);
+  if (j->stream && safe > c->emitted) {
+    json_t *ev = choice_chunk(c, text + c->emitted, safe - c->emitted, NULL);
+    pthread_mutex_lock(&j->lock);
+    sse_event_locked(j, ev);
+    pthread_mutex_unlock(&j->lock);
   }
   c->emitted = safe;
-  if (stop_at != TS_NO_STOP) {
-    c->stopped_by_seq = true;
-    return true;
-  }
-  return false;
+  return stop_at != TS_NO_STOP;
 }
 
 static void on_done(void *user, const at_gen_result *r) {
-  cmpl *c = user;
+  choice *c = user;
+  gjob *j = c->j;
   const char *text = "";
   size_t safe = 0, stop_at = TS_NO_STOP;
   if (r->status == AT_OK) assemble(c, true, &text, &safe, &stop_at);
@@ -215,7 +343,12 @@ static void on_done(void *user, const at_gen_result *r) {
     c->final_len = safe;
   }
   const char *finish = r->finish == AT_GEN_LENGTH ? "length" : "stop";
-  pthread_mutex_lock(&c->lock);
+  json_t *tail = NULL, *fin = NULL;
+  if (j->stream && r->status == AT_OK) {
+    if (safe > c->emitted) tail = choice_chunk(c, text + c->emitted, safe - c->emitted, NULL);
+    fin = choice_chunk(c, j->chat ? NULL : "", 0, finish);
+  }
+  pthread_mutex_lock(&j->lock);
   c->finish = r->finish;
   c->status = r->status;
   if (r->error) snprintf(c->error, sizeof c->error, "%s", r->error);
@@ -225,82 +358,106 @@ static void on_done(void *user, const at_gen_result *r) {
   c->tpot_ms = r->n_generated > 1
                    ? (double)(r->finished_ns - r->first_token_ns) / 1e6 / (r->n_generated - 1)
                    : NAN;
-  if (c->stream) {
+  if (j->stream && !j->fail_status) {
     if (r->status != AT_OK) {
       char msg[400];
       snprintf(msg, sizeof msg, "generation failed: %s", c->error);
-      sse_event_locked(c, json_pack("{s:{s:s, s:s}}", "error", "message", msg, "type",
+      sse_event_locked(j, json_pack("{s:{s:s, s:s}}", "error", "message", msg, "type",
                                     "server_error"));
     } else {
-      if (safe > c->emitted) sse_event_locked(c, chunk_json(c, text + c->emitted, safe - c->emitted, NULL));
-      sse_event_locked(c, chunk_json(c, "", 0, finish));
-      if (c->include_usage) {
-        json_t *u = json_pack("{s:s, s:s, s:I, s:s, s:[], s:{s:i, s:i, s:i}}", "id", c->id, "object",
-                              "text_completion", "created", (json_int_t)c->created, "model",
-                              c->model, "choices", "usage", "prompt_tokens", c->n_prompt,
-                              "completion_tokens", r->n_generated, "total_tokens",
-                              c->n_prompt + r->n_generated);
-        sse_event_locked(c, u);
-      }
+      if (tail) sse_event_locked(j, tail);
+      if (fin) sse_event_locked(j, fin);
+      tail = fin = NULL;
     }
-    sse_append_locked(c, SSE_DONE, strlen(SSE_DONE));
   }
-  c->done = true;
-  if (c->stream && c->suspended) {
-    c->suspended = false;
-    MHD_resume_connection(c->conn);
-  }
-  pthread_mutex_unlock(&c->lock);
-  if (!c->stream) MHD_resume_connection(c->conn); /* server.c answers via finish_completion */
-  cmpl_unref(c);
+  json_decref(tail);
+  json_decref(fin);
+  if (--j->pending == 0) job_done_locked(j);
+  pthread_mutex_unlock(&j->lock);
+  job_unref(j);
 }
 
 /* ------------------------------------------------------------ answers */
 
-static void finish_completion(req_ctx *r) {
-  cmpl *c = r->route_state;
-  pthread_mutex_lock(&c->lock);
-  bool ok = c->status == AT_OK;
-  pthread_mutex_unlock(&c->lock);
-  if (!ok) {
-    serve_prepare_error(r, 500, "generation failed: %s", c->error);
+static void finish_job(req_ctx *r) {
+  gjob *j = r->route_state;
+  pthread_mutex_lock(&j->lock);
+  int fail = j->fail_status;
+  int bad = -1;
+  for (int i = 0; i < j->n && bad < 0; i++)
+    if (j->ch[i].status != AT_OK) bad = i;
+  pthread_mutex_unlock(&j->lock);
+  if (fail) {
+    if (j->retry_after[0]) snprintf(r->retry_after, sizeof r->retry_after, "%s", j->retry_after);
+    serve_prepare_error(r, fail, "%s", j->fail_msg);
     return;
   }
-  json_t *text;
-  if (c->echo) {
-    size_t n = c->prompt_len + c->final_len;
+  if (bad >= 0) {
+    serve_prepare_error(r, 500, "generation failed: %s", j->ch[bad].error);
+    return;
+  }
+  json_t *choices = json_array();
+  int gen = 0;
+  double ttft = 0, tpot = 0;
+  for (int i = 0; i < j->n; i++) {
+    choice *c = &j->ch[i];
+    gen += c->n_generated;
+    size_t plen = j->echo ? j->prompt_len : 0, n = plen + c->final_len;
     char *both = malloc(n + 1);
     if (!both) {
+      json_decref(choices);
       serve_prepare_error(r, 500, "out of memory");
       return;
     }
-    memcpy(both, c->prompt, c->prompt_len);
-    memcpy(both + c->prompt_len, c->final_text ? c->final_text : "", c->final_len);
-    text = json_stringn(both, n);
+    if (plen) memcpy(both, j->prompt, plen);
+    memcpy(both + plen, c->final_text ? c->final_text : "", c->final_len);
+    json_t *text = json_stringn(both, n);
     free(both);
-  } else {
-    text = json_stringn(c->final_text ? c->final_text : "", c->final_len);
+    json_t *lp = json_null();
+    if (j->logprobs) {
+      size_t off = plen;
+      json_decref(lp);
+      lp = logprobs_json(j, c->lp ? c->lp : json_array(), 0, c->lp ? json_array_size(c->lp) : 0,
+                         &off);
+    }
+    const char *finish = c->finish == AT_GEN_LENGTH ? "length" : "stop";
+    json_t *one = j->chat ? json_pack("{s:i, s:{s:s, s:o}, s:o, s:s}", "index", i, "message",
+                                      "role", "assistant", "content",
+                                      text ? text : json_string(""), "logprobs", lp,
+                                      "finish_reason", finish)
+                          : json_pack("{s:o, s:i, s:o, s:s}", "text",
+                                      text ? text : json_string(""), "index", i, "logprobs", lp,
+                                      "finish_reason", finish);
+    json_array_append_new(choices, one);
+    if (i == 0 || c->ttft_ms > ttft) ttft = c->ttft_ms;
+    if (i == 0 || c->tpot_ms > tpot) tpot = c->tpot_ms;
   }
-  json_t *choice = json_pack("{s:o, s:i, s:n, s:s}", "text", text ? text : json_string(""), "index",
-                             0, "logprobs", "finish_reason",
-                             c->finish == AT_GEN_LENGTH ? "length" : "stop");
-  json_t *out = json_pack("{s:s, s:s, s:I, s:s, s:[o], s:{s:i, s:i, s:i}}", "id", c->id, "object",
-                          "text_completion", "created", (json_int_t)c->created, "model", c->model,
-                          "choices", choice, "usage", "prompt_tokens", c->n_prompt,
-                          "completion_tokens", c->n_generated, "total_tokens",
-                          c->n_prompt + c->n_generated);
+  json_t *out = json_pack("{s:s, s:s, s:I, s:s, s:o, s:{s:i, s:i, s:i}}", "id", j->id, "object",
+                          j->chat ? "chat.completion" : "text_completion", "created",
+                          (json_int_t)j->created, "model", j->model, "choices", choices, "usage",
+                          "prompt_tokens", j->n_prompt, "completion_tokens", gen, "total_tokens",
+                          j->n_prompt + gen);
   serve_prepare_json(r, 200, out);
-  double ttft = isfinite(c->ttft_ms) && c->ttft_ms < 1e9 ? c->ttft_ms : 0.0;
-  double tpot = isfinite(c->tpot_ms) && c->tpot_ms < 1e9 ? c->tpot_ms : 0.0;
+  ttft = isfinite(ttft) && ttft < 1e9 ? ttft : 0.0;
+  tpot = isfinite(tpot) && tpot < 1e9 ? tpot : 0.0;
   snprintf(r->ttft, sizeof r->ttft, "%.3f", ttft);
   snprintf(r->tpot, sizeof r->tpot, "%.3f", tpot);
 }
 
-static void free_cmpl_state(void *p) { cmpl_unref(p); }
+static void free_job_state(void *p) { job_unref(p); }
 
 /* ------------------------------------------------------------ request */
 
-static enum MHD_Result completions(req_ctx *r) {
+/* A seed for a request that named none: distinct per request. */
+static uint64_t fresh_seed(void) {
+  static _Atomic uint64_t counter;
+  uint64_t z = at_now_ns() + 0x9e3779b97f4a7c15ull * (atomic_fetch_add(&counter, 1) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static enum MHD_Result generate(req_ctx *r, bool chat) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
   if (!s->gen)
@@ -310,79 +467,89 @@ static enum MHD_Result completions(req_ctx *r) {
   enum MHD_Result res = MHD_YES;
   json_t *body = rj_parse(r, &res);
   if (!body) return res;
-  cmpl *c = NULL;
+  gjob *j = NULL;
   int32_t *ids = NULL;
   int n_ids = 0;
+  char *rendered = NULL;
   cmpl_req q;
   char err[400];
   cmpl_limits lim = {.model = gc->name,
                      .default_max_tokens = gc->default_max_tokens,
                      .max_tokens = gc->max_tokens};
-  int bad = cmpl_req_parse(body, &lim, &q, err, sizeof err);
+  int bad = chat ? chat_req_parse(body, &lim, &q, err, sizeof err)
+                 : cmpl_req_parse(body, &lim, &q, err, sizeof err);
   if (bad) {
     res = serve_error(r, bad, "%s", err);
     goto out;
   }
-  const char *prompt = q.prompt;
-  size_t prompt_len = q.prompt_len;
-  bool stream = q.stream, echo = q.echo, include_usage = q.include_usage;
-  c = calloc(1, sizeof *c);
-  if (!c || at_tok_workspace_create(&c->ws) != AT_OK) {
-    res = serve_error(r, 500, "out of memory");
-    goto out;
-  }
-  pthread_mutex_init(&c->lock, NULL);
-  c->refs = 1; /* the HTTP side */
   r->model_hdr = gc->name;
-  c->srv = s;
-  c->conn = r->conn;
-  c->stream = stream;
-  c->echo = echo;
-  c->include_usage = include_usage;
-  c->created = (long long)time(NULL);
-  c->t0_ns = r->t0_ns;
-  snprintf(c->model, sizeof c->model, "%s", gc->name);
-  static _Atomic unsigned long long counter;
-  snprintf(c->id, sizeof c->id, "cmpl-%llx%06llx", (unsigned long long)c->created,
-           (unsigned long long)(++counter & 0xffffff));
-  for (int i = 0; i < q.n_stops; i++) {
-    c->stops[i] = strndup(q.stops[i], q.stop_len[i]);
-    c->stop_len[i] = q.stop_len[i];
-    if (!c->stops[i]) {
-      res = serve_error(r, 500, "out of memory");
-      goto out;
-    }
-    c->n_stops = i + 1;
-  }
-  if (echo) {
-    c->prompt = strndup(prompt, prompt_len);
-    c->prompt_len = prompt_len;
-  }
-  at_status st = at_lm_encode(s->lm, serve_workspace(s), prompt, prompt_len, &ids, &n_ids);
-  if (st != AT_OK) {
-    res = serve_error(r, 400, "cannot tokenise the prompt: %s", at_last_error());
-    goto out;
-  }
-  c->n_prompt = n_ids;
-  at_gen_request gr = {.prompt = ids,
-                       .n_prompt = n_ids,
-                       .max_tokens = (int)q.max_tokens,
-                       .sample = {.temperature = (float)q.temperature,
-                                  .top_k = (int)q.top_k,
-                                  .top_p = (float)q.top_p,
-                                  .seed = (uint64_t)q.seed},
-                       .eos_id = s->lm->eos_id,
-                       .n_eos = s->lm->n_eos,
-                       .on_token = on_token,
-                       .on_done = on_done,
-                       .user = c};
-  memcpy(gr.eos_ids, s->lm->eos_ids, sizeof gr.eos_ids);
   double dl = rj_deadline_s(r);
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
-  gr.deadline_s = dl;
+  /* the prompt's ids */
+  at_status st;
+  if (chat) {
+    size_t rlen = 0;
+    int cst = serve_chat_prompt(s, q.messages, &rendered, &rlen, err, sizeof err);
+    if (cst) {
+      res = serve_error(r, cst, "%s", err);
+      goto out;
+    }
+    st = at_lm_encode_rendered(s->lm, serve_workspace(s), rendered, rlen, &ids, &n_ids);
+  } else {
+    st = at_lm_encode(s->lm, serve_workspace(s), q.prompt, q.prompt_len, &ids, &n_ids);
+  }
+  if (st != AT_OK) {
+    res = serve_error(r, 400, "cannot tokenise the prompt: %s", at_last_error());
+    goto out;
+  }
+  int n = (int)q.n;
+  j = calloc(1, sizeof *j);
+  if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch)) || at_tok_workspace_create(&j->ws) != AT_OK) {
+    if (j) {
+      free(j->ch);
+      free(j);
+    }
+    j = NULL;
+    res = serve_error(r, 500, "out of memory");
+    goto out;
+  }
+  pthread_mutex_init(&j->lock, NULL);
+  j->refs = 1; /* the HTTP side */
+  j->srv = s;
+  j->conn = r->conn;
+  j->chat = chat;
+  j->stream = q.stream;
+  j->echo = q.echo;
+  j->include_usage = q.include_usage;
+  j->logprobs = q.logprobs;
+  j->top_logprobs = q.top_logprobs;
+  j->n = n;
+  j->n_prompt = n_ids;
+  j->created = (long long)time(NULL);
+  snprintf(j->model, sizeof j->model, "%s", gc->name);
+  static _Atomic unsigned long long counter;
+  snprintf(j->id, sizeof j->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl",
+           (unsigned long long)j->created, (unsigned long long)(++counter & 0xffffff));
+  for (int i = 0; i < n; i++) {
+    j->ch[i].j = j;
+    j->ch[i].index = i;
+  }
+  for (int i = 0; i < q.n_stops; i++) {
+    j->stops[i] = strndup(q.stops[i], q.stop_len[i]);
+    j->stop_len[i] = q.stop_len[i];
+    if (!j->stops[i]) {
+      res = serve_error(r, 500, "out of memory");
+      goto out;
+    }
+    j->n_stops = i + 1;
+  }
+  if (q.echo) {
+    j->prompt = strndup(q.prompt, q.prompt_len);
+    j->prompt_len = j->prompt ? q.prompt_len : 0;
+  }
   pthread_mutex_lock(&s->lock);
   bool stopping = s->stopping;
   if (!stopping) s->inflight++;
@@ -392,40 +559,78 @@ static enum MHD_Result completions(req_ctx *r) {
     goto out;
   }
   r->inflight_counted = true;
-  c->refs = 2; /* + the generator, dropped after on_done */
-  if (!stream) {
-    r->route_state = c;
-    r->free_state = free_cmpl_state;
-    r->finish = finish_completion;
+  if (j->stream && chat) /* each choice's first delta carries the role */
+    for (int i = 0; i < n; i++)
+      sse_event_locked(j, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true,
+                                           NULL, NULL));
+  if (!j->stream) {
+    r->route_state = j;
+    r->free_state = free_job_state;
+    r->finish = finish_job;
     r->suspended = true;
     MHD_suspend_connection(r->conn);
   }
-  st = at_gen_submit(s->gen, &gr, &c->gen_id);
-  if (st != AT_OK) {
-    c->refs = 1;
-    if (!stream) { /* not answered yet: answer the refusal on resume */
-      if (st == AT_ERR_QUEUE_FULL) snprintf(r->retry_after, sizeof r->retry_after, "1");
-      serve_prepare_error(r, st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400,
-                          "%s", at_last_error());
-      r->finish = NULL;
-      c = NULL; /* owned by route_state */
-      MHD_resume_connection(r->conn);
-      goto out;
+  uint64_t seed = q.has_seed ? (uint64_t)q.seed : fresh_seed();
+  j->pending = n + 1;
+  int submitted = 0;
+  for (int i = 0; i < n; i++) {
+    at_gen_request gr = {.prompt = ids,
+                         .n_prompt = n_ids,
+                         .max_tokens = (int)q.max_tokens,
+                         .sample = {.temperature = (float)q.temperature,
+                                    .top_k = (int)q.top_k,
+                                    .top_p = (float)q.top_p,
+                                    .seed = seed + (uint64_t)i},
+                         .eos_id = s->lm->eos_id,
+                         .n_eos = s->lm->n_eos,
+                         .deadline_s = dl,
+                         .presence_penalty = (float)q.presence_penalty,
+                         .frequency_penalty = (float)q.frequency_penalty,
+                         .logprobs = q.logprobs,
+                         .top_logprobs = q.top_logprobs,
+                         .on_logprobs = on_logprobs,
+                         .on_token = on_token,
+                         .on_done = on_done,
+                         .user = &j->ch[i]};
+    memcpy(gr.eos_ids, s->lm->eos_ids, sizeof gr.eos_ids);
+    pthread_mutex_lock(&j->lock);
+    j->refs++; /* the generator's, dropped after on_done */
+    pthread_mutex_unlock(&j->lock);
+    st = at_gen_submit(s->gen, &gr, &j->ch[i].gen_id);
+    if (st != AT_OK) {
+      pthread_mutex_lock(&j->lock);
+      j->refs--;
+      j->fail_status = st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400;
+      snprintf(j->fail_msg, sizeof j->fail_msg, "%s", at_last_error());
+      if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
+      j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
+      pthread_mutex_unlock(&j->lock);
+      for (int k = 0; k < i; k++) at_gen_cancel(s->gen, j->ch[k].gen_id);
+      break;
     }
-    if (st == AT_ERR_QUEUE_FULL) snprintf(r->retry_after, sizeof r->retry_after, "1");
-    res = serve_error(r, st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400, "%s",
-                      at_last_error());
+    submitted++;
+  }
+  pthread_mutex_lock(&j->lock);
+  j->pending -= (n - submitted) + 1;
+  int fail = j->fail_status;
+  /* every choice already finished: end the answer here (non-stream: resume
+   * so finish_job answers; stream: usage and [DONE] wait in the buffer) */
+  if (j->pending == 0) job_done_locked(j);
+  pthread_mutex_unlock(&j->lock);
+  if (!j->stream) {
+    j = NULL; /* owned by route_state now */
     goto out;
   }
-  if (!stream) {
-    c = NULL; /* owned by route_state now */
+  if (fail) {
+    if (j->retry_after[0]) snprintf(r->retry_after, sizeof r->retry_after, "%s", j->retry_after);
+    res = serve_error(r, fail, "%s", j->fail_msg);
     goto out;
   }
   /* streaming: the reader state holds the HTTP side's reference */
   struct MHD_Response *resp =
-      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, c, sse_reader_free);
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, sse_reader_free);
   if (!resp) {
-    at_gen_cancel(s->gen, c->gen_id);
+    for (int i = 0; i < n; i++) at_gen_cancel(s->gen, j->ch[i].gen_id);
     res = serve_error(r, 500, "out of memory");
     goto out;
   }
@@ -439,10 +644,12 @@ static enum MHD_Result completions(req_ctx *r) {
                      (double)(at_now_ns() - r->t0_ns) / 1e9, -1, -1, -1);
   /* a stream's line is written when it starts: its length is not known */
   serve_log_request(r, 200, gc->name, "", (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
-  c = NULL; /* the reader owns the HTTP reference */
+  j = NULL; /* the reader owns the HTTP reference */
 out:
   free(ids);
-  if (c) cmpl_unref(c);
+  free(rendered);
+  if (j) job_unref(j);
+  cmpl_req_free(&q);
   json_decref(body);
   return res;
 }
@@ -450,5 +657,11 @@ out:
 enum MHD_Result route_completions(req_ctx *r, const char *method) {
   snprintf(r->route, sizeof r->route, "/v1/completions");
   if (strcmp(method, "POST")) return serve_error(r, 405, "use POST for /v1/completions");
-  return completions(r);
+  return generate(r, false);
+}
+
+enum MHD_Result route_chat_completions(req_ctx *r, const char *method) {
+  snprintf(r->route, sizeof r->route, "/v1/chat/completions");
+  if (strcmp(method, "POST")) return serve_error(r, 405, "use POST for /v1/chat/completions");
+  return generate(r, true);
 }

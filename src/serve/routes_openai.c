@@ -115,6 +115,7 @@ enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method) {
     return !strcmp(method, "POST") ? embeddings(r)
                                    : serve_error(r, 405, "use POST for /v1/embeddings");
   if (!strcmp(url, "/v1/completions")) return route_completions(r, method);
+  if (!strcmp(url, "/v1/chat/completions")) return route_chat_completions(r, method);
   if (!strcmp(url, "/v1/models"))
     return !strcmp(method, "GET") ? list_models(r) : serve_error(r, 405, "use GET for /v1/models");
   snprintf(r->route, sizeof r->route, "other");

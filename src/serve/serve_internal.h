@@ -258,6 +258,15 @@ enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_completions(req_ctx *r, const char *method);
+enum MHD_Result route_chat_completions(req_ctx *r, const char *method);
+/* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})
+ * rendered by the generator model's chat template, with the generation
+ * prompt. Returns 0 (*text malloc'd, the caller frees it) or the HTTP status
+ * to answer with the message in err: 400 when the model has no template or
+ * the template refuses the conversation (raise_exception), 413 when the
+ * rendering is too long. Any thread. */
+int serve_chat_prompt(at_server *s, json_t *messages, char **text, size_t *len, char *err,
+                      size_t cap);
 
 /* ---- the generation lane (models.c) ---- */
 at_status serve_load_generator(at_server *s);

@@ -1,8 +1,12 @@
 // tests/clients/openai_completions.mjs — the unmodified npm `openai` client
 // against anytime's /v1/completions: completions.create without and with
 // stream: true (greedy, so the streamed deltas must concatenate to the
-// non-streamed text), stream_options.include_usage, a stop sequence, and
-// the client's error type for a model the server does not have.
+// non-streamed text), stream_options.include_usage, a stop sequence, n
+// choices (identical when greedy, different when sampled, reproducible with
+// a seed), unseeded sampling that differs between requests, logprobs that
+// agree with the text and the greedy choice, a frequency penalty that
+// changes a repetitive greedy text, and the client's error type for a model
+// the server does not have.
 // usage: node openai_completions.mjs BASE_URL MODEL
 import OpenAI from "openai";
 
@@ -56,6 +60,58 @@ if (words.length < 2) fail(`greedy text too short to take a stop sequence from: 
 const r1 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0.9, top_p: 0.9, seed: 11 });
 const r2 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0.9, top_p: 0.9, seed: 11 });
 if (r1.choices[0].text !== r2.choices[0].text) fail("same seed, different text");
+
+// n choices: greedy gives n copies of the greedy text; sampled with a seed
+// gives choices that differ and the same set again for the same seed.
+{
+  const g = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, n: 3 });
+  if (g.choices.length !== 3) fail(`n=3 gave ${g.choices.length} choices`);
+  g.choices.forEach((c, i) => {
+    if (c.index !== i) fail(`choice ${i} has index ${c.index}`);
+    if (c.text !== text) fail(`greedy choice ${i} differs: ${JSON.stringify(c.text)}`);
+  });
+  if (g.usage.completion_tokens !== 3 * a.usage.completion_tokens) fail(`n=3 usage ${JSON.stringify(g.usage)}`);
+  const s1 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 1, n: 3, seed: 5 });
+  const s2 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 1, n: 3, seed: 5 });
+  const t1 = s1.choices.map((c) => c.text), t2 = s2.choices.map((c) => c.text);
+  if (new Set(t1).size !== 3) fail(`sampled choices not all different: ${JSON.stringify(t1)}`);
+  if (JSON.stringify(t1) !== JSON.stringify(t2)) fail("same seed, different choices");
+  // a streamed n=3: every choice's deltas concatenate to its plain text
+  const st = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 1, n: 3, seed: 5, stream: true });
+  const parts = ["", "", ""];
+  for await (const c of st) for (const ch of c.choices) parts[ch.index] += ch.text;
+  if (JSON.stringify(parts) !== JSON.stringify(t1)) fail(`streamed n=3 differs: ${JSON.stringify(parts)}`);
+  // no seed: two requests sample differently (16 tokens at temperature 1)
+  const u1 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 1 });
+  const u2 = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 1 });
+  if (u1.choices[0].text === u2.choices[0].text) fail(`unseeded sampling repeated itself: ${JSON.stringify(u1.choices[0].text)}`);
+}
+
+// logprobs: one entry per generated token; the tokens spell the text; under
+// greedy decoding the chosen token is the most likely alternative.
+{
+  const l = await client.completions.create({ model, prompt, max_tokens: 12, temperature: 0, logprobs: 3 });
+  const lp = l.choices[0].logprobs;
+  if (!lp || lp.tokens.length !== l.usage.completion_tokens) fail(`logprobs ${JSON.stringify(lp).slice(0, 200)}`);
+  if (lp.tokens.join("") !== l.choices[0].text) fail(`logprob tokens ${JSON.stringify(lp.tokens)} do not spell ${JSON.stringify(l.choices[0].text)}`);
+  lp.tokens.forEach((t, i) => {
+    const alts = Object.entries(lp.top_logprobs[i]);
+    if (alts.length < 1 || alts.length > 3) fail(`top_logprobs[${i}] has ${alts.length} entries`);
+    const best = Math.max(...alts.map(([, v]) => v));
+    if (!(lp.token_logprobs[i] <= 0) || Math.abs(lp.token_logprobs[i] - best) > 1e-6) fail(`token ${i}: logprob ${lp.token_logprobs[i]} is not the best alternative ${best}`);
+    if (alts.reduce((acc, [, v]) => acc + Math.exp(v), 0) > 1 + 1e-5) fail(`token ${i}: probabilities sum above 1`);
+    if (i > 0 && lp.text_offset[i] !== lp.text_offset[i - 1] + lp.tokens[i - 1].length) fail("text_offset");
+  });
+}
+
+// A frequency penalty changes a greedy text that repeats itself.
+{
+  const rep = await client.completions.create({ model, prompt: "the film", max_tokens: 30, temperature: 0 });
+  const words = rep.choices[0].text.split(" ").filter((w) => w.length > 2);
+  if (new Set(words).size === words.length) fail(`the greedy text does not repeat a word, the penalty check needs one: ${JSON.stringify(rep.choices[0].text)}`);
+  const pen = await client.completions.create({ model, prompt: "the film", max_tokens: 30, temperature: 0, frequency_penalty: 2 });
+  if (pen.choices[0].text === rep.choices[0].text) fail("frequency_penalty 2 changed nothing");
+}
 
 try {
   await client.completions.create({ model: "no-such-model", prompt, max_tokens: 4 });

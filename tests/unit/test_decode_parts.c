@@ -1,7 +1,8 @@
 /* tests/unit/test_decode_parts.c — the decoder lane's model-free parts:
  * block admission arithmetic, the KV arena (all-or-nothing growth, gather /
  * scatter round trips across block edges), the eviction order at its
- * boundaries, the online linear fit, the sampler, and the decode-step batch
+ * boundaries, the online linear fit, the sampler, log-probabilities and
+ * repetition penalties against a serial double-precision reference, and the decode-step batch
  * choice (every sequence is stepped within a bounded number of steps). */
 #include <math.h>
 
@@ -287,13 +288,81 @@ static void test_pick_bucketing(void **state) {
   assert_int_equal(pick[1], 4);
 }
 
+/* at_logprobs_top against a plain reference: log-softmax in double, a full
+ * sort by (logit desc, id asc). */
+static void test_logprobs_top(void **state) {
+  (void)state;
+  enum { V = 257 };
+  float logits[V];
+  at_rng r;
+  at_rng_seed(&r, 7);
+  for (int i = 0; i < V; i++) logits[i] = (float)(at_rng_uniform(&r) * 20 - 10);
+  logits[3] = logits[200] = 11.5f; /* a tie at the top: id 3 first */
+  logits[17] = logits[18] = -2.25f;
+  double mx = -1e300, sum = 0;
+  for (int i = 0; i < V; i++) mx = logits[i] > mx ? logits[i] : mx;
+  for (int i = 0; i < V; i++) sum += exp(logits[i] - mx);
+  double lse_ref = mx + log(sum);
+  int order[V];
+  for (int i = 0; i < V; i++) order[i] = i;
+  for (int i = 1; i < V; i++) /* insertion sort, stable: ties keep id order */
+    for (int j = i; j > 0 && logits[order[j]] > logits[order[j - 1]]; j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int k = 0; k <= AT_MAX_TOP_LOGPROBS + 3; k++) {
+    at_token_logprob lp;
+    double lse = at_logprobs_top(logits, V, k, &lp);
+    assert_true(fabs(lse - lse_ref) < 1e-9);
+    int want = k > AT_MAX_TOP_LOGPROBS ? AT_MAX_TOP_LOGPROBS : k;
+    assert_int_equal(lp.n_top, want);
+    for (int j = 0; j < want; j++) {
+      assert_int_equal(lp.top_ids[j], order[j]);
+      assert_true(fabs(lp.top_logprobs[j] - (logits[order[j]] - lse_ref)) < 1e-5);
+    }
+  }
+  at_token_logprob lp;
+  assert_int_equal(at_logprobs_top(logits, V, 2, &lp) > 0, 1);
+  assert_int_equal(lp.top_ids[0], 3);
+  assert_int_equal(lp.top_ids[1], 200);
+  /* probabilities of the whole vocabulary sum to 1 */
+  double total = 0;
+  for (int i = 0; i < V; i++) total += exp(logits[i] - lse_ref);
+  assert_true(fabs(total - 1) < 1e-9);
+  /* a vocabulary smaller than k */
+  float two[2] = {0, 0};
+  assert_true(fabs(at_logprobs_top(two, 2, 5, &lp) - log(2.0)) < 1e-9);
+  assert_int_equal(lp.n_top, 2);
+  assert_int_equal(lp.top_ids[0], 0);
+}
+
+static void test_penalties(void **state) {
+  (void)state;
+  float lg[6] = {1, 1, 1, 1, 1, 1};
+  int count[6] = {0};
+  const int32_t gen[] = {2, 4, 2, 2, -1, 99};
+  at_apply_penalties(lg, 6, gen, 6, 0.5f, 0.25f, count);
+  const float want[6] = {1, 1, 1 - 0.5f - 0.75f, 1, 1 - 0.5f - 0.25f, 1};
+  for (int i = 0; i < 6; i++) {
+    assert_true(fabsf(lg[i] - want[i]) < 1e-6f);
+    assert_int_equal(count[i], 0); /* left zeroed for the next call */
+  }
+  at_apply_penalties(lg, 6, gen, 6, 0, 0, count); /* off: nothing changes */
+  for (int i = 0; i < 6; i++) assert_true(fabsf(lg[i] - want[i]) < 1e-6f);
+  float neg[3] = {0, 0, 0};
+  at_apply_penalties(neg, 3, gen, 1, -1.0f, 0, count); /* a negative presence favours id 2 */
+  assert_true(neg[2] == 1.0f && neg[0] == 0 && neg[1] == 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_needed),   cmocka_unit_test(test_arena_grow_release),
       cmocka_unit_test(test_gather_scatter),  cmocka_unit_test(test_evict_classes),
       cmocka_unit_test(test_evict_order),     cmocka_unit_test(test_linfit),
       cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
-      cmocka_unit_test(test_pick_bucketing),
+      cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
+      cmocka_unit_test(test_penalties),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
