@@ -32,3 +32,6 @@ set_property(TEST deploy_manifests APPEND PROPERTY ENVIRONMENT "YAML2JSON_BIN=$<
 at_script_test(serve_limits tests/integration/serve_limits.sh)
 at_script_test(serve_faults tests/integration/serve_faults.sh)
 at_script_test(generate_eos tests/integration/generate_eos.sh)
+# The generation routes' tokens and log-probabilities against onnxruntime-node.
+at_script_test(gen_reference tests/integration/gen_reference.sh)
+set_tests_properties(gen_reference PROPERTIES LABELS "integration;reference")
