@@ -131,6 +131,42 @@ typedef struct at_gen_stats {
 } at_gen_stats;
 
 void at_gen_stats_get(at_generator *g, at_gen_stats *out);
+
+/* What the lane has in hand, published by the scheduler each turn (plus
+ * what was submitted since), for forecasting a newcomer's latency. */
+typedef struct at_gen_load {
+  int sequences;              /* running + waiting + submitted not yet taken */
+  int decoding;               /* running sequences past their prefill */
+  long long prefill_tokens;   /* positions still to prefill among all of them */
+  long long cached_tokens;    /* positions in the arena */
+  bool step_fitted;           /* the decode-step fit has data */
+  double step_a_s, step_b_s;  /* decode step ≈ a + b * batch * (longest cached + 1) */
+  double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (seeded at create) */
+  double tpot_s;              /* measured gap between one sequence's tokens (EWMA) */
+} at_gen_load;
+
+void at_gen_load_get(at_generator *g, at_gen_load *out);
+
+/* Forecast for n_seqs new sequences of n_prompt prompt tokens joining load
+ * `l` on a lane with params `p`. Pure. The model (docs/generation.md):
+ * every turn runs one prefill chunk of the oldest prefilling sequence and
+ * one decode step of up to max_batch decoding ones, so
+ *   ttft = the prefill chunks of everything ahead and its own
+ *          + one decode step per chunk while any sequence decodes;
+ *   tpot = ceil(sequences / max_batch) decode steps, each priced by the
+ *          step fit at the batch and mean length the lane will hold
+ *          (the measured gap only until the fit has data);
+ * both decode terms scaled, while sequences decode, by the measured gap
+ * over the model's figure for the current load (clamped to 0.5..4): what
+ * the fit misses (prefill chunks between steps) is in the measured gap.
+ * Blocks are not modelled: a newcomer that must wait for KV blocks waits
+ * longer than forecast (block admission still holds it). */
+typedef struct at_gen_forecast {
+  double ttft_s, tpot_s;
+} at_gen_forecast;
+
+at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                    int n_seqs);
 const at_decoder_info *at_gen_decoder_info(const at_generator *g);
 
 /* The batch choice of one decode step, exposed for tests. Given n decoding

@@ -72,6 +72,11 @@ typedef struct at_server_generator_config {
   int max_waiting;        /* 256 */
   double ttft_slo_ms;     /* 2000 */
   double tpot_slo_ms;     /* 200 */
+  /* "slo" (default): refuse at once (429 + Retry-After) a request whose
+   * forecast time to first token or per output token (at_gen_forecast_for)
+   * misses its budget: x-ttft-ms / x-tpot-ms, capped by ttft_slo_ms /
+   * tpot_slo_ms. "queue": admit until max_waiting sequences wait. */
+  char admission[16];
   int default_max_tokens; /* when a request omits max_tokens; 16 (as OpenAI) */
   int max_tokens;         /* cap per request; 256 */
 } at_server_generator_config;

@@ -57,6 +57,8 @@ struct at_generator {
   bool stopping;            /* guarded by lock */
   gseq *in_head, *in_tail;  /* guarded by lock */
   int n_incoming;           /* guarded by lock */
+  long long incoming_tokens; /* prompt tokens of the incoming list; guarded by lock */
+  at_gen_load load;         /* published by the scheduler; guarded by lock */
   gseq *live;               /* guarded by lock */
   uint64_t next_id;         /* guarded by lock */
   at_gen_stats pub;         /* guarded by lock */
@@ -77,6 +79,7 @@ struct at_generator {
   gseq **step_sel;
   at_linfit step_fit, prefill_fit;
   double tpot_ewma;
+  double tpot_slow; /* the same gap averaged over ~100 tokens: the forecast's calibration */
   at_gen_stats st;
 };
 
@@ -142,14 +145,35 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
 
 /* ------------------------------------------------------------ helpers */
 
+static bool is_decoding(const gseq *s);
+
 static void publish(at_generator *g) {
   g->st.waiting = g->n_waiting;
   g->st.running = g->n_running;
   g->st.free_blocks = at_kv_arena_free_blocks(g->arena);
   g->st.total_blocks = at_kv_arena_total_blocks(g->arena);
-  at_linfit_get(&g->step_fit, &g->st.step_a_s, &g->st.step_b_s);
+  bool fitted = at_linfit_get(&g->step_fit, &g->st.step_a_s, &g->st.step_b_s);
   at_linfit_get(&g->prefill_fit, &g->st.prefill_a_s, &g->st.prefill_b_s);
+  at_gen_load l = {.sequences = g->n_running + g->n_waiting,
+                   .step_fitted = fitted,
+                   .step_a_s = g->st.step_a_s,
+                   .step_b_s = g->st.step_b_s,
+                   .prefill_a_s = g->st.prefill_a_s,
+                   .prefill_b_s = g->st.prefill_b_s,
+                   .tpot_s = g->tpot_slow};
+  for (int pass = 0; pass < 2; pass++) {
+    gseq **arr = pass ? g->running : g->waiting;
+    int n = pass ? g->n_running : g->n_waiting;
+    for (int i = 0; i < n; i++) {
+      const gseq *q = arr[i];
+      int left = q->n_tok - 1 - q->kv.len;
+      l.prefill_tokens += left > 0 ? left : 0;
+      l.cached_tokens += q->kv.len;
+      l.decoding += pass && is_decoding(q);
+    }
+  }
   pthread_mutex_lock(&g->lock);
+  g->load = l;
   uint64_t sub = g->pub.submitted, rej = g->pub.rejected;
   g->pub = g->st;
   g->pub.submitted = sub;
@@ -513,6 +537,7 @@ static bool decode_one(at_generator *g) {
     if (s->last_tok_ns && t1 > s->last_tok_ns) { /* inter-token gap feeds the TPOT estimate */
       double gap = (double)(t1 - s->last_tok_ns) / 1e9;
       g->tpot_ewma = 0.95 * g->tpot_ewma + 0.05 * gap;
+      g->tpot_slow = 0.99 * g->tpot_slow + 0.01 * gap;
     }
     int end = emit(g, s, tok, t1);
     if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
@@ -551,6 +576,7 @@ static void *loop(void *arg) {
     gseq *in = g->in_head;
     g->in_head = g->in_tail = NULL;
     g->n_incoming = 0;
+    g->incoming_tokens = 0;
     pthread_mutex_unlock(&g->lock);
     for (gseq *s = in, *nx; s; s = nx) {
       nx = s->next_in;
@@ -589,7 +615,7 @@ static void calibrate(at_generator *g) {
   if (!tok || at_kv_seq_grow(g->arena, &kv, (W + 1 + bt - 1) / bt) != AT_OK) {
     free(tok);
     at_kv_seq_free(&kv);
-    g->tpot_ewma = 0.01;
+    g->tpot_ewma = g->tpot_slow = 0.01;
     return;
   }
   for (int rep = 0; rep < 2; rep++) {
@@ -604,12 +630,18 @@ static void calibrate(at_generator *g) {
       if (rep && k == 1) { /* one decode step with W cached */
         it = (at_decode_item){.seq = &kv, .tokens = tok, .n_new = 1};
         t0 = at_now_ns();
-        if (at_decoder_step(g->dec, g->arena, &it, 1, g->logits) == AT_OK)
+        if (at_decoder_step(g->dec, g->arena, &it, 1, g->logits) == AT_OK) {
           g->tpot_ewma = (double)(at_now_ns() - t0) / 1e9;
+          /* one point: the fit starts through the origin, pricing the
+           * fixed cost per cached token (an overestimate at large batches,
+           * so a cold lane's first burst is not all admitted at once) */
+          at_linfit_add(&g->step_fit, (double)(W + 1), g->tpot_ewma);
+        }
       }
     }
   }
   if (!(g->tpot_ewma > 0)) g->tpot_ewma = 0.01;
+  g->tpot_slow = g->tpot_ewma;
   at_kv_seq_release(g->arena, &kv);
   at_kv_seq_free(&kv);
   free(tok);
@@ -768,6 +800,7 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   else g->in_head = s;
   g->in_tail = s;
   g->n_incoming++;
+  g->incoming_tokens += r->n_prompt;
   s->next_live = g->live;
   if (g->live) g->live->prev_live = s;
   g->live = s;
@@ -795,4 +828,60 @@ void at_gen_stats_get(at_generator *g, at_gen_stats *out) {
   pthread_mutex_lock(&g->lock);
   *out = g->pub;
   pthread_mutex_unlock(&g->lock);
+}
+
+void at_gen_load_get(at_generator *g, at_gen_load *out) {
+  if (!g || !out) return;
+  pthread_mutex_lock(&g->lock);
+  *out = g->load;
+  out->sequences += g->n_incoming;
+  out->prefill_tokens += g->incoming_tokens;
+  pthread_mutex_unlock(&g->lock);
+}
+
+/* Seconds for prefilling `tokens` positions in chunks of W. */
+static double prefill_time(const at_gen_load *l, long long tokens, int W) {
+  if (tokens <= 0) return 0;
+  long long chunks = (tokens + W - 1) / W;
+  double full = l->prefill_a_s + l->prefill_b_s * W;
+  double last = l->prefill_a_s + l->prefill_b_s * (double)(tokens - (chunks - 1) * W);
+  return (double)(chunks - 1) * (full > 0 ? full : 0) + (last > 0 ? last : 0);
+}
+
+/* The model's decode step (seconds) with S sequences holding `positions`. */
+static double model_step(const at_gen_load *l, int B, long long S, long long positions) {
+  if (S < 1) return 0;
+  double mean_len = (double)positions / (double)S;
+  long long batch = S < B ? S : B;
+  double step = l->step_fitted ? l->step_a_s + l->step_b_s * (double)batch * (mean_len + 1) : 0;
+  return step > 0 ? step : 0;
+}
+
+at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                    int n_seqs) {
+  at_gen_forecast f = {0, 0};
+  if (!l || !p || n_seqs < 1 || n_prompt < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return f;
+  int W = p->chunk_tokens, B = p->max_batch;
+  long long S = (long long)l->sequences + n_seqs;
+  long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
+  long long chunks = (pre + W - 1) / W;
+  double step = model_step(l, B, S, l->cached_tokens + pre);
+  /* Calibration: the lane's measured gap against what the model says for
+   * the load it measured it under (prefill chunks between steps, batching
+   * effects the fit misses). Only while sequences decode: an idle lane's
+   * gap is stale. */
+  double scale = 1;
+  if (l->decoding > 0 && l->tpot_s > 0) {
+    long long Sn = l->sequences;
+    double now = (double)((Sn + B - 1) / B) * model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens);
+    if (now > 0) scale = l->tpot_s / now;
+    if (scale < 0.5) scale = 0.5;
+    if (scale > 4) scale = 4;
+  }
+  if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1;
+  f.ttft_s = prefill_time(l, pre, W) + (l->decoding > 0 ? (double)chunks * step * scale : 0);
+  /* the measured gap is not a floor by itself: it lags the load, and a
+   * floor would keep refusing after a burst has drained */
+  f.tpot_s = (double)((S + B - 1) / B) * step * scale;
+  return f;
 }

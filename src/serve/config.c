@@ -60,6 +60,7 @@ at_server_config at_server_config_default(void) {
   g->max_waiting = 256;
   g->ttft_slo_ms = 2000;
   g->tpot_slo_ms = 200;
+  snprintf(g->admission, sizeof g->admission, "slo");
   g->default_max_tokens = 16;
   g->max_tokens = 256;
   return c;
@@ -75,13 +76,14 @@ int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size
                    "generator:\n  name: %s\n  model: %s\n%s%s%s  threads: %d\n"
                    "  block_tokens: %d\n  blocks: %d\n  safety: %g\n  chunk_tokens: %d\n"
                    "  max_batch: %d\n  bucketing: %s\n  preempt: %s\n  max_waiting: %d\n"
-                   "  ttft_slo_ms: %g\n  tpot_slo_ms: %g\n  default_max_tokens: %d\n"
-                   "  max_tokens: %d\n",
+                   "  ttft_slo_ms: %g\n  tpot_slo_ms: %g\n  admission: %s\n"
+                   "  default_max_tokens: %d\n  max_tokens: %d\n",
                    g->name, g->model_raw[0] ? g->model_raw : g->model,
                    g->variant[0] ? "  variant: " : "", g->variant, g->variant[0] ? "\n" : "",
                    g->threads, g->block_tokens, g->blocks, g->safety, g->chunk_tokens,
                    g->max_batch, g->bucketing ? "true" : "false", g->preempt ? "true" : "false",
-                   g->max_waiting, g->ttft_slo_ms, g->tpot_slo_ms, g->default_max_tokens,
+                   g->max_waiting, g->ttft_slo_ms, g->tpot_slo_ms, g->admission,
+                   g->default_max_tokens,
                    g->max_tokens);
   return n < 0 || (size_t)n >= cap ? -1 : n;
 }
@@ -355,6 +357,12 @@ static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_generator_con
     }
     if (!strcmp(k, "variant")) {
       if ((s = get_str(c, v, k, g->variant, sizeof g->variant))) return s;
+      continue;
+    }
+    if (!strcmp(k, "admission")) {
+      if ((s = get_str(c, v, k, g->admission, sizeof g->admission))) return s;
+      if (strcmp(g->admission, "slo") && strcmp(g->admission, "queue"))
+        return bad(c, v, "'admission' must be slo or queue");
       continue;
     }
     if (!strcmp(k, "bucketing")) {

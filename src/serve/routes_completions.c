@@ -506,6 +506,43 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     goto out;
   }
   int n = (int)q.n;
+  if (!strcmp(gc->admission, "slo")) { /* refuse now what cannot meet its budgets */
+    double ttft_b, tpot_b;
+    if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
+                                  gc->ttft_slo_ms / 1e3, gc->ttft_slo_ms / 1e3, &ttft_b) != AT_OK ||
+        at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-tpot-ms"),
+                                  gc->tpot_slo_ms / 1e3, gc->tpot_slo_ms / 1e3, &tpot_b) != AT_OK) {
+      res = serve_error(r, 400, "x-ttft-ms and x-tpot-ms must be positive numbers of milliseconds");
+      goto out;
+    }
+    at_gen_load load;
+    at_gen_load_get(s->gen, &load);
+    at_gen_params gp = at_gen_default_params();
+    gp.chunk_tokens = gc->chunk_tokens;
+    gp.max_batch = gc->max_batch;
+    at_gen_forecast f = at_gen_forecast_for(&load, &gp, n_ids, n);
+    if (f.ttft_s > ttft_b || f.tpot_s > tpot_b) {
+      atomic_fetch_add(&s->gen_refused, 1);
+      /* come back when the excess has drained: the prefill ahead, or the
+       * share of the lane's sequences over the budget finishing */
+      double ra = f.ttft_s - ttft_b;
+      double ra_tpot = (f.tpot_s - tpot_b) * (double)q.max_tokens;
+      if (ra_tpot > ra) ra = ra_tpot;
+      if (ra < 0.05) ra = 0.05;
+      uint64_t now = at_now_ns();
+      uint64_t hold = serve_refusal_hold(r, now, &ra, s->holdq != NULL);
+      char msg[400];
+      int len = snprintf(msg, sizeof msg,
+                         "{\"error\":\"overloaded: forecast time to first token %.0f ms (budget "
+                         "%.0f ms), per output token %.1f ms (budget %.1f ms) with %d sequences "
+                         "in the lane; retry after %.0f ms\",\"code\":429}",
+                         f.ttft_s * 1e3, ttft_b * 1e3, f.tpot_s * 1e3, tpot_b * 1e3,
+                         load.sequences, ra * 1e3);
+      res = serve_refusal_send(r, 429, msg, len > 0 && (size_t)len < sizeof msg ? (size_t)len : 0,
+                               now, hold, ra);
+      goto out;
+    }
+  }
   j = calloc(1, sizeof *j);
   if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch)) || at_tok_workspace_create(&j->ws) != AT_OK) {
     if (j) {

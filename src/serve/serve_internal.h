@@ -77,6 +77,7 @@ struct at_server {
   atomic_uint_least64_t prescan_refusals;  /* refused before the body was parsed */
   atomic_uint_least64_t prescan_mismatches; /* a scanned count the parse disagreed with */
   atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
+  atomic_uint_least64_t gen_refused;       /* generation requests refused by their forecast */
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
   serve_auth auth;           /* API keys (none: every request passes) */
   serve_alog *alog;          /* access log (NULL: off) */
@@ -257,6 +258,15 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
 enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method);
 enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method);
+/* A refusal in two steps (server.c), shared by the encoder planner's and
+ * the generation lane's 429s. serve_refusal_hold: the hold rule
+ * (holdq.h) for this request; returns when to answer (0: now) and sets
+ * *ra_s to the slot the answer will tell. serve_refusal_send: answers
+ * status with the JSON body (copied), Retry-After and retry-after-ms from
+ * ra_s for a 429, at once or, with hold_until, at that time. */
+uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
+enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, size_t len,
+                                   uint64_t now, uint64_t hold_until, double ra_s);
 enum MHD_Result route_completions(req_ctx *r, const char *method);
 enum MHD_Result route_chat_completions(req_ctx *r, const char *method);
 /* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})

@@ -97,12 +97,8 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
    * refused at that slot (serve_hold_decide: holdq.c) and told its next,
    * counted from when the answer leaves (the body and the headers alike). */
   uint64_t now = at_now_ns(), hold_until = 0;
-  if (status == 429 && r->cs) {
-    hold_until = serve_hold_decide(r->cs, now, ra_s, serve_body_sig(r->body, r->body_len),
-                                   s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
-    if (hold_until)
-      ra_s = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
-  }
+  if (status == 429)
+    hold_until = serve_refusal_hold(r, now, &ra_s, s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
   double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
   if (status == 422) {
     len = snprintf(body, sizeof body,
@@ -121,13 +117,30 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
                    d->deadline_s * 1e3, name, ra_ms);
   }
   if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
+  return serve_refusal_send(r, status, body, (size_t)len, now, hold_until, ra_s);
+}
+
+uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold) {
+  if (!r->cs) return 0;
+  uint64_t hold_until =
+      serve_hold_decide(r->cs, now, *ra_s, serve_body_sig(r->body, r->body_len), may_hold);
+  if (hold_until)
+    *ra_s = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
+  return hold_until;
+}
+
+enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, size_t len,
+                                   uint64_t now, uint64_t hold_until, double ra_s) {
+  at_server *s = r->srv;
   if (status == 429) {
+    double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
     snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(ra_s));
     fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));
   }
-  char *copy = malloc((size_t)len + 1);
+  char *copy = malloc(len + 1);
   if (!copy) return MHD_NO;
-  memcpy(copy, body, (size_t)len + 1);
+  memcpy(copy, body, len);
+  copy[len] = '\0';
   if (hold_until) {
     enum MHD_Result res;
     if (!serve_go_async(r, NULL, &res)) { /* stopping: 503 sent */
@@ -136,7 +149,7 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
     }
     r->status = status;
     r->resp = copy;
-    r->resp_len = (size_t)len;
+    r->resp_len = len;
     r->content_type = "application/json";
     fmt_ms3(r->held_ms, (hold_until - now + 500) / 1000);
     atomic_fetch_add(&s->held_refusals, 1);
@@ -144,7 +157,7 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
     serve_holdq_add(s->holdq, hold_until, r->conn);
     return MHD_YES;
   }
-  return serve_reply(r, status, "application/json", copy, (size_t)len);
+  return serve_reply(r, status, "application/json", copy, len);
 }
 
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
@@ -442,6 +455,7 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         "anytime_gen_requests_total{model=\"%s\",outcome=\"submitted\"} %llu\n"
         "anytime_gen_requests_total{model=\"%s\",outcome=\"finished\"} %llu\n"
         "anytime_gen_requests_total{model=\"%s\",outcome=\"rejected\"} %llu\n"
+        "anytime_gen_requests_total{model=\"%s\",outcome=\"refused_forecast\"} %llu\n"
         "# HELP anytime_gen_preemptions_total Sequences evicted from the KV arena (recomputed later).\n"
         "# TYPE anytime_gen_preemptions_total counter\n"
         "anytime_gen_preemptions_total{model=\"%s\"} %llu\n"
@@ -469,7 +483,8 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         "anytime_gen_prefill_fit_seconds{model=\"%s\",term=\"fixed\"} %.9f\n"
         "anytime_gen_prefill_fit_seconds{model=\"%s\",term=\"per_token\"} %.12f\n",
         n, (unsigned long long)g.submitted, n, (unsigned long long)g.finished, n,
-        (unsigned long long)g.rejected, n, (unsigned long long)g.preemptions, n,
+        (unsigned long long)g.rejected, n, (unsigned long long)atomic_load(&s->gen_refused), n,
+        (unsigned long long)g.preemptions, n,
         (unsigned long long)g.tokens_generated, n, (unsigned long long)g.prefill_chunks, n,
         (unsigned long long)g.decode_steps, n, g.waiting, n, g.running, n, g.free_blocks, n,
         g.total_blocks, n, g.step_a_s, n, g.step_b_s, n, g.prefill_a_s, n, g.prefill_b_s);

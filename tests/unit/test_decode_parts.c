@@ -355,6 +355,65 @@ static void test_penalties(void **state) {
   assert_true(neg[2] == 1.0f && neg[0] == 0 && neg[1] == 0);
 }
 
+/* The lane's latency forecast, against figures worked by hand from the
+ * model in anytime/generate.h, and monotone in the load. */
+static void test_forecast(void **state) {
+  (void)state;
+  at_gen_params p = at_gen_default_params();
+  p.chunk_tokens = 64;
+  p.max_batch = 4;
+  /* the model's step for the load as it is: 3 sequences, 400 positions */
+  double now = 0.002 + 1e-6 * 3 * (400.0 / 3 + 1);
+  at_gen_load l = {.sequences = 3, .decoding = 2, .prefill_tokens = 100, .cached_tokens = 300,
+                   .step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
+                   .prefill_a_s = 0.001, .prefill_b_s = 2e-5, .tpot_s = 2 * now};
+  at_gen_forecast f = at_gen_forecast_for(&l, &p, 28, 1);
+  /* S = 4, 128 to prefill = 2 full chunks of 2.28 ms, step at batch 4 and
+   * mean length 107: 2 + 0.001 * 4 * 108 = 2.432 ms, scaled by the measured
+   * gap over the model's figure now (2) */
+  assert_true(fabs(f.ttft_s - (2 * 0.00228 + 2 * 0.002432 * 2)) < 1e-12);
+  assert_true(fabs(f.tpot_s - 0.002432 * 2) < 1e-12);
+  f = at_gen_forecast_for(&l, &p, 28, 2); /* S = 5: two steps per token */
+  double step = 0.002 + 1e-6 * 4 * (456.0 / 5 + 1);
+  assert_true(fabs(f.ttft_s - (2 * 0.00228 + 0.00156 + 3 * step * 2)) < 1e-12);
+  assert_true(fabs(f.tpot_s - 2 * step * 2) < 1e-12);
+  /* the calibration is clamped to 0.5..4 */
+  at_gen_load slow = l;
+  slow.tpot_s = 100 * now;
+  assert_true(fabs(at_gen_forecast_for(&slow, &p, 28, 1).tpot_s - 0.002432 * 4) < 1e-12);
+  slow.tpot_s = 0.01 * now;
+  assert_true(fabs(at_gen_forecast_for(&slow, &p, 28, 1).tpot_s - 0.002432 * 0.5) < 1e-12);
+  /* no sequence decoding: the measured gap is stale and not used */
+  slow.decoding = 0;
+  slow.tpot_s = 100 * now;
+  f = at_gen_forecast_for(&slow, &p, 28, 1);
+  assert_true(fabs(f.tpot_s - 0.002432) < 1e-12);
+  assert_true(fabs(f.ttft_s - 2 * 0.00228) < 1e-12);
+  /* an idle lane without a step fit: its prefill, then the measured gap */
+  at_gen_load idle = {.prefill_a_s = 0.001, .prefill_b_s = 2e-5, .tpot_s = 0.01};
+  f = at_gen_forecast_for(&idle, &p, 28, 1);
+  assert_true(fabs(f.ttft_s - (0.001 + 2e-5 * 28)) < 1e-12);
+  assert_true(fabs(f.tpot_s - 0.01) < 1e-12);
+  /* without calibration, more of any kind of load never forecasts less */
+  l.tpot_s = 0;
+  at_gen_forecast prev = at_gen_forecast_for(&l, &p, 28, 1);
+  for (int k = 1; k <= 50; k++) {
+    at_gen_load m = l;
+    m.sequences += k;
+    m.prefill_tokens += 37 * k;
+    m.cached_tokens += 90 * k;
+    m.decoding += k / 2;
+    at_gen_forecast g = at_gen_forecast_for(&m, &p, 28, 1);
+    assert_true(g.ttft_s >= prev.ttft_s && g.tpot_s >= prev.tpot_s);
+    prev = g;
+  }
+  /* nonsense in, zeros out */
+  f = at_gen_forecast_for(&l, &p, 0, 1);
+  assert_true(f.ttft_s == 0 && f.tpot_s == 0);
+  f = at_gen_forecast_for(NULL, &p, 5, 1);
+  assert_true(f.ttft_s == 0 && f.tpot_s == 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_needed),   cmocka_unit_test(test_arena_grow_release),
@@ -362,7 +421,7 @@ int main(void) {
       cmocka_unit_test(test_evict_order),     cmocka_unit_test(test_linfit),
       cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
-      cmocka_unit_test(test_penalties),
+      cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

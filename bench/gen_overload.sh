@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/gen_overload.sh — the generation lane under closed-loop overload,
+# with and without forecast admission (generator.admission: slo | queue).
+# One `anytime serve` on configs/serving.yaml per (mode, concurrency); `hey`
+# (a third-party load tool) keeps C clients sending POST /v1/completions
+# (MAX_TOKENS tokens, temperature 0.7) back to back for SECS seconds, each
+# request with the budgets x-ttft-ms / x-tpot-ms. Modes alternate within a
+# pass; PASSES passes. Per run it reports answered (200) and refused (429)
+# requests, p50 / p99 latency of the answered, goodput (answers within
+# TTFT + MAX_TOKENS * TPOT, per second) and tokens/s from the server's own
+# counter (anytime_gen_tokens_total).
+#
+#   bench/gen_overload.sh [CONC ("8 64 256")] [SECS (15)] [PASSES (2)]
+#   env: TTFT_MS (500) TPOT_MS (50) MAX_TOKENS (32) BIN (build/anytime)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${BIN:-$here/build/anytime}
+conc=${1:-"8 64 256"} secs=${2:-15} passes=${3:-2}
+ttft=${TTFT_MS:-500} tpot=${TPOT_MS:-50} ntok=${MAX_TOKENS:-32}
+command -v hey >/dev/null || { echo "gen_overload: needs hey (apt-get install hey)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+deadline_s=$(awk -v a="$ttft" -v b="$tpot" -v n="$ntok" 'BEGIN{printf "%.4f", (a + n * b) / 1e3}')
+body="{\"prompt\":\"the film is a masterpiece of quiet observation , and\",\"max_tokens\":$ntok,\"temperature\":0.7}"
+
+run() { # mode conc
+  sed "s/^  model: \.\.\/models\/decoder/  model: ..\/models\/decoder\n  admission: $1/" \
+    "$here/configs/serving.yaml" > "$here/configs/.gen_overload_$1.yaml"
+  rm -f "$tmp/port"
+  "$bin" serve --config "$here/configs/.gen_overload_$1.yaml" --port 0 --port-file "$tmp/port" \
+    >"$tmp/server.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+  local base="http://127.0.0.1:$(cat "$tmp/port")"
+  curl -s "$base/v1/completions" -d "$body" >/dev/null  # warm
+  local t0 t1
+  t0=$(curl -s "$base/metrics" | awk '/^anytime_gen_tokens_total/{print $2}')
+  hey -z "${secs}s" -c "$2" -m POST -T application/json -H "x-ttft-ms: $ttft" \
+    -H "x-tpot-ms: $tpot" -d "$body" -o csv "$base/v1/completions" > "$tmp/hey.csv" 2>/dev/null || true
+  t1=$(curl -s "$base/metrics" | awk '/^anytime_gen_tokens_total/{print $2}')
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  rm -f "$here/configs/.gen_overload_$1.yaml"
+  # hey csv: response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset
+  awk -F, 'NR > 1 && $7 == 200 {print $1}' "$tmp/hey.csv" | sort -g > "$tmp/lat"
+  local ok refused other
+  ok=$(wc -l < "$tmp/lat")
+  refused=$(awk -F, 'NR > 1 && $7 == 429' "$tmp/hey.csv" | wc -l)
+  other=$(awk -F, 'NR > 1 && $7 != 200 && $7 != 429' "$tmp/hey.csv" | wc -l)
+  awk -v mode="$1" -v c="$2" -v secs="$secs" -v dl="$deadline_s" -v tok=$((t1 - t0)) \
+      -v refused="$refused" -v other="$other" '
+    { lat[NR] = $1; if ($1 <= dl) good++ }
+    END {
+      n = NR
+      p50 = n ? lat[int(0.50 * (n - 1)) + 1] : 0; p99 = n ? lat[int(0.99 * (n - 1)) + 1] : 0
+      printf "| %s | %d | %d | %d | %d | %.0f | %.0f | %.1f | %.0f |\n", mode, c, n, refused, other,
+             p50 * 1e3, p99 * 1e3, good / secs, tok / secs
+    }' "$tmp/lat"
+}
+
+echo "# host: $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
+echo "# budgets: x-ttft-ms $ttft, x-tpot-ms $tpot, $ntok tokens: an answer counts within ${deadline_s}s"
+echo "| admission | clients | answered | refused | other | p50 ms | p99 ms | goodput req/s | tokens/s |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for p in $(seq 1 "$passes"); do
+  for c in $conc; do
+    for mode in queue slo; do run "$mode" "$c"; done
+  done
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
