@@ -68,8 +68,20 @@ size_t at_kv_block_bytes(const at_kv_layout *l);
 /* Give `seq` `n` more blocks, all or nothing: AT_ERR_LIMIT (nothing taken)
  * when fewer than n are free. */
 at_status at_kv_seq_grow(at_kv_arena *a, at_kv_seq *seq, int n);
-/* Return every block of `seq` to the arena; len becomes 0. The block table
- * buffer is kept for reuse. */
+/* Start `child` (holding no blocks) as a copy of the first `positions`
+ * cached positions of `parent` (<= parent->len): the parent's full blocks
+ * are shared (reference counted: a block returns to the free list when its
+ * last holder releases it), and a partly filled last block is copied into
+ * a fresh block of the child's own, so no shared block is ever written
+ * again (positions only append). AT_ERR_LIMIT (nothing taken) when that
+ * copy finds no free block; AT_ERR_INVALID_ARG for bad arguments. */
+at_status at_kv_seq_fork(at_kv_arena *a, const at_kv_seq *parent, at_kv_seq *child,
+                         int positions);
+/* Blocks of `seq` shared with another sequence (for tests and stats). */
+int at_kv_seq_shared_blocks(const at_kv_arena *a, const at_kv_seq *seq);
+/* Return every block of `seq` to the arena (a shared block when its last
+ * holder returns it); len becomes 0. The block table buffer is kept for
+ * reuse. */
 void at_kv_seq_release(at_kv_arena *a, at_kv_seq *seq);
 /* Free the block table buffer (call after release). */
 void at_kv_seq_free(at_kv_seq *seq);

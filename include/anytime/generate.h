@@ -97,6 +97,12 @@ typedef struct at_gen_request {
   bool logprobs;
   int top_logprobs;
   void (*on_logprobs)(void *user, const at_token_logprob *lp);
+  /* Another choice of the same prompt: the id of an earlier request with
+   * identical prompt tokens (0 = none). While that request is running with
+   * its prompt cached, this one is admitted on a fork of its cache
+   * (at_kv_seq_fork: full blocks shared, no recompute but the last prompt
+   * token); otherwise it prefills on its own. */
+  uint64_t fork_of;
   /* Called for each generated token (n = tokens so far). Return true to stop
    * here (finish AT_GEN_STOP), e.g. when a stop sequence appeared. May be
    * NULL. */
@@ -125,6 +131,7 @@ void at_gen_cancel(at_generator *g, uint64_t id);
 typedef struct at_gen_stats {
   uint64_t submitted, finished, rejected, preemptions, steps, prefill_chunks, decode_steps;
   uint64_t tokens_generated;
+  uint64_t shared_tokens;  /* prompt positions taken from a fork instead of prefilled */
   int waiting, running, free_blocks, total_blocks;
   double step_a_s, step_b_s;       /* decode step ≈ a + b * cached tokens in the batch */
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (recompute price) */

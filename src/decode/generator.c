@@ -299,7 +299,7 @@ static bool head_at_risk(at_generator *g, const gseq *h, uint64_t now) {
   }
   for (int i = 0; i < n; i++) {
     t[i] = remaining_s(g, g->running[i]);
-    b[i] = g->running[i]->kv.n_blocks;
+    b[i] = g->running[i]->kv.n_blocks - at_kv_seq_shared_blocks(g->arena, &g->running[i]->kv);
   }
   double when = INFINITY;
   int have = free_b;
@@ -344,14 +344,16 @@ static bool evict_for(at_generator *g, const gseq *h, uint64_t now) {
     for (int i = 0; i < n; i++) {
       const gseq *r = g->running[i];
       if (g->p.preempt_always) { /* everyone evictable, oldest first */
-        c[i] = (at_evict_cand){.id = i, .slack_s = -1.0 - (double)(n - i), .blocks = r->kv.n_blocks};
+        c[i] = (at_evict_cand){.id = i,
+                               .slack_s = -1.0 - (double)(n - i),
+                               .blocks = r->kv.n_blocks - at_kv_seq_shared_blocks(g->arena, &r->kv)};
         continue;
       }
       c[i] = (at_evict_cand){.id = i,
                              .slack_s = ((double)r->deadline_ns - (double)now) / 1e9 -
                                         remaining_s(g, r),
                              .recompute_s = recompute_s(g, r->kv.len),
-                             .blocks = r->kv.n_blocks};
+                             .blocks = r->kv.n_blocks - at_kv_seq_shared_blocks(g->arena, &r->kv)};
     }
     nv = at_evict_plan(c, (size_t)n, at_kv_arena_free_blocks(g->arena), h->need_blocks, vict);
   }
@@ -369,9 +371,55 @@ static bool evict_for(at_generator *g, const gseq *h, uint64_t now) {
   return nv > 0;
 }
 
+/* The running request `h` may fork its prompt's cache from: 1 and *parent
+ * when it can now, -1 while that parent is still prefilling (wait for it),
+ * 0 when there is none (prefill alone). */
+static int fork_source(const at_generator *g, const gseq *h, gseq **parent) {
+  if (!h->req.fork_of || h->evicted || h->n_prompt < 2) return 0;
+  for (int i = 0; i < g->n_running; i++) {
+    gseq *p = g->running[i];
+    if (p->id != h->req.fork_of) continue;
+    if (p->n_prompt != h->n_prompt || memcmp(p->tok, h->tok, (size_t)h->n_prompt * sizeof *h->tok))
+      return 0;
+    *parent = p;
+    return p->kv.len >= h->n_prompt - 1 ? 1 : -1;
+  }
+  return 0;
+}
+
+/* Admit waiting[i] on a fork of parent's prompt cache: every prompt
+ * position but the last is shared or copied, so its "prefill" is one
+ * token. The caller checked free blocks >= need_blocks - shared full ones. */
+static bool admit_fork(at_generator *g, int i, gseq *parent) {
+  gseq *h = g->waiting[i];
+  int pos = h->n_prompt - 1;
+  if (at_kv_seq_fork(g->arena, &parent->kv, &h->kv, pos) != AT_OK) return false;
+  int more = h->need_blocks - h->kv.n_blocks;
+  if ((more > 0 && at_kv_seq_grow(g->arena, &h->kv, more) != AT_OK)) {
+    at_kv_seq_release(g->arena, &h->kv);
+    return false;
+  }
+  remove_at(g->waiting, &g->n_waiting, i);
+  if (!push(&g->running, &g->n_running, &g->cap_running, h)) {
+    finish(g, h, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory admitting a sequence");
+    return true;
+  }
+  if (!h->admitted_ns) h->admitted_ns = at_now_ns();
+  h->last_step = g->st.decode_steps;
+  g->st.shared_tokens += (uint64_t)pos;
+  return true;
+}
+
 static void admit(at_generator *g) {
   while (g->n_waiting > 0) {
     gseq *h = g->waiting[0];
+    gseq *parent = NULL;
+    int fs = fork_source(g, h, &parent);
+    if (fs < 0) break; /* its sibling's prompt is a few chunks from cached */
+    if (fs > 0 && at_kv_arena_free_blocks(g->arena) >=
+                      h->need_blocks - (h->n_prompt - 1) / g->p.block_tokens &&
+        admit_fork(g, 0, parent))
+      continue;
     if (at_kv_arena_free_blocks(g->arena) >= h->need_blocks) {
       admit_one(g, 0);
       continue;

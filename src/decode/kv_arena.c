@@ -2,7 +2,8 @@
  * anytime/decode.h): one allocation made at create, a free list of block
  * ids, all-or-nothing growth of a sequence's block table, and the gather /
  * scatter copies between a sequence's blocks and the dense past/present
- * tensors the decoder graph reads and writes.
+ * tensors the decoder graph reads and writes, and forks that share a
+ * prompt's full blocks between sequences (reference counts per block).
  *
  * DESIGN: no locks; the generator's scheduler thread is the only user.
  * Block b's memory is float[layers][2][heads][block_tokens][head_dim], so
@@ -22,6 +23,7 @@ struct at_kv_arena {
   float *mem;
   int *free_ids; /* stack of free block ids */
   int n_free;
+  int *refs;     /* holders of each block (0: free) */
 };
 
 int at_kv_blocks_needed(int64_t tokens, double safety, int block_tokens) {
@@ -56,7 +58,8 @@ at_status at_kv_arena_create(const at_kv_layout *l, int n_blocks, at_kv_arena **
   a->n_blocks = n_blocks;
   a->mem = calloc((size_t)n_blocks, at_kv_block_bytes(l));
   a->free_ids = malloc((size_t)n_blocks * sizeof *a->free_ids);
-  if (!a->mem || !a->free_ids) {
+  a->refs = calloc((size_t)n_blocks, sizeof *a->refs);
+  if (!a->mem || !a->free_ids || !a->refs) {
     at_kv_arena_destroy(a);
     return at_fail(AT_ERR_NOMEM, "kv arena: %.1f MiB", bytes / (1024.0 * 1024));
   }
@@ -71,6 +74,7 @@ void at_kv_arena_destroy(at_kv_arena *a) {
   if (!a) return;
   free(a->mem);
   free(a->free_ids);
+  free(a->refs);
   free(a);
 }
 
@@ -78,26 +82,69 @@ const at_kv_layout *at_kv_arena_layout(const at_kv_arena *a) { return &a->l; }
 int at_kv_arena_total_blocks(const at_kv_arena *a) { return a->n_blocks; }
 int at_kv_arena_free_blocks(const at_kv_arena *a) { return a->n_free; }
 
+/* Room for `want` entries in seq's block table. */
+static at_status table_room(at_kv_seq *seq, int want) {
+  if (want <= seq->cap) return AT_OK;
+  int cap = seq->cap ? seq->cap : 8;
+  while (cap < want) cap *= 2;
+  int *nb = realloc(seq->blocks, (size_t)cap * sizeof *nb);
+  if (!nb) return at_fail(AT_ERR_NOMEM, "kv block table");
+  seq->blocks = nb;
+  seq->cap = cap;
+  return AT_OK;
+}
+
 at_status at_kv_seq_grow(at_kv_arena *a, at_kv_seq *seq, int n) {
   if (!a || !seq || n < 0) return at_fail(AT_ERR_INVALID_ARG, "kv grow: bad arguments");
   if (n == 0) return AT_OK;
   if (n > a->n_free)
     return at_fail(AT_ERR_LIMIT, "kv arena: %d blocks wanted, %d free", n, a->n_free);
-  if (seq->n_blocks + n > seq->cap) {
-    int cap = seq->cap ? seq->cap : 8;
-    while (cap < seq->n_blocks + n) cap *= 2;
-    int *nb = realloc(seq->blocks, (size_t)cap * sizeof *nb);
-    if (!nb) return at_fail(AT_ERR_NOMEM, "kv block table");
-    seq->blocks = nb;
-    seq->cap = cap;
+  if (table_room(seq, seq->n_blocks + n) != AT_OK) return AT_ERR_NOMEM;
+  for (int i = 0; i < n; i++) {
+    int b = a->free_ids[--a->n_free];
+    a->refs[b] = 1;
+    seq->blocks[seq->n_blocks++] = b;
   }
-  for (int i = 0; i < n; i++) seq->blocks[seq->n_blocks++] = a->free_ids[--a->n_free];
   return AT_OK;
+}
+
+at_status at_kv_seq_fork(at_kv_arena *a, const at_kv_seq *parent, at_kv_seq *child,
+                         int positions) {
+  if (!a || !parent || !child || child == parent || child->n_blocks != 0 || positions < 0 ||
+      positions > parent->len)
+    return at_fail(AT_ERR_INVALID_ARG, "kv fork: bad arguments");
+  int BT = a->l.block_tokens, full = positions / BT, part = positions % BT != 0;
+  if (part && a->n_free < 1) return at_fail(AT_ERR_LIMIT, "kv arena: no free block for a fork");
+  if (table_room(child, full + part) != AT_OK) return AT_ERR_NOMEM;
+  for (int i = 0; i < full; i++) {
+    int b = parent->blocks[i];
+    a->refs[b]++;
+    child->blocks[child->n_blocks++] = b;
+  }
+  if (part) {
+    int b = a->free_ids[--a->n_free];
+    a->refs[b] = 1;
+    size_t bytes = at_kv_block_bytes(&a->l);
+    memcpy((char *)a->mem + (size_t)b * bytes, (char *)a->mem + (size_t)parent->blocks[full] * bytes,
+           bytes);
+    child->blocks[child->n_blocks++] = b;
+  }
+  child->len = positions;
+  return AT_OK;
+}
+
+int at_kv_seq_shared_blocks(const at_kv_arena *a, const at_kv_seq *seq) {
+  int n = 0;
+  for (int i = 0; a && seq && i < seq->n_blocks; i++) n += a->refs[seq->blocks[i]] > 1;
+  return n;
 }
 
 void at_kv_seq_release(at_kv_arena *a, at_kv_seq *seq) {
   if (!a || !seq) return;
-  for (int i = seq->n_blocks - 1; i >= 0; i--) a->free_ids[a->n_free++] = seq->blocks[i];
+  for (int i = seq->n_blocks - 1; i >= 0; i--) {
+    int b = seq->blocks[i];
+    if (--a->refs[b] == 0) a->free_ids[a->n_free++] = b;
+  }
   seq->n_blocks = 0;
   seq->len = 0;
 }

@@ -10,7 +10,9 @@
  * DESIGN
  *   A job (`gjob`) is shared by the HTTP side and the generator's scheduler
  *   thread, which calls on_token / on_logprobs / on_done for each of its n
- *   choices (one generation each; choice i samples with seed + i). It is
+ *   choices (one generation each; choice i samples with seed + i; choices
+ *   after the first fork the first one's prompt cache, at_gen_request
+ *   fork_of, instead of prefilling it again). It is
  *   reference counted: one reference for the HTTP side (dropped when MHD
  *   frees the request, or the streaming response's reader state) and one
  *   per submitted choice (dropped after its on_done). `lock` guards every
@@ -626,6 +628,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
                          .logprobs = q.logprobs,
                          .top_logprobs = q.top_logprobs,
                          .on_logprobs = on_logprobs,
+                         .fork_of = i > 0 ? j->ch[0].gen_id : 0, /* share the prompt's cache */
                          .on_token = on_token,
                          .on_done = on_done,
                          .user = &j->ch[i]};

@@ -462,6 +462,9 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         "# HELP anytime_gen_tokens_total Tokens generated.\n"
         "# TYPE anytime_gen_tokens_total counter\n"
         "anytime_gen_tokens_total{model=\"%s\"} %llu\n"
+        "# HELP anytime_gen_shared_prompt_tokens_total Prompt positions a choice took from a sibling's KV cache instead of prefilling (n > 1).\n"
+        "# TYPE anytime_gen_shared_prompt_tokens_total counter\n"
+        "anytime_gen_shared_prompt_tokens_total{model=\"%s\"} %llu\n"
         "# HELP anytime_gen_steps_total Scheduler steps by kind.\n"
         "# TYPE anytime_gen_steps_total counter\n"
         "anytime_gen_steps_total{model=\"%s\",kind=\"prefill_chunk\"} %llu\n"
@@ -485,7 +488,8 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         n, (unsigned long long)g.submitted, n, (unsigned long long)g.finished, n,
         (unsigned long long)g.rejected, n, (unsigned long long)atomic_load(&s->gen_refused), n,
         (unsigned long long)g.preemptions, n,
-        (unsigned long long)g.tokens_generated, n, (unsigned long long)g.prefill_chunks, n,
+        (unsigned long long)g.tokens_generated, n, (unsigned long long)g.shared_tokens, n,
+        (unsigned long long)g.prefill_chunks, n,
         (unsigned long long)g.decode_steps, n, g.waiting, n, g.running, n, g.free_blocks, n,
         g.total_blocks, n, g.step_a_s, n, g.step_b_s, n, g.prefill_a_s, n, g.prefill_b_s);
   }

@@ -2,8 +2,8 @@
 // against anytime's /v1/completions: completions.create without and with
 // stream: true (greedy, so the streamed deltas must concatenate to the
 // non-streamed text), stream_options.include_usage, a stop sequence, n
-// choices (identical when greedy, different when sampled, reproducible with
-// a seed), unseeded sampling that differs between requests, logprobs that
+// choices (identical when greedy — the later ones on a fork of the first's
+// prompt cache — different when sampled, reproducible with a seed), unseeded sampling that differs between requests, logprobs that
 // agree with the text and the greedy choice, a frequency penalty that
 // changes a repetitive greedy text, and the client's error type for a model
 // the server does not have.
@@ -64,7 +64,13 @@ if (r1.choices[0].text !== r2.choices[0].text) fail("same seed, different text")
 // n choices: greedy gives n copies of the greedy text; sampled with a seed
 // gives choices that differ and the same set again for the same seed.
 {
+  const shared = async () => Number((await (await fetch(`${base}/metrics`)).text()).match(/^anytime_gen_shared_prompt_tokens_total\{[^}]*\} (\d+)/m)[1]);
+  const before = await shared();
   const g = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, n: 3 });
+  // choices 2 and 3 forked the first one's prompt cache (it runs 24 tokens, so it is still
+  // running when they are admitted): every prompt position but the last, twice
+  const saved = (await shared()) - before;
+  if (a.choices[0].finish_reason === "length" && saved !== 2 * (g.usage.prompt_tokens - 1)) fail(`n=3 shared ${saved} prompt positions, want ${2 * (g.usage.prompt_tokens - 1)}`);
   if (g.choices.length !== 3) fail(`n=3 gave ${g.choices.length} choices`);
   g.choices.forEach((c, i) => {
     if (c.index !== i) fail(`choice ${i} has index ${c.index}`);

@@ -288,6 +288,89 @@ static void test_pick_bucketing(void **state) {
   assert_int_equal(pick[1], 4);
 }
 
+/* Forks share full blocks and copy a partial one; data reads back the same
+ * through either sequence, whoever releases first; the free count moves
+ * only by blocks no one holds. */
+static void gather_eq(at_kv_arena *a, const at_kv_seq *x, const at_kv_seq *y, int upto) {
+  enum { H = 2, D = 3, P = 40 };
+  float bx[H * P * D], by[H * P * D];
+  for (int li = 0; li < 2; li++)
+    for (int kv = 0; kv < 2; kv++) {
+      at_kv_gather(a, x, li, kv, bx, P);
+      at_kv_gather(a, y, li, kv, by, P);
+      for (int h = 0; h < H; h++)
+        for (int t = 0; t < upto; t++)
+          for (int d = 0; d < D; d++)
+            assert_true(bx[(h * P + t) * D + d] == by[(h * P + t) * D + d]);
+    }
+}
+
+static void test_arena_fork(void **state) {
+  (void)state;
+  at_kv_layout l = {.layers = 2, .heads = 2, .head_dim = 3, .block_tokens = 5};
+  enum { T = 12 };
+  at_kv_arena *a = NULL;
+  assert_int_equal(at_kv_arena_create(&l, 8, &a), AT_OK);
+  at_kv_seq parent = {0}, child = {0}, twin = {0}, copy = {0};
+  assert_int_equal(at_kv_seq_grow(a, &parent, 3), AT_OK); /* 15 positions */
+  float src[2 * T * 3];
+  for (int i = 0; i < 2 * T * 3; i++) src[i] = (float)i + 0.5f;
+  for (int li = 0; li < 2; li++)
+    for (int kv = 0; kv < 2; kv++) assert_int_equal(at_kv_scatter(a, &parent, li, kv, src, T, 0, T), AT_OK);
+  parent.len = T;
+  assert_int_equal(at_kv_arena_free_blocks(a), 5);
+  /* 12 positions: 2 full blocks shared, the third (2 positions) copied */
+  assert_int_equal(at_kv_seq_fork(a, &parent, &child, T), AT_OK);
+  assert_int_equal(child.len, T);
+  assert_int_equal(child.n_blocks, 3);
+  assert_int_equal(at_kv_arena_free_blocks(a), 4);
+  assert_int_equal(at_kv_seq_shared_blocks(a, &child), 2);
+  assert_int_not_equal(child.blocks[2], parent.blocks[2]);
+  gather_eq(a, &parent, &child, T);
+  /* 10 positions: whole blocks only, nothing copied */
+  assert_int_equal(at_kv_seq_fork(a, &parent, &twin, 10), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 4);
+  assert_int_equal(twin.n_blocks, 2);
+  gather_eq(a, &parent, &twin, 10);
+  /* the child writes its own positions after the fork: the parent is untouched */
+  float mine[2 * 1 * 3] = {-1, -2, -3, -4, -5, -6};
+  assert_int_equal(at_kv_scatter(a, &child, 0, 0, mine, 1, 0, 1), AT_OK);
+  float bp[2 * 40 * 3];
+  at_kv_gather(a, &parent, 0, 0, bp, 40);
+  assert_true(bp[(0 * 40 + T) * 3] == 0.0f); /* beyond the parent's len: zero-filled */
+  at_kv_gather(a, &parent, 0, 0, bp, T);
+  for (int t = 0; t < T; t++) assert_true(bp[t * 3] == src[t * 3]);
+  /* the parent leaves first: only its own third block returns */
+  at_kv_seq_release(a, &parent);
+  assert_int_equal(at_kv_arena_free_blocks(a), 5);
+  assert_int_equal(at_kv_seq_shared_blocks(a, &child), 2); /* child and twin */
+  float bc[2 * 40 * 3];
+  at_kv_gather(a, &child, 1, 1, bc, T);
+  for (int h = 0; h < 2; h++)
+    for (int t = 0; t < T; t++) assert_true(bc[(h * T + t) * 3 + 2] == src[(h * T + t) * 3 + 2]);
+  at_kv_seq_release(a, &twin);
+  assert_int_equal(at_kv_seq_shared_blocks(a, &child), 0);
+  assert_int_equal(at_kv_arena_free_blocks(a), 5);
+  at_kv_seq_release(a, &child);
+  assert_int_equal(at_kv_arena_free_blocks(a), 8);
+  /* refusals: a partial copy with no free block takes nothing; bad arguments */
+  assert_int_equal(at_kv_seq_grow(a, &parent, 8), AT_OK);
+  parent.len = 7;
+  assert_int_equal(at_kv_seq_fork(a, &parent, &copy, 7), AT_ERR_LIMIT);
+  assert_int_equal(copy.n_blocks, 0);
+  assert_int_equal(at_kv_seq_fork(a, &parent, &copy, 8), AT_ERR_INVALID_ARG); /* > len */
+  assert_int_equal(at_kv_seq_fork(a, &parent, &copy, 5), AT_OK);              /* whole block */
+  assert_int_equal(at_kv_seq_fork(a, &parent, &copy, 5), AT_ERR_INVALID_ARG); /* child holds blocks */
+  at_kv_seq_release(a, &copy);
+  at_kv_seq_release(a, &parent);
+  assert_int_equal(at_kv_arena_free_blocks(a), 8);
+  at_kv_seq_free(&parent);
+  at_kv_seq_free(&child);
+  at_kv_seq_free(&twin);
+  at_kv_seq_free(&copy);
+  at_kv_arena_destroy(a);
+}
+
 /* at_logprobs_top against a plain reference: log-softmax in double, a full
  * sort by (logit desc, id asc). */
 static void test_logprobs_top(void **state) {
@@ -422,6 +505,7 @@ int main(void) {
       cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
+      cmocka_unit_test(test_arena_fork),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
