@@ -35,3 +35,5 @@ at_script_test(generate_eos tests/integration/generate_eos.sh)
 # The generation routes' tokens and log-probabilities against onnxruntime-node.
 at_script_test(gen_reference tests/integration/gen_reference.sh)
 set_tests_properties(gen_reference PROPERTIES LABELS "integration;reference")
+# Bounded soak: 3x capacity open loop + retrying closed loop, exactly-once accounting, RSS bound.
+at_script_test(serve_soak tests/integration/serve_soak.sh)
