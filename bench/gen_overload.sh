@@ -24,8 +24,10 @@ deadline_s=$(awk -v a="$ttft" -v b="$tpot" -v n="$ntok" 'BEGIN{printf "%.4f", (a
 body="{\"prompt\":\"the film is a masterpiece of quiet observation , and\",\"max_tokens\":$ntok,\"temperature\":0.7}"
 
 run() { # mode conc
-  sed "s/^  model: \.\.\/models\/decoder/  model: ..\/models\/decoder\n  admission: $1/" \
+  sed "s/^  admission: .*/  admission: $1/" \
     "$here/configs/serving.yaml" > "$here/configs/.gen_overload_$1.yaml"
+  grep -q "^  admission: $1\$" "$here/configs/.gen_overload_$1.yaml" ||
+    { echo "gen_overload: configs/serving.yaml has no generator 'admission:' line" >&2; exit 1; }
   rm -f "$tmp/port"
   "$bin" serve --config "$here/configs/.gen_overload_$1.yaml" --port 0 --port-file "$tmp/port" \
     >"$tmp/server.log" 2>&1 &

@@ -508,6 +508,29 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
   return AT_OK;
 }
 
+/* A key written twice in one mapping is an error, not "the last one wins"
+ * (YAML 1.2 forbids it; libyaml keeps both, and a copied line that changes
+ * a setting would silently be the one that counts). */
+static at_status no_duplicate_keys(ctx *c) {
+  for (yaml_node_t *n = c->doc->nodes.start; n < c->doc->nodes.top; n++) {
+    if (n->type != YAML_MAPPING_NODE) continue;
+    for (yaml_node_pair_t *a = n->data.mapping.pairs.start; a < n->data.mapping.pairs.top; a++) {
+      const char *ka = scalar(node(c, a->key));
+      if (!ka) continue;
+      for (yaml_node_pair_t *b = a + 1; b < n->data.mapping.pairs.top; b++) {
+        const char *kb = scalar(node(c, b->key));
+        if (kb && !strcmp(ka, kb)) {
+          char m[200];
+          snprintf(m, sizeof m, "key '%s' appears twice in one mapping (first on line %zu)", ka,
+                   node(c, a->key)->start_mark.line + 1);
+          return bad(c, node(c, b->key), m);
+        }
+      }
+    }
+  }
+  return AT_OK;
+}
+
 /* Parse a YAML document already attached to `parser`; `name` is used in
  * messages and `dir` resolves relative paths. */
 static at_status load_from_parser(yaml_parser_t *parser, const char *name, const char *dir,
@@ -519,7 +542,8 @@ static at_status load_from_parser(yaml_parser_t *parser, const char *name, const
   ctx c = {.doc = &doc, .file = name};
   snprintf(c.dir, sizeof c.dir, "%s", dir);
   yaml_node_t *root = yaml_document_get_root_node(&doc);
-  at_status s = root ? parse_root(&c, root, cfg) : at_fail(AT_ERR_PARSE, "%s: empty document", name);
+  at_status s = root ? no_duplicate_keys(&c) : at_fail(AT_ERR_PARSE, "%s: empty document", name);
+  if (s == AT_OK) s = parse_root(&c, root, cfg);
   if (s == AT_OK && cfg->max_deadline_ms < cfg->deadline_ms)
     s = at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
                 name, cfg->max_deadline_ms, cfg->deadline_ms);

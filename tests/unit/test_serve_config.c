@@ -91,10 +91,53 @@ static void test_defaults_stay_defaults(void **state) {
   free(yaml);
 }
 
+/* A key written twice is refused, naming it and both lines, at any depth. */
+static void test_duplicate_keys(void **state) {
+  (void)state;
+  const char *cases[] = {
+      "server:\n  port: 8001\n  port: 8002\n",
+      "server:\n  port: 8001\nserver:\n  host: 0.0.0.0\n",
+      "generator:\n  model: m\n  admission: queue\n  admission: slo\n",
+  };
+  const char *keys[] = {"'port'", "'server'", "'admission'"};
+  for (int i = 0; i < 3; i++) {
+    at_server_config c = at_server_config_default();
+    assert_int_equal(at_server_config_parse(cases[i], strlen(cases[i]), NULL, &c), AT_ERR_PARSE);
+    assert_non_null(strstr(at_last_error(), keys[i]));
+    assert_non_null(strstr(at_last_error(), "appears twice"));
+  }
+  /* the same key in two different mappings is fine */
+  const char *ok = "server:\n  port: 8001\ngenerator:\n  model: m\n  max_tokens: 90\n"
+                   "engine:\n  workers: 2\n";
+  at_server_config c = at_server_config_default();
+  if (at_server_config_parse(ok, strlen(ok), NULL, &c) != AT_OK) fail_msg("%s", at_last_error());
+}
+
+/* The generator section writer and parser agree, admission included. */
+static void test_generator_round_trip(void **state) {
+  (void)state;
+  at_server_config c = at_server_config_default();
+  c.generator.enabled = true;
+  snprintf(c.generator.model, sizeof c.generator.model, "some/model");
+  snprintf(c.generator.admission, sizeof c.generator.admission, "queue");
+  c.generator.ttft_slo_ms = 750;
+  char buf[4096];
+  assert_true(at_server_config_generator_yaml(&c, buf, sizeof buf) > 0);
+  at_server_config back = at_server_config_default();
+  assert_int_equal(at_server_config_parse(buf, strlen(buf), NULL, &back), AT_OK);
+  assert_string_equal(back.generator.admission, "queue");
+  assert_true(back.generator.ttft_slo_ms == 750);
+  const char *bad = "generator:\n  model: m\n  admission: sometimes\n";
+  assert_int_equal(at_server_config_parse(bad, strlen(bad), NULL, &back), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "slo or queue"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_setting_round_trips),
       cmocka_unit_test(test_defaults_stay_defaults),
+      cmocka_unit_test(test_duplicate_keys),
+      cmocka_unit_test(test_generator_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
