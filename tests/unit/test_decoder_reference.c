@@ -15,7 +15,10 @@
  *     against the whole sequence recomputed as the recording did. Measured:
  *     155 of the 192 recorded greedy tokens agree as prefixes (fp32: 192).
  * The model card (README.md) must state the sha256 of each ONNX file, and
- * the recorded sha256 must match the files. */
+ * the recorded sha256 must match the files.
+ * ANYTIME_DECODER_MODEL points the test at another model directory with a
+ * reference_outputs.json of the same shape: ctest test_chat_reference runs
+ * it on models/chat (rendered ChatML prompts, tools/train/chat_check.py). */
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
