@@ -5,3 +5,10 @@
 at_unit_test(test_decode_parts tests/unit/test_decode_parts.c)
 at_unit_test(test_decode_model tests/unit/test_decode_model.c)
 at_unit_test(test_decoder_reference tests/unit/test_decoder_reference.c)
+# The same test on the default chat model (models/chat, tools/train/train_chat.sh):
+# its reference_outputs.json holds rendered ChatML prompts and their recorded
+# greedy continuations; the test takes the model directory as a parameter.
+add_test(NAME test_chat_reference COMMAND test_decoder_reference)
+set_tests_properties(test_chat_reference PROPERTIES
+                     ENVIRONMENT "${AT_TEST_ENV};ANYTIME_DECODER_MODEL=${PROJECT_SOURCE_DIR}/models/chat"
+                     LABELS unit)

@@ -15,7 +15,12 @@
  *     against the whole sequence recomputed as the recording did. Measured:
  *     155 of the 192 recorded greedy tokens agree as prefixes (fp32: 192).
  * The model card (README.md) must state the sha256 of each ONNX file, and
- * the recorded sha256 must match the files. */
+ * the recorded sha256 must match the files.
+ * ANYTIME_DECODER_MODEL points the test at another model directory with a
+ * reference_outputs.json of the same shape: ctest test_chat_reference runs
+ * it on models/chat (rendered ChatML prompts, tools/train/chat_check.py),
+ * whose file widens the int8 logit tolerance ("logit_tolerance", with the
+ * measured reason next to it). */
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -65,6 +70,10 @@ static void on_done(void *user, const at_gen_result *r) {
 static void check_variant(const char *variant, const char *key, double tol, bool exact) {
   json_t *ref = load_ref();
   json_t *prompts = json_object_get(ref, "prompts");
+  /* a model's reference file may widen the logit tolerance of a variant
+   * ("logit_tolerance": {"int8": x}) and say why; models/decoder's does not */
+  json_t *own_tol = json_object_get(json_object_get(ref, "logit_tolerance"), variant);
+  if (json_is_number(own_tol)) tol = json_number_value(own_tol);
   size_t np = json_array_size(prompts);
   assert_true(np >= 3);
   at_lm *lm = NULL;

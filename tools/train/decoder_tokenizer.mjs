@@ -4,6 +4,10 @@
 //   node decoder_tokenizer.mjs train  NODEDIR REVIEWS.json OUT/tokenizer.json VOCAB IDS.json
 //   node decoder_tokenizer.mjs encode NODEDIR tokenizer.json IN.json OUT.json   (texts -> ids)
 //   node decoder_tokenizer.mjs decode NODEDIR tokenizer.json IN.json OUT.json   (ids -> texts)
+//   node decoder_tokenizer.mjs add-special NODEDIR tokenizer.json OUT.json TOKEN...
+//        (the library's addSpecialTokens: TOKENs get the next ids after the
+//        vocabulary, special: true, never split by the BPE; the chat model's
+//        <|im_start|> <|im_end|>, tools/train/train_chat.sh)
 //
 // NODEDIR holds node_modules/tokenizers.  REVIEWS.json is {"train": [...],
 // "heldout": [...]} from decoder_data.py; only "train" is used to learn merges.
@@ -162,8 +166,24 @@ async function main() {
         const out = mode === "encode" ? await encodeAll(tok, input)
                                       : await tok.decodeBatch(input, false);
         fs.writeFileSync(outPath, JSON.stringify(out));
+    } else if (mode === "add-special") {
+        const [tokPath, outPath, ...tokens] = rest;
+        const tok = tk.Tokenizer.fromFile(tokPath);
+        const before = tok.getVocabSize(true);
+        tok.addSpecialTokens(tokens);
+        tok.save(outPath, true);
+        const back = tk.Tokenizer.fromFile(outPath);
+        tokens.forEach((t, i) => {
+            if (back.tokenToId(t) !== before + i) throw new Error(`${t} is not id ${before + i}`);
+        });
+        const e = await back.encode(`a${tokens.join("b")}c`, null, { addSpecialTokens: false });
+        for (const t of tokens) {
+            if (!e.getIds().includes(back.tokenToId(t))) throw new Error(`${t} not matched in text`);
+        }
+        console.log(JSON.stringify({ vocab: back.getVocabSize(true),
+            added: Object.fromEntries(tokens.map((t) => [t, back.tokenToId(t)])) }));
     } else {
-        console.error("usage: decoder_tokenizer.mjs train|encode|decode NODEDIR ...");
+        console.error("usage: decoder_tokenizer.mjs train|encode|decode|add-special NODEDIR ...");
         process.exit(2);
     }
 }

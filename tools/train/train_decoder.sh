@@ -69,24 +69,8 @@ echo "tokenizer: $TOKSTATS"
 #    tarball scripts/fetch-ort.sh --alt keeps (sha256 from cmake/ort-version.txt).
 ORTARG=""
 if [ $ORT = 1 ]; then
-    BIND="$DATA/ort-node-1.30.0"
-    if [ ! -f "$BIND/onnxruntime_binding.node" ]; then
-        ORTCACHE=${ANYTIME_ORT_CACHE:-$HOME/.cache/anytime/ort}
-        TGZ="$ORTCACHE/dl/onnxruntime-node-1.30.0.tgz"
-        [ -f "$TGZ" ] || "$ROOT/scripts/fetch-ort.sh" --alt >&2 || true
-        SUM=$(sed -n 's/^ORT_ALT_NPM_SHA256=//p' "$ROOT/cmake/ort-version.txt")
-        if [ -f "$TGZ" ] && echo "$SUM  $TGZ" | sha256sum -c --status; then
-            mkdir -p "$BIND.tmp"
-            tar xzf "$TGZ" -C "$BIND.tmp" --strip-components=5 \
-                package/bin/napi-v6/linux/x64/onnxruntime_binding.node \
-                package/bin/napi-v6/linux/x64/libonnxruntime.so.1
-            rm -rf "$BIND"
-            mv "$BIND.tmp" "$BIND"
-        else
-            echo "train_decoder: no onnxruntime-node 1.30.0, checking with numpy only" >&2
-        fi
-    fi
-    [ -f "$BIND/onnxruntime_binding.node" ] && ORTARG="--ort-binding $BIND"
+    BIND=$("$HERE/ort_binding.sh" "$DATA")
+    [ -n "$BIND" ] && ORTARG="--ort-binding $BIND"
 fi
 
 # 7. Checks, perplexity, reference outputs, model card.
