@@ -154,6 +154,7 @@ at_status at_chat_template_load(const char *model_dir, at_chat_template **out) {
     free(path);
     return st;
   }
+  st = AT_OK;
   const char *src = cfg ? config_template(cfg, path, &st) : NULL;
   if (st != AT_OK) {
     json_decref(cfg);

@@ -24,7 +24,8 @@
 
 #include "anytime/status.h"
 
-#define JINJA_MAX_DEPTH 128          /* parser nesting and evaluator calls */
+#define JINJA_MAX_DEPTH 128          /* parser nesting (expressions and blocks) */
+#define JINJA_MAX_CALLS 32           /* macro calls in progress at once */
 #define JINJA_MAX_VALUE_DEPTH 256    /* nesting of values (tojson, printing) */
 #define JINJA_MAX_ITERATIONS 1000000 /* loop iterations in one render */
 #define JINJA_MAX_SOURCE ((size_t)1 << 20)

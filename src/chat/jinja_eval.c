@@ -9,7 +9,7 @@
  * `break`/`continue` drop the output of the iteration they end in.
  *
  * Bounds: loop iterations (JINJA_MAX_ITERATIONS per render, range() counted
- * too), macro call depth (JINJA_MAX_DEPTH), output size (the caller's
+ * too), macro call depth (JINJA_MAX_CALLS), output size (the caller's
  * max_output) and memory (the render arena's cap) all fail with AT_ERR_LIMIT.
  * Expression recursion follows the AST, whose depth the parser bounded.
  */
@@ -370,21 +370,21 @@ static bool eval_args(ev *E, jscope *s, const jlist *items, jargs *a) {
 
 static jv *call_macro(ev *E, jscope *caller, const jv *fn, jargs *a) {
   const jnode *m = fn->macro;
-  if (++E->r->depth > JINJA_MAX_DEPTH) {
-    jfail(E->r, AT_ERR_LIMIT, "macros call each other deeper than %d levels", JINJA_MAX_DEPTH);
+  if (++E->r->depth > JINJA_MAX_CALLS) {
+    jfail(E->r, AT_ERR_LIMIT, "macros call each other deeper than %d levels", JINJA_MAX_CALLS);
     return NULL;
   }
   jscope *ms = scope_new(E->r, caller);
   if (!ms) return NULL;
   if (a->npos > m->items.n) return fail(E, "a macro got more arguments than it takes", m);
-  const jnode *pending[JINJA_MAX_DEPTH];
+  const jnode *pending[64];
   size_t np = 0;
   size_t kw_used = 0;
   for (size_t i = 0; i < m->items.n; i++) {
     const jnode *p = m->items.v[i];
     jv *v = i < a->npos ? a->pos[i] : NULL;
     if (!v && (v = jmap_get(&a->kw, p->s, p->n)) != NULL) kw_used++;
-    if (!v && p->kind == N_KWARG && np < JINJA_MAX_DEPTH) pending[np++] = p;
+    if (!v && p->kind == N_KWARG && np < 64) pending[np++] = p;
     if (!jmap_set(E->r, &ms->vars, p->s, p->n, v ? v : jv_undef(E->r))) return NULL;
   }
   if (kw_used < a->kw.n) return fail(E, "a macro got a keyword argument it does not take", m);

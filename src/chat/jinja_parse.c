@@ -197,6 +197,10 @@ static bool parse_args(parser *P, jlist *out, bool mode_params) {
       pfail(P, off, "expected a parameter name");
       break;
     }
+    if (mode_params && v.n >= 64) {
+      pfail(P, off, "a macro takes at most 64 parameters");
+      break;
+    }
     if (mode_params) {
       for (size_t k = 0; k < v.n; k++)
         if (v.v[k]->n == arg->n && memcmp(v.v[k]->s, arg->s, arg->n) == 0) {
