@@ -188,7 +188,7 @@ bool jv_raw(jrender *r, jbuf *out, const jv *v, int depth);
 bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null, int depth);
 /* JavaScript's Number.prototype.toString for d. */
 void js_number(char *buf, size_t cap, double d);
-bool jv_loose_eq(const jv *a, const jv *b);
+bool jv_loose_eq(jrender *r, const jv *a, const jv *b);
 bool jv_strict_eq(const jv *a, const jv *b);
 const char *jv_type_name(const jv *v);
 

@@ -602,8 +602,10 @@ static jv *filter_plain(jrender *r, jv *v, const char *name, size_t n) {
 #define IS(w) name_is(name, n, w)
   if (v->kind == JV_ARRAY) {
     if (IS("list")) return v;
-    if (IS("first")) return v->arr.n ? v->arr.v[0] : jv_undef(r);
-    if (IS("last")) return v->arr.n ? v->arr.v[v->arr.n - 1] : jv_undef(r);
+    if ((IS("first") || IS("last")) && v->arr.n == 0) /* @huggingface/jinja fails there too */
+      return ferr(r, "filter '%s' applied to an empty list%s", IS("first") ? "first" : "last", "");
+    if (IS("first")) return v->arr.v[0];
+    if (IS("last")) return v->arr.v[v->arr.n - 1];
     if (IS("length")) return jv_num(r, JV_INT, (double)v->arr.n);
     if (IS("reverse")) {
       jv *res = jv_new(r, JV_ARRAY);

@@ -140,7 +140,7 @@ static jv *binop(ev *E, jscope *s, const jnode *x) {
   jv *rt = eval(E, s, x->b);
   if (!rt) return NULL;
   jop op = x->op;
-  if (op == OP_EQ || op == OP_NE) return jv_bool(E->r, jv_loose_eq(l, rt) == (op == OP_EQ));
+  if (op == OP_EQ || op == OP_NE) return jv_bool(E->r, jv_loose_eq(E->r, l, rt) == (op == OP_EQ));
   if (l->kind == JV_UNDEF || rt->kind == JV_UNDEF) {
     if (rt->kind == JV_UNDEF && (op == OP_IN || op == OP_NOT_IN))
       return jv_bool(E->r, op == OP_NOT_IN);

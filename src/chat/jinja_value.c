@@ -347,22 +347,42 @@ static double js_to_number(const jv *s) {
   return *end ? NAN : d;
 }
 
-/* JavaScript ==, on the raw values. */
-bool jv_loose_eq(const jv *a, const jv *b) {
-  bool an = a->kind == JV_UNDEF || a->kind == JV_NULL, bn = b->kind == JV_UNDEF || b->kind == JV_NULL;
-  if (an || bn) return an && bn;
-  if (a->kind == JV_STR && b->kind == JV_STR) return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
-  bool ap = is_num(a) || a->kind == JV_BOOL || a->kind == JV_STR;
-  bool bp = is_num(b) || b->kind == JV_BOOL || b->kind == JV_STR;
-  if (ap && bp) {
-    double x = a->kind == JV_BOOL ? a->b : a->kind == JV_STR ? js_to_number(a) : a->num;
-    double y = b->kind == JV_BOOL ? b->b : b->kind == JV_STR ? js_to_number(b) : b->num;
-    return x == y;
-  }
-  if (ap || bp) return false; /* object vs primitive: JavaScript would stringify; none are equal in practice */
+static bool primitive(const jv *v) { return is_num(v) || v->kind == JV_BOOL || v->kind == JV_STR; }
+
+static bool same_object(const jv *a, const jv *b) {
   if (a->kind == JV_FUNC && b->kind == JV_FUNC)
     return a->fn == b->fn && a->self == b->self && a->macro == b->macro;
   return a == b;
+}
+
+/* JavaScript == between primitives (string, number, boolean). */
+static bool loose_eq_primitive(const jv *a, const jv *b) {
+  if (a->kind == JV_STR && b->kind == JV_STR) return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+  double x = a->kind == JV_BOOL ? a->b : a->kind == JV_STR ? js_to_number(a) : a->num;
+  double y = b->kind == JV_BOOL ? b->b : b->kind == JV_STR ? js_to_number(b) : b->num;
+  return x == y;
+}
+
+/* JavaScript ==, on the raw values: null and undefined equal each other only;
+ * primitives compare after ToNumber; an object equals only itself, or a
+ * primitive that equals its String() (so [] == false, [1] == 1). */
+bool jv_loose_eq(jrender *r, const jv *a, const jv *b) {
+  bool an = a->kind == JV_UNDEF || a->kind == JV_NULL, bn = b->kind == JV_UNDEF || b->kind == JV_NULL;
+  if (an || bn) return an && bn;
+  bool ap = primitive(a), bp = primitive(b);
+  if (ap && bp) return loose_eq_primitive(a, b);
+  if (!ap && !bp) return same_object(a, b);
+  const jv *obj = ap ? b : a, *prim = ap ? a : b;
+  jbuf buf = {NULL, 0, 0, r->max_output};
+  bool ok = jv_raw(r, &buf, obj, 0);
+  jv tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.kind = JV_STR;
+  tmp.s = buf.p ? buf.p : "";
+  tmp.n = buf.n;
+  bool eq = ok && loose_eq_primitive(&tmp, prim);
+  free(buf.p);
+  return eq;
 }
 
 /* JavaScript ===, on the raw values. */
@@ -378,7 +398,7 @@ bool jv_strict_eq(const jv *a, const jv *b) {
     case JV_STR:
       return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
     default:
-      return jv_loose_eq(a, b);
+      return same_object(a, b);
   }
 }
 

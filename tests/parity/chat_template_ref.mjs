@@ -8,6 +8,8 @@
 //   node chat_template_ref.mjs render TEMPLATE.jinja CONTEXTS.jsonl OUT.jsonl
 //       renders each context with @huggingface/jinja: {"ok":true,"out":...} or
 //       {"ok":false,"error":...} per line (the format of chat_template_render.c)
+//   node chat_template_ref.mjs pairs PAIRS.jsonl OUT.jsonl
+//       the same for lines {"template": ..., "context": {...}} (chat_template_gen.mjs)
 //   node chat_template_ref.mjs compare FAMILY CONTEXTS.jsonl REF.jsonl ANYTIME.jsonl
 //       byte-for-byte comparison; prints one line per mismatch and a summary
 //       "FAMILY: N compared, M raised, K mismatches"; exits 1 on any mismatch
@@ -34,6 +36,19 @@ if (mode === "cases") {
     }
   }
   writeFileSync(outPath, lines.map((l) => l + "\n").join(""));
+} else if (mode === "pairs") {
+  const require = createRequire(join(here, "../node/package.json"));
+  const { Template } = require("@huggingface/jinja");
+  const [inPath, outPath] = args;
+  const out = readLines(inPath).map((line) => {
+    const { template, context } = JSON.parse(line);
+    try {
+      return JSON.stringify({ ok: true, out: new Template(template).render(context) });
+    } catch (e) {
+      return JSON.stringify({ ok: false, error: String(e && e.message ? e.message : e) });
+    }
+  });
+  writeFileSync(outPath, out.map((l) => l + "\n").join(""));
 } else if (mode === "render") {
   const require = createRequire(join(here, "../node/package.json"));
   const { Template } = require("@huggingface/jinja");
@@ -55,7 +70,10 @@ if (mode === "cases") {
   writeFileSync(outPath, out.map((l) => l + "\n").join(""));
 } else if (mode === "compare") {
   const [family, ctxPath, refPath, atPath] = args;
-  const ctx = readLines(ctxPath).map((l) => JSON.parse(l)._case);
+  const ctx = readLines(ctxPath).map((l, i) => {
+    const c = JSON.parse(l);
+    return c._case ?? `#${i} ${JSON.stringify(c.template)}`;
+  });
   const ref = readLines(refPath).map((l) => JSON.parse(l));
   const at = readLines(atPath).map((l) => JSON.parse(l));
   let bad = 0, raised = 0;

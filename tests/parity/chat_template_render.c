@@ -2,12 +2,15 @@
  * parity test (tests/parity/chat_templates.sh), a test-only executable:
  *
  *   chat_template_render TEMPLATE.jinja CONTEXTS.jsonl OUT.jsonl
+ *   chat_template_render --pairs PAIRS.jsonl OUT.jsonl
  *
  * compiles the template once, renders it with each line of CONTEXTS.jsonl (one
  * JSON object per line) and writes one line per context to OUT.jsonl:
  * {"ok":true,"out":"..."} or {"ok":false,"error":"..."}. A template that does
- * not compile yields {"ok":false,...} for every line. The renders go through
- * the public API only (anytime/chat.h). */
+ * not compile yields {"ok":false,...} for every line. With --pairs each input
+ * line is {"template": ..., "context": {...}} (chat_template_gen.mjs) and is
+ * compiled and rendered on its own. The renders go through the public API only
+ * (anytime/chat.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +50,52 @@ static void put_result(FILE *out, int ok, const char *s, size_t n) {
   json_decref(o);
 }
 
+/* One template and one context: the result line. */
+static void render_one(FILE *out, const char *tpl, size_t tlen, const char *ctx, size_t clen) {
+  at_chat_template *t = NULL;
+  if (at_chat_template_compile(tpl, tlen, &t) != AT_OK) {
+    put_result(out, 0, at_last_error(), strlen(at_last_error()));
+    return;
+  }
+  char *res = NULL;
+  size_t rlen = 0;
+  if (at_chat_template_render(t, ctx, clen, (size_t)1 << 24, &res, &rlen) == AT_OK)
+    put_result(out, 1, res, rlen);
+  else
+    put_result(out, 0, at_last_error(), strlen(at_last_error()));
+  free(res);
+  at_chat_template_destroy(t);
+}
+
+static int pairs(const char *in_path, const char *out_path) {
+  FILE *in = fopen(in_path, "rb"), *out = fopen(out_path, "wb");
+  if (!in || !out) {
+    fprintf(stderr, "chat_template_render: cannot open the files\n");
+    return 2;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&line, &cap, in)) > 0) {
+    json_error_t je;
+    json_t *o = json_loadb(line, (size_t)n, 0, &je);
+    json_t *tpl = json_object_get(o, "template"), *ctx = json_object_get(o, "context");
+    if (!json_is_string(tpl) || !json_is_object(ctx)) {
+      fprintf(stderr, "chat_template_render: bad pairs line: %s\n", je.text);
+      return 2;
+    }
+    char *ctext = json_dumps(ctx, JSON_COMPACT);
+    render_one(out, json_string_value(tpl), json_string_length(tpl), ctext, strlen(ctext));
+    free(ctext);
+    json_decref(o);
+  }
+  free(line);
+  fclose(in);
+  return fclose(out) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--pairs") == 0) return pairs(argv[2], argv[3]);
   if (argc != 4) {
     fprintf(stderr, "usage: %s TEMPLATE.jinja CONTEXTS.jsonl OUT.jsonl\n", argv[0]);
     return 2;
