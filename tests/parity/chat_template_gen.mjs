@@ -59,16 +59,36 @@ function primary(depth) {
   return pick(VARS);
 }
 
+const STR_METHODS = METHODS.filter((x) => !/^(get|items|keys|values)/.test(x));
+const DICT_METHODS = METHODS.filter((x) => /^(get|items|keys|values)/.test(x));
+// what a primary is known to be, so that most method calls are valid
+function kindOf(e) {
+  if (/^['"]/.test(e) || ["s", "m.role", "m['content']", "m.content", "bos_token", "messages[0].content"].includes(e))
+    return "str";
+  if (["d", "m", "messages[0]", "messages[-1]"].includes(e) || e.startsWith("{")) return "dict";
+  return "other";
+}
+
 function postfix(depth) {
   let e = primary(depth);
+  const kind = kindOf(e);
   if (/^-?[0-9]/.test(e)) e = `(${e})`;
   const k = Math.floor(rnd() * 3);
   let bare = true; // false once a filter or test makes e need parentheses
   for (let i = 0; i < k; i++) {
     const r = rnd();
     const base = bare ? e : `(${e})`;
-    if (r < 0.45) [e, bare] = [`${e} | ${pick(FILTERS)}`, false];
-    else if (r < 0.75) [e, bare] = [`${base}.${pick(METHODS)}`, true];
+    if (r < 0.45) {
+      // first/last of an empty list is a raw JavaScript undefined in @huggingface/jinja
+      // (docs/chat_templates.md, known differences): only on a list known to be non-empty
+      let f = pick(FILTERS);
+      if ((f === "first" || f === "last") && !(i === 0 && e === "messages")) f = "length";
+      [e, bare] = [`${e} | ${f}`, false];
+    }
+    else if (r < 0.75) {
+      const list = i === 0 && kind === "str" ? STR_METHODS : i === 0 && kind === "dict" ? DICT_METHODS : METHODS;
+      [e, bare] = [`${base}.${pick(list)}`, true];
+    }
     else if (r < 0.9) [e, bare] = [`(${e} is ${chance(0.3) ? "not " : ""}${pick(TESTS)})`, true];
     else [e, bare] = [`${base}[${pick(["0", "-1", "1:", ":2", "::-1", "'role'"])}]`, true];
   }
@@ -90,7 +110,7 @@ const ind = () => pick(["", "", "  ", "    ", "\t"]);
 
 function block(depth, inLoop) {
   const parts = [];
-  const n = 1 + Math.floor(rnd() * 4);
+  const n = 1 + Math.floor(rnd() * 3);
   for (let i = 0; i < n; i++) parts.push(stmt(depth, inLoop));
   return parts.join("");
 }
@@ -141,7 +161,7 @@ const CONTEXTS = [
 
 const lines = [];
 for (let i = 0; i < Number(countArg); i++) {
-  const template = block(3, false) + (chance(0.3) ? "\n" : "");
+  const template = block(2, false) + (chance(0.3) ? "\n" : "");
   lines.push(JSON.stringify({ template, context: pick(CONTEXTS) }));
 }
 writeFileSync(outPath, lines.map((l) => l + "\n").join(""));

@@ -11,7 +11,7 @@
 # both must raise (raise_exception) on the same cases.
 #
 # Then a differential run: chat_template_gen.mjs writes random templates of
-# the same subset (seeded, so every run sees the same 6000) and both engines
+# the same subset (seeded, so every run sees the same 10000) and both engines
 # render each; again identical bytes, and both must fail on the same ones
 # (most random templates are invalid somewhere; agreeing on that is part of
 # the contract). docs/chat_templates.md lists the known divergences, which
@@ -54,7 +54,7 @@ done
 
 random=0
 for seed in 1 2 3 4; do
-  node "$here/chat_template_gen.mjs" "$seed" 1500 "$work/gen$seed.jsonl" || die "generating random templates failed"
+  node "$here/chat_template_gen.mjs" "$seed" 2500 "$work/gen$seed.jsonl" || die "generating random templates failed"
   node "$here/chat_template_ref.mjs" pairs "$work/gen$seed.jsonl" "$work/gen$seed.ref.jsonl" || die "the reference failed to run"
   "$driver" --pairs "$work/gen$seed.jsonl" "$work/gen$seed.at.jsonl" || die "the anytime driver failed to run"
   if ! node "$here/chat_template_ref.mjs" compare "random(seed $seed)" "$work/gen$seed.jsonl" "$work/gen$seed.ref.jsonl" "$work/gen$seed.at.jsonl"; then
