@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,10 @@
 #define RENDER_ARENA_BASE ((size_t)32 << 20)
 
 struct at_chat_template {
-  jarena arena; /* tokens, AST, strings */
+  jarena arena; /* tokens, AST, strings, the source */
   jlist program;
+  const char *src; /* for line:column of render errors */
+  size_t srclen;
   char *bos, *eos;
 };
 
@@ -40,6 +43,15 @@ at_status at_chat_template_compile(const char *src, size_t len, at_chat_template
   size_t ntoks = 0;
   bool ok = jinja_lex(&t->arena, src, len, &toks, &ntoks, &err) &&
             jinja_parse(&t->arena, toks, ntoks, src, len, &t->program, &err);
+  if (ok) {
+    t->src = jarena_strdup(&t->arena, src, len);
+    t->srclen = len;
+    if (!t->src) {
+      err.st = AT_ERR_NOMEM;
+      snprintf(err.msg, sizeof err.msg, "out of memory");
+      ok = false;
+    }
+  }
   if (!ok) {
     at_chat_template_destroy(t);
     at_status st = err.st == AT_OK ? AT_ERR_PARSE : err.st;
@@ -210,6 +222,7 @@ at_status at_chat_template_render(const at_chat_template *t, const char *context
   size_t cap = RENDER_ARENA_BASE + (max_output < ((size_t)1 << 30) ? max_output * 4 : (size_t)1 << 32);
   jarena_init(&r.arena, cap);
   r.max_output = max_output;
+  r.at_off = SIZE_MAX; /* no template position while reading the context */
   jbuf buf = {NULL, 0, 0, max_output};
   jv *vars = jv_from_json(&r, ctx, 0);
   json_decref(ctx);
@@ -218,7 +231,10 @@ at_status at_chat_template_render(const at_chat_template *t, const char *context
   if (!ok) {
     free(buf.p);
     if (r.err.st == AT_OK) return at_fail(AT_ERR_NOMEM, "out of memory while rendering");
-    return at_fail(r.err.st, "%s", r.err.msg);
+    if (r.raised || r.err_off == SIZE_MAX) return at_fail(r.err.st, "chat template: %s", r.err.msg);
+    int line, col;
+    jinja_linecol(t->src, t->srclen, r.err_off, &line, &col);
+    return at_fail(r.err.st, "chat template: line %d:%d: %s", line, col, r.err.msg);
   }
   if (!buf.p) {
     buf.p = malloc(1);

@@ -206,9 +206,13 @@ struct jrender {
   size_t iterations;
   int depth;
   size_t max_output;
+  size_t at_off;  /* source offset of the node being evaluated */
+  size_t err_off; /* at_off when err was set */
+  bool raised;    /* err comes from raise_exception(): its text verbatim */
 };
 
-/* Fail the render: sets r->err (first error wins) and returns NULL/false. */
+/* Fail the render: sets r->err (first error wins; err_off records where).
+ * Messages are plain ("cannot ..."); the API adds "chat template: line:col". */
 void jfail(jrender *r, at_status st, const char *fmt, ...) AT_PRINTF(3, 4);
 
 /* Render `program` with the context object `ctx` (a JV_OBJECT). */

@@ -22,7 +22,7 @@
 static jv *ferr(jrender *r, const char *fmt, const char *a, const char *b) {
   char msg[256];
   snprintf(msg, sizeof msg, fmt, a, b);
-  jfail(r, AT_ERR_INVALID_ARG, "chat template: %s", msg);
+  jfail(r, AT_ERR_INVALID_ARG, "%s", msg);
   return NULL;
 }
 
@@ -297,7 +297,10 @@ static jv *raise(jrender *r, jargs *a) {
     if (i) ok = jbuf_putc(&b, ',');
     ok = ok && jv_print(r, &b, a->pos[i], 0);
   }
-  if (r->err.st == AT_OK) jfail(r, AT_ERR_INVALID_ARG, "chat template: %s", b.p ? b.p : "");
+  if (r->err.st == AT_OK) {
+    jfail(r, AT_ERR_INVALID_ARG, "%s", b.p ? b.p : "");
+    r->raised = true;
+  }
   free(b.p);
   return NULL;
 }

@@ -53,8 +53,8 @@ static jv *lookup(ev *E, jscope *s, const char *name, size_t n) {
 }
 
 static jv *fail(ev *E, const char *what, const jnode *x) {
-  (void)x;
-  jfail(E->r, AT_ERR_INVALID_ARG, "chat template: %s", what);
+  if (x && E->r->err.st == AT_OK) E->r->at_off = x->off;
+  jfail(E->r, AT_ERR_INVALID_ARG, "%s", what);
   return NULL;
 }
 
@@ -447,6 +447,7 @@ static jv *eval_collection(ev *E, jscope *s, const jnode *x) {
 
 static jv *eval(ev *E, jscope *s, const jnode *x) {
   if (E->r->err.st) return NULL;
+  E->r->at_off = x->off;
   switch (x->kind) {
     case N_STR: return jv_str(E->r, x->s, x->n);
     case N_INT: return jv_num(E->r, JV_INT, x->num);
@@ -607,6 +608,7 @@ static bool exec_for(ev *E, jscope *s, const jnode *x, jbuf *out) {
 }
 
 static bool exec_node(ev *E, jscope *s, const jnode *x, jbuf *out) {
+  E->r->at_off = x->off;
   switch (x->kind) {
     case S_TEXT: return x->s ? emit(E, out, x->s, x->n) : true;
     case S_IF: {
@@ -653,7 +655,7 @@ bool jinja_render(jrender *r, const jlist *program, jv *ctx, jbuf *out) {
     for (size_t k = 0; k < sizeof reserved / sizeof reserved[0]; k++)
       if (ctx->map.klens[i] == strlen(reserved[k]) &&
           memcmp(ctx->map.keys[i], reserved[k], ctx->map.klens[i]) == 0) {
-        jfail(r, AT_ERR_INVALID_ARG, "chat template: the context may not set the built-in '%s'",
+        jfail(r, AT_ERR_INVALID_ARG, "the context may not set the built-in '%s'",
               reserved[k]);
         return false;
       }

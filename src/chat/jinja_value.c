@@ -99,6 +99,7 @@ bool jbuf_putc(jbuf *b, char c) { return jbuf_put(b, &c, 1); }
 void jfail(jrender *r, at_status st, const char *fmt, ...) {
   if (r->err.st != AT_OK) return;
   r->err.st = st;
+  r->err_off = r->at_off;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->err.msg, sizeof r->err.msg, fmt, ap);
@@ -615,7 +616,7 @@ bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool un
       return json_str_out(r, out, v->s, v->n, ascii);
     case JV_ARRAY:
       if (v->tuple) {
-        jfail(r, AT_ERR_INVALID_ARG, "chat template: cannot convert a tuple to JSON");
+        jfail(r, AT_ERR_INVALID_ARG, "cannot convert a tuple to JSON");
         return false;
       }
       if (!puts_(r, out, "[")) return false;
@@ -639,7 +640,7 @@ bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool un
       if (indent > 0 && v->map.n && !newline_indent(r, out, indent, depth)) return false;
       return puts_(r, out, "}");
     case JV_FUNC:
-      jfail(r, AT_ERR_INVALID_ARG, "chat template: cannot convert a function to JSON");
+      jfail(r, AT_ERR_INVALID_ARG, "cannot convert a function to JSON");
       return false;
   }
   return true;

@@ -219,6 +219,7 @@ static void test_errors(void **state) {
               "chat template: Roles must alternate");
   assert_string_equal(at_last_error(), "chat template: Roles must alternate");
   expect_fail("{{ x + 1 }}", "{}", AT_ERR_INVALID_ARG, "undefined");
+  expect_fail("line 1\n  {{ messages | nosuchfilter }}", "{}", AT_ERR_INVALID_ARG, "line 2:");
   expect_fail("{{ 'a' | nosuchfilter }}", "{}", AT_ERR_INVALID_ARG, "nosuchfilter");
   expect_fail("{{ 1 is nosuchtest }}", "{}", AT_ERR_INVALID_ARG, "nosuchtest");
   expect_fail("{{ x }}", "[1, 2]", AT_ERR_INVALID_ARG, "JSON object");
