@@ -4,8 +4,8 @@
 # tests/node/package.json), the engine transformers.js and the Hub use.
 #
 # Every template in tests/data/chat_templates/*.jinja (the real templates of
-# the Llama 2, Llama 3, Llama 3.1, Mistral, Qwen2.5, Phi-3, Gemma, Zephyr and
-# ChatML families; README.md there says where each came from) is rendered
+# the Llama 2, Llama 3, Llama 3.1, Mistral v0.1, Mistral-Nemo, Qwen2.5, Phi-3,
+# Gemma, Zephyr and ChatML families; README.md there says where each came from) is rendered
 # with every conversation of conversations.json, with add_generation_prompt
 # true and false, by both engines. The outputs must be identical bytes, and
 # both must raise (raise_exception) on the same cases.
@@ -39,7 +39,7 @@ ensure_node_modules die
 
 shopt -s nullglob
 templates=("$data"/*.jinja)
-[ ${#templates[@]} -ge 8 ] || die "expected the family templates in $data, found ${#templates[@]}"
+[ ${#templates[@]} -ge 10 ] || die "expected the family templates in $data, found ${#templates[@]}"
 fail=0 total=0
 for t in "${templates[@]}"; do
   fam=$(basename "$t" .jinja)
