@@ -226,31 +226,39 @@ static bool add_json_member(jrender *r, jv *o, const char *k, json_t *val, int d
   return jmap_set(r, &o->map, key, kn, jv_from_json(r, val, depth + 1));
 }
 
+typedef struct index_key_ref {
+  unsigned long long idx;
+  const char *key;
+} index_key_ref;
+
+static int cmp_index_key(const void *a, const void *b) {
+  unsigned long long x = ((const index_key_ref *)a)->idx, y = ((const index_key_ref *)b)->idx;
+  return x < y ? -1 : x > y;
+}
+
 static jv *object_from_json(jrender *r, json_t *j, int depth) {
   jv *o = jv_new(r, JV_OBJECT);
   if (!o) return NULL;
-  /* index-like keys first, ascending (selection: objects are small) */
-  unsigned long long last = 0;
-  bool any = false;
-  for (;;) {
-    const char *best = NULL;
-    unsigned long long bidx = 0;
-    const char *k;
-    json_t *val;
-    json_object_foreach(j, k, val) {
-      unsigned long long idx;
-      if (index_key(k, strlen(k), &idx) && (!any || idx > last) && (!best || idx < bidx)) {
-        best = k;
-        bidx = idx;
-      }
-    }
-    if (!best) break;
-    if (!add_json_member(r, o, best, json_object_get(j, best), depth)) return NULL;
-    last = bidx;
-    any = true;
-  }
+  /* index-like keys first, ascending; then the rest in document order */
+  size_t nidx = 0;
   const char *k;
   json_t *val;
+  json_object_foreach(j, k, val) {
+    unsigned long long idx;
+    if (index_key(k, strlen(k), &idx)) nidx++;
+  }
+  if (nidx) {
+    index_key_ref *refs = ralloc(r, nidx * sizeof *refs);
+    if (!refs) return NULL;
+    size_t i = 0;
+    json_object_foreach(j, k, val) {
+      unsigned long long idx;
+      if (index_key(k, strlen(k), &idx)) refs[i++] = (index_key_ref){idx, k};
+    }
+    qsort(refs, nidx, sizeof *refs, cmp_index_key);
+    for (i = 0; i < nidx; i++)
+      if (!add_json_member(r, o, refs[i].key, json_object_get(j, refs[i].key), depth)) return NULL;
+  }
   json_object_foreach(j, k, val) {
     unsigned long long idx;
     if (index_key(k, strlen(k), &idx)) continue;

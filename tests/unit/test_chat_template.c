@@ -127,6 +127,9 @@ static void test_subscripts(void **state) {
   expect("{{ s[1] }}{{ s[::-1] }} {{ s[1:3] }} {{ s[-2:] }} {{ [1, 2, 3, 4][1::2] }}", ctx,
          "\xc3\xa9oll\xc3\xa9h \xc3\xa9l lo [2, 4]");
   expect("[{{ messages[5] }}][{{ messages[0].nope }}][{{ nope.deeper.still }}]", ctx, "[][][]");
+  /* keys of the JSON context in JavaScript's order: array indices first, ascending */
+  expect("{{ d }}", "{\"d\":{\"b\":1,\"10\":2,\"2\":3,\"01\":4,\"a\":5,\"0\":6}}",
+         "{\"0\": 6, \"2\": 3, \"10\": 2, \"b\": 1, \"01\": 4, \"a\": 5}");
 }
 
 static void test_tests(void **state) {
