@@ -174,13 +174,9 @@ jv *jmap_get(const jmap *m, const char *k, size_t n) {
   return NULL;
 }
 
-bool jmap_set(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
+/* Add a key known to be new (JSON objects from jansson have unique keys). */
+static bool jmap_append(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   if (!v) return false;
-  for (size_t i = 0; i < m->n; i++)
-    if (m->klens[i] == n && memcmp(m->keys[i], k, n) == 0) {
-      m->vals[i] = v;
-      return true;
-    }
   if (m->n == m->cap) {
     size_t nc = m->cap ? m->cap * 2 : 4;
     const char **nk = ralloc(r, nc * sizeof *nk);
@@ -203,6 +199,16 @@ bool jmap_set(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   return true;
 }
 
+bool jmap_set(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
+  if (!v) return false;
+  for (size_t i = 0; i < m->n; i++)
+    if (m->klens[i] == n && memcmp(m->keys[i], k, n) == 0) {
+      m->vals[i] = v;
+      return true;
+    }
+  return jmap_append(r, m, k, n, v);
+}
+
 /* A canonical array index ("0", "17", not "017"), as JavaScript orders them. */
 static bool index_key(const char *k, size_t n, unsigned long long *idx) {
   if (n == 0 || n > 10 || (n > 1 && k[0] == '0')) return false;
@@ -223,7 +229,7 @@ static bool add_json_member(jrender *r, jv *o, const char *k, json_t *val, int d
     jfail(r, AT_ERR_LIMIT, "the template used more than %zu bytes of memory", r->arena.cap);
     return false;
   }
-  return jmap_set(r, &o->map, key, kn, jv_from_json(r, val, depth + 1));
+  return jmap_append(r, &o->map, key, kn, jv_from_json(r, val, depth + 1));
 }
 
 typedef struct index_key_ref {
