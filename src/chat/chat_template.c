@@ -19,7 +19,7 @@
 #include "core/internal.h"
 
 /* Memory one render may use beyond its output bound. */
-#define RENDER_ARENA_BASE ((size_t)32 << 20)
+#define RENDER_ARENA_BASE ((size_t)64 << 20)
 
 struct at_chat_template {
   jarena arena; /* tokens, AST, strings, the source */

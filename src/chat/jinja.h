@@ -133,11 +133,16 @@ typedef enum jv_kind {
 } jv_kind;
 
 typedef struct jv jv;
+/* Insertion-ordered map. From 16 keys on it also keeps an open-addressing
+ * index (slots hold position + 1), so big context objects stay O(1). */
 typedef struct jmap {
   const char **keys;
   size_t *klens;
   jv **vals;
   size_t n, cap;
+  size_t *slots;
+  size_t nslots; /* 0 or a power of two >= 2 n */
+  size_t want;   /* first capacity when known (0: 4) */
 } jmap;
 
 typedef enum jfn_kind {

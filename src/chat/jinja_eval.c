@@ -531,6 +531,7 @@ static jv *loop_object(ev *E, jv **items, size_t n, size_t i) {
   jv *o = jv_new(r, JV_OBJECT);
   if (!o) return NULL;
   jmap *m = &o->map;
+  m->want = 9;
   bool ok = jmap_set(r, m, "index", 5, jv_num(r, JV_INT, (double)(i + 1))) &&
             jmap_set(r, m, "index0", 6, jv_num(r, JV_INT, (double)i)) &&
             jmap_set(r, m, "revindex", 8, jv_num(r, JV_INT, (double)(n - i))) &&

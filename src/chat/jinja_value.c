@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,17 +169,58 @@ bool jv_push(jrender *r, jv *arr, jv *item) {
   return true;
 }
 
-jv *jmap_get(const jmap *m, const char *k, size_t n) {
+#define JMAP_INDEX_FROM 16
+
+static size_t key_hash(const char *k, size_t n) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+  return (size_t)h;
+}
+
+/* Position of key k in m, or SIZE_MAX. */
+static size_t jmap_find(const jmap *m, const char *k, size_t n) {
+  if (m->nslots) {
+    size_t mask = m->nslots - 1;
+    for (size_t s = key_hash(k, n) & mask;; s = (s + 1) & mask) {
+      size_t at = m->slots[s];
+      if (at == 0) return SIZE_MAX;
+      at--;
+      if (m->klens[at] == n && memcmp(m->keys[at], k, n) == 0) return at;
+    }
+  }
   for (size_t i = 0; i < m->n; i++)
-    if (m->klens[i] == n && memcmp(m->keys[i], k, n) == 0) return m->vals[i];
-  return NULL;
+    if (m->klens[i] == n && memcmp(m->keys[i], k, n) == 0) return i;
+  return SIZE_MAX;
+}
+
+jv *jmap_get(const jmap *m, const char *k, size_t n) {
+  size_t at = jmap_find(m, k, n);
+  return at == SIZE_MAX ? NULL : m->vals[at];
+}
+
+static void slot_put(jmap *m, size_t at) {
+  size_t mask = m->nslots - 1, s = key_hash(m->keys[at], m->klens[at]) & mask;
+  while (m->slots[s]) s = (s + 1) & mask;
+  m->slots[s] = at + 1;
+}
+
+/* (Re)build the index for at least `want` keys. */
+static bool jmap_reindex(jrender *r, jmap *m, size_t want) {
+  size_t ns = 64;
+  while (ns < 2 * want) ns *= 2;
+  size_t *slots = ralloc(r, ns * sizeof *slots); /* zeroed */
+  if (!slots) return false;
+  m->slots = slots;
+  m->nslots = ns;
+  for (size_t i = 0; i < m->n; i++) slot_put(m, i);
+  return true;
 }
 
 /* Add a key known to be new (JSON objects from jansson have unique keys). */
 static bool jmap_append(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   if (!v) return false;
   if (m->n == m->cap) {
-    size_t nc = m->cap ? m->cap * 2 : 4;
+    size_t nc = m->cap ? m->cap * 2 : m->want ? m->want : 4;
     const char **nk = ralloc(r, nc * sizeof *nk);
     size_t *nl = ralloc(r, nc * sizeof *nl);
     jv **nv = ralloc(r, nc * sizeof *nv);
@@ -196,16 +238,19 @@ static bool jmap_append(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   m->keys[m->n] = k;
   m->klens[m->n] = n;
   m->vals[m->n++] = v;
+  if (m->nslots && 2 * m->n > m->nslots) return jmap_reindex(r, m, m->n);
+  if (m->nslots) slot_put(m, m->n - 1);
+  else if (m->n >= JMAP_INDEX_FROM) return jmap_reindex(r, m, m->n);
   return true;
 }
 
 bool jmap_set(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   if (!v) return false;
-  for (size_t i = 0; i < m->n; i++)
-    if (m->klens[i] == n && memcmp(m->keys[i], k, n) == 0) {
-      m->vals[i] = v;
-      return true;
-    }
+  size_t at = jmap_find(m, k, n);
+  if (at != SIZE_MAX) {
+    m->vals[at] = v;
+    return true;
+  }
   return jmap_append(r, m, k, n, v);
 }
 
