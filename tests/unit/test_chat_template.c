@@ -132,6 +132,24 @@ static void test_subscripts(void **state) {
          "{\"0\": 6, \"2\": 3, \"10\": 2, \"b\": 1, \"01\": 4, \"a\": 5}");
 }
 
+/* maps of 16 keys and more are hashed: lookups, replacement, insertion order */
+static void test_big_maps(void **state) {
+  (void)state;
+  char ctx[8192];
+  size_t n = (size_t)snprintf(ctx, sizeof ctx, "{\"d\":{");
+  for (int i = 0; i < 300; i++) n += (size_t)snprintf(ctx + n, sizeof ctx - n, "%s\"k%d\":%d", i ? "," : "", i, i);
+  snprintf(ctx + n, sizeof ctx - n, "}}");
+  expect("{% set ns = namespace(s=0) %}{% for k in d %}{% set ns.s = ns.s + d[k] %}{% endfor %}"
+         "{{ ns.s }} {{ d.k0 }} {{ d['k299'] }} {{ d.k17 }} [{{ d.k300 }}] {{ 'k150' in d }} {{ d.keys()[:3] }}"
+         "{{ (d.keys() | list)[299] }}",
+         ctx, "44850 0 299 17 [] true [\"k0\", \"k1\", \"k2\"]k299");
+  /* a namespace growing past the index threshold, attributes overwritten */
+  expect("{% set ns = namespace() %}{% for i in range(40) %}{% set ns.x = i %}{% endfor %}{{ ns.x }}"
+         "{% set d = {} %}{% set ns2 = namespace(a=1,b=2,c=3,d=4,e=5,f=6,g=7,h=8,i=9,j=10,k=11,l=12,m=13,n=14,"
+         "o=15,p=16,q=17,r=18) %}{% set ns2.q = 'Q' %}{% set ns2.z = 'Z' %}{{ ns2.q }}{{ ns2.r }}{{ ns2.z }}{{ ns2.a }}",
+         "{}", "39Q18Z1");
+}
+
 static void test_tests(void **state) {
   (void)state;
   const char *ctx = "{\"d\":{\"a\":1},\"l\":[1],\"s\":\"x\",\"n\":null,\"t\":true,\"i\":3,\"f\":1.5}";
@@ -397,7 +415,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_and_whitespace), cmocka_unit_test(test_loops),
       cmocka_unit_test(test_statements),          cmocka_unit_test(test_expressions),
-      cmocka_unit_test(test_subscripts),          cmocka_unit_test(test_tests),
+      cmocka_unit_test(test_subscripts),          cmocka_unit_test(test_big_maps),
+      cmocka_unit_test(test_tests),
       cmocka_unit_test(test_filters),             cmocka_unit_test(test_methods),
       cmocka_unit_test(test_unicode_passthrough), cmocka_unit_test(test_errors),
       cmocka_unit_test(test_limits),              cmocka_unit_test(test_load),
