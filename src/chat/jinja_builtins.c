@@ -11,6 +11,7 @@
  * rest left as it is).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,13 @@
 
 #include "chat/jinja.h"
 
-static jv *ferr(jrender *r, const char *fmt, const char *a, const char *b) {
+static jv *ferr(jrender *r, const char *fmt, ...) AT_PRINTF(2, 3);
+static jv *ferr(jrender *r, const char *fmt, ...) {
   char msg[256];
-  snprintf(msg, sizeof msg, fmt, a, b);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
   jfail(r, AT_ERR_INVALID_ARG, "%s", msg);
   return NULL;
 }
@@ -86,7 +91,10 @@ static bool ascii_word(char c) {
 
 static jv *title(jrender *r, const jv *v) {
   char *s = jarena_strdup(&r->arena, v->s, v->n);
-  if (!s) return ferr(r, "out of memory%s%s", "", "");
+  if (!s) {
+    jfail(r, AT_ERR_LIMIT, "the template used more than %zu bytes of memory", r->arena.cap);
+    return NULL;
+  }
   for (size_t i = 0; i < v->n; i++)
     if (ascii_word(s[i]) && (i == 0 || !ascii_word(s[i - 1])) && s[i] >= 'a' && s[i] <= 'z')
       s[i] = (char)(s[i] - 32);
@@ -104,12 +112,12 @@ static bool has_prefix(const jv *s, const jv *p, bool suffix) {
 }
 
 static jv *starts_ends(jrender *r, const jv *self, jargs *a, bool suffix) {
-  if (a->npos == 0) return ferr(r, "%s() requires an argument%s", suffix ? "endswith" : "startswith", "");
+  if (a->npos == 0) return ferr(r, "%s() requires an argument", suffix ? "endswith" : "startswith");
   const jv *p = a->pos[0];
   if (p->kind == JV_STR) return jv_bool(r, has_prefix(self, p, suffix));
-  if (p->kind != JV_ARRAY) return ferr(r, "%s() takes a string or a tuple of strings%s", suffix ? "endswith" : "startswith", "");
+  if (p->kind != JV_ARRAY) return ferr(r, "%s() takes a string or a tuple of strings", suffix ? "endswith" : "startswith");
   for (size_t i = 0; i < p->arr.n; i++) {
-    if (p->arr.v[i]->kind != JV_STR) return ferr(r, "%s() tuple elements must be strings%s", suffix ? "endswith" : "startswith", "");
+    if (p->arr.v[i]->kind != JV_STR) return ferr(r, "%s() tuple elements must be strings", suffix ? "endswith" : "startswith");
     if (has_prefix(self, p->arr.v[i], suffix)) return jv_bool(r, true);
   }
   return jv_bool(r, false);
@@ -118,9 +126,9 @@ static jv *starts_ends(jrender *r, const jv *self, jargs *a, bool suffix) {
 static jv *split(jrender *r, const jv *self, jargs *a) {
   const jv *sep = a->npos > 0 ? a->pos[0] : NULL;
   double maxsplit = -1;
-  if (sep && sep->kind != JV_STR && sep->kind != JV_NULL) return ferr(r, "split() separator must be a string or none%s%s", "", "");
+  if (sep && sep->kind != JV_STR && sep->kind != JV_NULL) return ferr(r, "split() separator must be a string or none");
   if (a->npos > 1) {
-    if (a->pos[1]->kind != JV_INT) return ferr(r, "split() maxsplit must be an integer%s%s", "", "");
+    if (a->pos[1]->kind != JV_INT) return ferr(r, "split() maxsplit must be an integer");
     maxsplit = a->pos[1]->num;
   }
   jv *res = jv_new(r, JV_ARRAY);
@@ -142,7 +150,7 @@ static jv *split(jrender *r, const jv *self, jargs *a) {
     }
     return res;
   }
-  if (sep->n == 0) return ferr(r, "empty separator%s%s", "", "");
+  if (sep->n == 0) return ferr(r, "empty separator");
   size_t start = 0;
   for (size_t i = 0; i + sep->n <= n;) {
     if (memcmp(s + i, sep->s, sep->n) == 0 && (maxsplit == -1 || (double)res->arr.n < maxsplit)) {
@@ -164,12 +172,12 @@ static size_t cp_len(const char *s, size_t n, size_t i) {
 }
 
 static jv *replace(jrender *r, const jv *self, jargs *a) {
-  if (a->npos < 2) return ferr(r, "replace() requires two arguments%s%s", "", "");
+  if (a->npos < 2) return ferr(r, "replace() requires two arguments");
   const jv *old = a->pos[0], *nw = a->pos[1];
-  if (old->kind != JV_STR || nw->kind != JV_STR) return ferr(r, "replace() arguments must be strings%s%s", "", "");
+  if (old->kind != JV_STR || nw->kind != JV_STR) return ferr(r, "replace() arguments must be strings");
   const jv *count = a->npos > 2 ? a->pos[2] : jmap_get(&a->kw, "count", 5);
   if (count && count->kind != JV_INT && count->kind != JV_NULL)
-    return ferr(r, "replace() count must be an integer or none%s%s", "", "");
+    return ferr(r, "replace() count must be an integer or none");
   double left = count && count->kind == JV_INT && count->num >= 0 ? count->num : INFINITY;
   jbuf b = sbuf(r);
   bool ok = true;
@@ -307,8 +315,8 @@ static jv *raise(jrender *r, jargs *a) {
 
 static jv *range(jrender *r, jargs *a) {
   for (size_t i = 0; i < a->npos; i++)
-    if (a->pos[i]->kind != JV_INT) return ferr(r, "range() takes integers%s%s", "", "");
-  if (a->npos == 0 || a->npos > 3) return ferr(r, "range() takes 1 to 3 arguments%s%s", "", "");
+    if (a->pos[i]->kind != JV_INT) return ferr(r, "range() takes integers");
+  if (a->npos == 0 || a->npos > 3) return ferr(r, "range() takes 1 to 3 arguments");
   double start = 0, stop, step = 1;
   if (a->npos == 1) {
     stop = a->pos[0]->num;
@@ -317,7 +325,7 @@ static jv *range(jrender *r, jargs *a) {
     stop = a->pos[1]->num;
     if (a->npos == 3) step = a->pos[2]->num;
   }
-  if (step == 0) return ferr(r, "range() step must not be zero%s%s", "", "");
+  if (step == 0) return ferr(r, "range() step must not be zero");
   jv *res = jv_new(r, JV_ARRAY);
   for (double i = start; res && (step > 0 ? i < stop : i > stop); i += step) {
     if (++r->iterations > JINJA_MAX_ITERATIONS) {
@@ -333,7 +341,7 @@ static jv *strftime_now(jrender *r, jargs *a) {
   static const char *const months[] = {"January", "February", "March",     "April",
                                        "May",     "June",     "July",      "August",
                                        "September", "October", "November", "December"};
-  if (a->npos < 1 || a->pos[0]->kind != JV_STR) return ferr(r, "strftime_now() takes a format string%s%s", "", "");
+  if (a->npos < 1 || a->pos[0]->kind != JV_STR) return ferr(r, "strftime_now() takes a format string");
   time_t now = time(NULL);
   struct tm tm;
   localtime_r(&now, &tm);
@@ -365,7 +373,7 @@ static jv *strftime_now(jrender *r, jargs *a) {
 static jv *namespace_(jrender *r, jargs *a) {
   jv *ns = jv_new(r, JV_NAMESPACE);
   if (!ns) return NULL;
-  if (a->npos > 1) return ferr(r, "namespace() takes at most one positional argument%s%s", "", "");
+  if (a->npos > 1) return ferr(r, "namespace() takes at most one positional argument");
   if (a->npos == 1) {
     const jv *src = a->pos[0];
     if (src->kind == JV_OBJECT) {
@@ -375,11 +383,11 @@ static jv *namespace_(jrender *r, jargs *a) {
       for (size_t i = 0; i < src->arr.n; i++) {
         const jv *p = src->arr.v[i];
         if (p->kind != JV_ARRAY || p->arr.n != 2 || p->arr.v[0]->kind != JV_STR)
-          return ferr(r, "namespace() expects [key, value] pairs%s%s", "", "");
+          return ferr(r, "namespace() expects [key, value] pairs");
         if (!jmap_set(r, &ns->map, p->arr.v[0]->s, p->arr.v[0]->n, p->arr.v[1])) return NULL;
       }
     } else {
-      return ferr(r, "namespace() cannot take a %s%s", jv_type_name(src), "");
+      return ferr(r, "namespace() cannot take a %s", jv_type_name(src));
     }
   }
   for (size_t i = 0; i < a->kw.n; i++)
@@ -420,7 +428,7 @@ jv *jinja_call_builtin(jrender *r, const jv *fn, jargs *a) {
     case F_STR_SPLIT: return split(r, self, a);
     case F_STR_REPLACE: return replace(r, self, a);
     case F_OBJ_GET: {
-      if (a->npos < 1 || a->pos[0]->kind != JV_STR) return ferr(r, "get() takes a string key%s%s", "", "");
+      if (a->npos < 1 || a->pos[0]->kind != JV_STR) return ferr(r, "get() takes a string key");
       jv *v = jmap_get(&self->map, a->pos[0]->s, a->pos[0]->n);
       if (v) return v;
       return a->npos > 1 ? a->pos[1] : jv_null(r);
@@ -430,7 +438,7 @@ jv *jinja_call_builtin(jrender *r, const jv *fn, jargs *a) {
     case F_OBJ_VALUES: return pairs(r, self, 2);
     case F_MACRO: break;
   }
-  return ferr(r, "not callable here%s%s", "", "");
+  return ferr(r, "not callable here");
 }
 
 /* ---- tests ------------------------------------------------------------------------------- */
@@ -438,7 +446,7 @@ bool jinja_test(jrender *r, const jv *v, const char *name, size_t n, const jv *a
   jv_kind k = v->kind;
   if (name_is(name, n, "odd") || name_is(name, n, "even")) {
     if (k != JV_INT) {
-      ferr(r, "cannot test %s with %.*s", jv_type_name(v), name_is(name, n, "odd") ? "odd" : "even");
+      ferr(r, "cannot test a %s with %s", jv_type_name(v), name_is(name, n, "odd") ? "odd" : "even");
       return false;
     }
     bool odd = fmod(v->num, 2) != 0;
@@ -471,7 +479,7 @@ bool jinja_test(jrender *r, const jv *v, const char *name, size_t n, const jv *a
   } else {
     char nm[64];
     snprintf(nm, sizeof nm, "%.*s", (int)(n < 60 ? n : 60), name);
-    ferr(r, "unknown test '%s'%s", nm, "");
+    ferr(r, "unknown test '%s'", nm);
     return false;
   }
   return true;
@@ -486,7 +494,7 @@ static jv *kwarg(jargs *a, size_t pos, const char *name) {
 
 static jv *join(jrender *r, const jv *operand, jargs *a) {
   const jv *sep = kwarg(a, 0, "separator");
-  if (sep && sep->kind != JV_STR) return ferr(r, "join separator must be a string%s%s", "", "");
+  if (sep && sep->kind != JV_STR) return ferr(r, "join separator must be a string");
   jbuf b = sbuf(r);
   bool ok = true;
   if (operand->kind == JV_STR) {
@@ -515,10 +523,10 @@ static jv *tojson(jrender *r, const jv *operand, jargs *a) {
   jv *asc = a ? jmap_get(&a->kw, "ensure_ascii", 12) : NULL;
   jv *sk = a ? jmap_get(&a->kw, "sort_keys", 9) : NULL;
   jv *sep = a ? jmap_get(&a->kw, "separators", 10) : NULL;
-  if (ind && ind->kind != JV_INT && ind->kind != JV_NULL) return ferr(r, "tojson indent must be an integer%s%s", "", "");
-  if (asc && asc->kind != JV_BOOL) return ferr(r, "tojson ensure_ascii must be a boolean%s%s", "", "");
+  if (ind && ind->kind != JV_INT && ind->kind != JV_NULL) return ferr(r, "tojson indent must be an integer");
+  if (asc && asc->kind != JV_BOOL) return ferr(r, "tojson ensure_ascii must be a boolean");
   if ((sk && !(sk->kind == JV_BOOL && !sk->b)) || (sep && sep->kind != JV_NULL))
-    return ferr(r, "tojson sort_keys and separators are not supported%s%s", "", "");
+    return ferr(r, "tojson sort_keys and separators are not supported");
   int indent = ind && ind->kind == JV_INT && ind->num > 0 ? (int)fmin(ind->num, 64) : -1;
   jbuf b = sbuf(r);
   bool ok = jv_json(r, &b, operand, indent, asc && asc->b, true, 0);
@@ -554,10 +562,10 @@ static jv *attr_path(jrender *r, jv *item, const jv *path) {
 static jv *select_reject(jrender *r, const jv *operand, jargs *a, const jnode *call, bool select) {
   for (size_t i = 0; i < operand->arr.n; i++)
     if (operand->arr.v[i]->kind != JV_OBJECT && operand->arr.v[i]->kind != JV_NAMESPACE)
-      return ferr(r, "%s can only be applied to a list of dicts%s", select ? "selectattr" : "rejectattr", "");
+      return ferr(r, "%s can only be applied to a list of dicts", select ? "selectattr" : "rejectattr");
   for (size_t i = 0; i < call->items.n; i++)
-    if (call->items.v[i]->kind != N_STR) return ferr(r, "the arguments of %s must be strings%s", select ? "selectattr" : "rejectattr", "");
-  if (a->npos < 1) return ferr(r, "%s needs an attribute name%s", select ? "selectattr" : "rejectattr", "");
+    if (call->items.v[i]->kind != N_STR) return ferr(r, "the arguments of %s must be strings", select ? "selectattr" : "rejectattr");
+  if (a->npos < 1) return ferr(r, "%s needs an attribute name", select ? "selectattr" : "rejectattr");
   jv *res = jv_new(r, JV_ARRAY);
   for (size_t i = 0; res && i < operand->arr.n; i++) {
     jv *item = operand->arr.v[i];
@@ -575,13 +583,13 @@ static jv *select_reject(jrender *r, const jv *operand, jargs *a, const jnode *c
 
 static jv *map_attr(jrender *r, const jv *operand, jargs *a) {
   jv *attr = jmap_get(&a->kw, "attribute", 9);
-  if (!attr) return ferr(r, "map() is supported with attribute= only%s%s", "", "");
-  if (attr->kind != JV_STR) return ferr(r, "map() attribute must be a string%s%s", "", "");
+  if (!attr) return ferr(r, "map() is supported with attribute= only");
+  if (attr->kind != JV_STR) return ferr(r, "map() attribute must be a string");
   jv *def = jmap_get(&a->kw, "default", 7);
   jv *res = jv_new(r, JV_ARRAY);
   for (size_t i = 0; res && i < operand->arr.n; i++) {
     jv *item = operand->arr.v[i];
-    if (item->kind != JV_OBJECT && item->kind != JV_NAMESPACE) return ferr(r, "map() items must be dicts%s%s", "", "");
+    if (item->kind != JV_OBJECT && item->kind != JV_NAMESPACE) return ferr(r, "map() items must be dicts");
     jv *v = attr_path(r, item, attr);
     if (!v) return NULL;
     if (v->kind == JV_UNDEF && def) v = def;
@@ -606,7 +614,7 @@ static jv *filter_plain(jrender *r, jv *v, const char *name, size_t n) {
   if (v->kind == JV_ARRAY) {
     if (IS("list")) return v;
     if ((IS("first") || IS("last")) && v->arr.n == 0) /* @huggingface/jinja fails there too */
-      return ferr(r, "filter '%s' applied to an empty list%s", IS("first") ? "first" : "last", "");
+      return ferr(r, "filter '%s' applied to an empty list", IS("first") ? "first" : "last");
     if (IS("first")) return v->arr.v[0];
     if (IS("last")) return v->arr.v[v->arr.n - 1];
     if (IS("length")) return jv_num(r, JV_INT, (double)v->arr.n);
@@ -674,7 +682,7 @@ static jv *filter_call(jrender *r, jv *v, const char *name, size_t n, jargs *a, 
   if (IS("default")) {
     jv *def = a->npos > 0 ? a->pos[0] : NULL;
     jv *boolean = a->npos > 1 ? a->pos[1] : jmap_get(&a->kw, "boolean", 7);
-    if (boolean && boolean->kind != JV_BOOL) return ferr(r, "default()'s boolean flag must be a boolean%s%s", "", "");
+    if (boolean && boolean->kind != JV_BOOL) return ferr(r, "default()'s boolean flag must be a boolean");
     if (v->kind == JV_UNDEF || (boolean && boolean->b && !jv_truthy(v)))
       return def ? def : jv_str(r, "", 0);
     return v;
@@ -685,7 +693,7 @@ static jv *filter_call(jrender *r, jv *v, const char *name, size_t n, jargs *a, 
   } else if (v->kind == JV_STR) {
     if (IS("indent")) {
       jv *w = kwarg(a, 0, "width"), *f = kwarg(a, 1, "first"), *b = kwarg(a, 2, "blank");
-      if (w && w->kind != JV_INT) return ferr(r, "indent width must be an integer%s%s", "", "");
+      if (w && w->kind != JV_INT) return ferr(r, "indent width must be an integer");
       return indent(r, v, w ? fmin(w->num, 1024) : 4, f && jv_truthy(f), b && jv_truthy(b));
     }
     if (IS("replace")) return replace(r, v, a);

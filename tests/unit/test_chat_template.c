@@ -243,6 +243,8 @@ static void test_errors(void **state) {
   expect_fail("line 1\n  {{ messages | nosuchfilter }}", "{}", AT_ERR_INVALID_ARG, "line 2:");
   expect_fail("{{ 'a' | nosuchfilter }}", "{}", AT_ERR_INVALID_ARG, "nosuchfilter");
   expect_fail("{{ 1 is nosuchtest }}", "{}", AT_ERR_INVALID_ARG, "nosuchtest");
+  /* found by fuzz_chat_template: the message of a failing odd/even test */
+  expect_fail("{{ (x is even).startswith('u') }}", "{}", AT_ERR_INVALID_ARG, "cannot test a undefined with even");
   expect_fail("{{ x }}", "[1, 2]", AT_ERR_INVALID_ARG, "JSON object");
   expect_fail("{{ x }}", "{bad json", AT_ERR_INVALID_ARG, "JSON object");
   expect_fail("{{ true }}", "{\"true\": 1}", AT_ERR_INVALID_ARG, "built-in");
