@@ -70,8 +70,12 @@ void at_chat_template_destroy(at_chat_template *t) {
   free(t);
 }
 
-const char *at_chat_template_bos(const at_chat_template *t) { return t && t->bos ? t->bos : ""; }
-const char *at_chat_template_eos(const at_chat_template *t) { return t && t->eos ? t->eos : ""; }
+const char *at_chat_template_bos(const at_chat_template *t) {
+  return t && t->bos ? t->bos : "";
+}
+const char *at_chat_template_eos(const at_chat_template *t) {
+  return t && t->eos ? t->eos : "";
+}
 
 /* ---- loading ------------------------------------------------------------------- */
 /* Read a whole file (NUL-terminated). AT_ERR_NOT_FOUND when it does not exist. */
@@ -136,13 +140,15 @@ static const char *config_template(json_t *cfg, const char *path, at_status *st)
       return json_string_value(tpl);
   }
   if (!first)
-    *st = at_fail(AT_ERR_PARSE, "%s: chat_template is a list without a {\"template\": ...} entry", path);
+    *st = at_fail(AT_ERR_PARSE, "%s: chat_template is a list without a {\"template\": ...} entry",
+                  path);
   return first;
 }
 
 at_status at_chat_template_load(const char *model_dir, at_chat_template **out) {
   if (out) *out = NULL;
-  if (!model_dir || !out) return at_fail(AT_ERR_INVALID_ARG, "at_chat_template_load: NULL argument");
+  if (!model_dir || !out)
+    return at_fail(AT_ERR_INVALID_ARG, "at_chat_template_load: NULL argument");
   size_t dl = strlen(model_dir);
   char *path = malloc(dl + 64);
   if (!path) return at_fail(AT_ERR_NOMEM, "out of memory");
@@ -219,7 +225,8 @@ at_status at_chat_template_render(const at_chat_template *t, const char *context
   }
   jrender r;
   memset(&r, 0, sizeof r);
-  size_t cap = RENDER_ARENA_BASE + (max_output < ((size_t)1 << 30) ? max_output * 4 : (size_t)1 << 32);
+  size_t cap =
+      RENDER_ARENA_BASE + (max_output < ((size_t)1 << 30) ? max_output * 4 : (size_t)1 << 32);
   jarena_init(&r.arena, cap);
   r.max_output = max_output;
   r.at_off = SIZE_MAX; /* no template position while reading the context */

@@ -55,10 +55,31 @@ bool jbuf_putc(jbuf *b, char c);
 
 /* ---- tokens ----------------------------------------------------------------- */
 typedef enum jtok_kind {
-  T_TEXT, T_NUMBER, T_STRING, T_IDENT, T_EQUALS, T_LPAREN, T_RPAREN,
-  T_OPEN_STMT, T_CLOSE_STMT, T_OPEN_EXPR, T_CLOSE_EXPR, T_LBRACKET, T_RBRACKET,
-  T_LBRACE, T_RBRACE, T_COMMA, T_DOT, T_COLON, T_PIPE, T_ADD, T_MUL, T_POW,
-  T_CMP, T_UNARY, T_COMMENT
+  T_TEXT,
+  T_NUMBER,
+  T_STRING,
+  T_IDENT,
+  T_EQUALS,
+  T_LPAREN,
+  T_RPAREN,
+  T_OPEN_STMT,
+  T_CLOSE_STMT,
+  T_OPEN_EXPR,
+  T_CLOSE_EXPR,
+  T_LBRACKET,
+  T_RBRACKET,
+  T_LBRACE,
+  T_RBRACE,
+  T_COMMA,
+  T_DOT,
+  T_COLON,
+  T_PIPE,
+  T_ADD,
+  T_MUL,
+  T_POW,
+  T_CMP,
+  T_UNARY,
+  T_COMMENT
 } jtok_kind;
 
 typedef struct jtoken {
@@ -82,16 +103,56 @@ void jinja_linecol(const char *src, size_t len, size_t off, int *line, int *col)
 /* ---- AST ---------------------------------------------------------------------- */
 typedef enum jnode_kind {
   /* expressions */
-  N_STR, N_INT, N_FLOAT, N_IDENT, N_ARRAY, N_TUPLE, N_OBJECT, N_MEMBER, N_SLICE,
-  N_CALL, N_KWARG, N_UNARY, N_BINARY, N_FILTER, N_TEST, N_SELECT, N_TERNARY,
+  N_STR,
+  N_INT,
+  N_FLOAT,
+  N_IDENT,
+  N_ARRAY,
+  N_TUPLE,
+  N_OBJECT,
+  N_MEMBER,
+  N_SLICE,
+  N_CALL,
+  N_KWARG,
+  N_UNARY,
+  N_BINARY,
+  N_FILTER,
+  N_TEST,
+  N_SELECT,
+  N_TERNARY,
   /* statements */
-  S_TEXT, S_IF, S_FOR, S_SET, S_MACRO, S_BREAK, S_CONTINUE
+  S_TEXT,
+  S_IF,
+  S_FOR,
+  S_SET,
+  S_MACRO,
+  S_BREAK,
+  S_CONTINUE
 } jnode_kind;
 
 typedef enum jop {
-  OP_NONE, OP_OR, OP_AND, OP_NOT, OP_IN, OP_NOT_IN, OP_EQ, OP_NE, OP_LT, OP_GT,
-  OP_LE, OP_GE, OP_ADD, OP_SUB, OP_CONCAT, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD,
-  OP_POW, OP_NEG, OP_POS
+  OP_NONE,
+  OP_OR,
+  OP_AND,
+  OP_NOT,
+  OP_IN,
+  OP_NOT_IN,
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_GT,
+  OP_LE,
+  OP_GE,
+  OP_ADD,
+  OP_SUB,
+  OP_CONCAT,
+  OP_MUL,
+  OP_DIV,
+  OP_FLOORDIV,
+  OP_MOD,
+  OP_POW,
+  OP_NEG,
+  OP_POS
 } jop;
 
 typedef struct jnode jnode;
@@ -128,8 +189,16 @@ bool jinja_parse(jarena *a, const jtoken *toks, size_t ntoks, const char *src, s
 
 /* ---- values --------------------------------------------------------------------- */
 typedef enum jv_kind {
-  JV_UNDEF, JV_NULL, JV_BOOL, JV_INT, JV_FLOAT, JV_STR, JV_ARRAY, JV_OBJECT,
-  JV_NAMESPACE, JV_FUNC
+  JV_UNDEF,
+  JV_NULL,
+  JV_BOOL,
+  JV_INT,
+  JV_FLOAT,
+  JV_STR,
+  JV_ARRAY,
+  JV_OBJECT,
+  JV_NAMESPACE,
+  JV_FUNC
 } jv_kind;
 
 typedef struct jv jv;
@@ -146,10 +215,26 @@ typedef struct jmap {
 } jmap;
 
 typedef enum jfn_kind {
-  F_RAISE, F_RANGE, F_STRFTIME, F_NAMESPACE, F_MACRO,
-  F_STR_UPPER, F_STR_LOWER, F_STR_STRIP, F_STR_TITLE, F_STR_CAPITALIZE,
-  F_STR_RSTRIP, F_STR_LSTRIP, F_STR_STARTSWITH, F_STR_ENDSWITH, F_STR_SPLIT,
-  F_STR_REPLACE, F_OBJ_GET, F_OBJ_ITEMS, F_OBJ_KEYS, F_OBJ_VALUES
+  F_RAISE,
+  F_RANGE,
+  F_STRFTIME,
+  F_NAMESPACE,
+  F_MACRO,
+  F_STR_UPPER,
+  F_STR_LOWER,
+  F_STR_STRIP,
+  F_STR_TITLE,
+  F_STR_CAPITALIZE,
+  F_STR_RSTRIP,
+  F_STR_LSTRIP,
+  F_STR_STARTSWITH,
+  F_STR_ENDSWITH,
+  F_STR_SPLIT,
+  F_STR_REPLACE,
+  F_OBJ_GET,
+  F_OBJ_ITEMS,
+  F_OBJ_KEYS,
+  F_OBJ_VALUES
 } jfn_kind;
 
 struct jv {
@@ -165,8 +250,8 @@ struct jv {
   } arr;
   jmap map; /* JV_OBJECT, JV_NAMESPACE */
   jfn_kind fn;
-  const jv *self;       /* a method's receiver */
-  const jnode *macro;   /* F_MACRO */
+  const jv *self;     /* a method's receiver */
+  const jnode *macro; /* F_MACRO */
 };
 
 typedef struct jrender jrender;
@@ -190,7 +275,8 @@ bool jv_print(jrender *r, jbuf *out, const jv *v, int depth);
 /* The raw JavaScript value's String(): what `~`, `+` and join use. */
 bool jv_raw(jrender *r, jbuf *out, const jv *v, int depth);
 /* tojson: indent < 0 for none; undef_null: undefined prints as null. */
-bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null, int depth);
+bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null,
+             int depth);
 /* JavaScript's Number.prototype.toString for d. */
 void js_number(char *buf, size_t cap, double d);
 bool jv_loose_eq(jrender *r, const jv *a, const jv *b);
@@ -230,7 +316,8 @@ typedef struct jargs {
   size_t npos;
   jmap kw;
 } jargs;
-jv *jinja_filter(jrender *r, jv *operand, const char *name, size_t n, jargs *args, const jnode *call);
+jv *jinja_filter(jrender *r, jv *operand, const char *name, size_t n, jargs *args,
+                 const jnode *call);
 bool jinja_test(jrender *r, const jv *operand, const char *name, size_t n, const jv *arg, bool *ok);
 jv *jinja_call_builtin(jrender *r, const jv *fn, jargs *args);
 

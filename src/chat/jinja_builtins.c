@@ -35,7 +35,9 @@ static bool name_is(const char *s, size_t n, const char *w) {
   return n == strlen(w) && memcmp(s, w, n) == 0;
 }
 
-static jbuf sbuf(jrender *r) { return (jbuf){NULL, 0, 0, r->max_output}; }
+static jbuf sbuf(jrender *r) {
+  return (jbuf){NULL, 0, 0, r->max_output};
+}
 
 static jv *sdone(jrender *r, jbuf *b, bool ok) {
   if (!ok) {
@@ -67,7 +69,8 @@ static jv *case_map(jrender *r, const jv *v, bool upper, bool first_only) {
   size_t i = 0;
   while (i < v->n && ok) {
     utf8proc_int32_t cp;
-    utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)v->s + i, (utf8proc_ssize_t)(v->n - i), &cp);
+    utf8proc_ssize_t k =
+        utf8proc_iterate((const utf8proc_uint8_t *)v->s + i, (utf8proc_ssize_t)(v->n - i), &cp);
     if (k <= 0) { /* invalid UTF-8: copy the byte */
       ok = jbuf_putc(&b, v->s[i++]);
       continue;
@@ -115,9 +118,11 @@ static jv *starts_ends(jrender *r, const jv *self, jargs *a, bool suffix) {
   if (a->npos == 0) return ferr(r, "%s() requires an argument", suffix ? "endswith" : "startswith");
   const jv *p = a->pos[0];
   if (p->kind == JV_STR) return jv_bool(r, has_prefix(self, p, suffix));
-  if (p->kind != JV_ARRAY) return ferr(r, "%s() takes a string or a tuple of strings", suffix ? "endswith" : "startswith");
+  if (p->kind != JV_ARRAY)
+    return ferr(r, "%s() takes a string or a tuple of strings", suffix ? "endswith" : "startswith");
   for (size_t i = 0; i < p->arr.n; i++) {
-    if (p->arr.v[i]->kind != JV_STR) return ferr(r, "%s() tuple elements must be strings", suffix ? "endswith" : "startswith");
+    if (p->arr.v[i]->kind != JV_STR)
+      return ferr(r, "%s() tuple elements must be strings", suffix ? "endswith" : "startswith");
     if (has_prefix(self, p->arr.v[i], suffix)) return jv_bool(r, true);
   }
   return jv_bool(r, false);
@@ -126,7 +131,8 @@ static jv *starts_ends(jrender *r, const jv *self, jargs *a, bool suffix) {
 static jv *split(jrender *r, const jv *self, jargs *a) {
   const jv *sep = a->npos > 0 ? a->pos[0] : NULL;
   double maxsplit = -1;
-  if (sep && sep->kind != JV_STR && sep->kind != JV_NULL) return ferr(r, "split() separator must be a string or none");
+  if (sep && sep->kind != JV_STR && sep->kind != JV_NULL)
+    return ferr(r, "split() separator must be a string or none");
   if (a->npos > 1) {
     if (a->pos[1]->kind != JV_INT) return ferr(r, "split() maxsplit must be an integer");
     maxsplit = a->pos[1]->num;
@@ -174,7 +180,8 @@ static size_t cp_len(const char *s, size_t n, size_t i) {
 static jv *replace(jrender *r, const jv *self, jargs *a) {
   if (a->npos < 2) return ferr(r, "replace() requires two arguments");
   const jv *old = a->pos[0], *nw = a->pos[1];
-  if (old->kind != JV_STR || nw->kind != JV_STR) return ferr(r, "replace() arguments must be strings");
+  if (old->kind != JV_STR || nw->kind != JV_STR)
+    return ferr(r, "replace() arguments must be strings");
   const jv *count = a->npos > 2 ? a->pos[2] : jmap_get(&a->kw, "count", 5);
   if (count && count->kind != JV_INT && count->kind != JV_NULL)
     return ferr(r, "replace() count must be an integer or none");
@@ -258,7 +265,8 @@ static bool parse_number(const jv *v, bool integer, double *out) {
   const char *p = buf;
   if (integer) {
     char *end;
-    if (!(p[0] >= '0' && p[0] <= '9') && !((p[0] == '-' || p[0] == '+') && p[1] >= '0' && p[1] <= '9'))
+    if (!(p[0] >= '0' && p[0] <= '9') &&
+        !((p[0] == '-' || p[0] == '+') && p[1] >= '0' && p[1] <= '9'))
       return false;
     *out = strtod(p, &end); /* digits only: cut at the first non-digit */
     size_t k = (p[0] == '-' || p[0] == '+') ? 1 : 0;
@@ -338,10 +346,11 @@ static jv *range(jrender *r, jargs *a) {
 }
 
 static jv *strftime_now(jrender *r, jargs *a) {
-  static const char *const months[] = {"January", "February", "March",     "April",
-                                       "May",     "June",     "July",      "August",
-                                       "September", "October", "November", "December"};
-  if (a->npos < 1 || a->pos[0]->kind != JV_STR) return ferr(r, "strftime_now() takes a format string");
+  static const char *const months[] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
+  if (a->npos < 1 || a->pos[0]->kind != JV_STR)
+    return ferr(r, "strftime_now() takes a format string");
   time_t now = time(NULL);
   struct tm tm;
   localtime_r(&now, &tm);
@@ -378,7 +387,8 @@ static jv *namespace_(jrender *r, jargs *a) {
     const jv *src = a->pos[0];
     if (src->kind == JV_OBJECT) {
       for (size_t i = 0; i < src->map.n; i++)
-        if (!jmap_set(r, &ns->map, src->map.keys[i], src->map.klens[i], src->map.vals[i])) return NULL;
+        if (!jmap_set(r, &ns->map, src->map.keys[i], src->map.klens[i], src->map.vals[i]))
+          return NULL;
     } else if (src->kind == JV_ARRAY) {
       for (size_t i = 0; i < src->arr.n; i++) {
         const jv *p = src->arr.v[i];
@@ -446,26 +456,40 @@ bool jinja_test(jrender *r, const jv *v, const char *name, size_t n, const jv *a
   jv_kind k = v->kind;
   if (name_is(name, n, "odd") || name_is(name, n, "even")) {
     if (k != JV_INT) {
-      ferr(r, "cannot test a %s with %s", jv_type_name(v), name_is(name, n, "odd") ? "odd" : "even");
+      ferr(r, "cannot test a %s with %s", jv_type_name(v),
+           name_is(name, n, "odd") ? "odd" : "even");
       return false;
     }
     bool odd = fmod(v->num, 2) != 0;
     *ok = name_is(name, n, "odd") ? odd : !odd;
     return true;
   }
-  if (name_is(name, n, "boolean")) *ok = k == JV_BOOL;
-  else if (name_is(name, n, "callable")) *ok = k == JV_FUNC;
-  else if (name_is(name, n, "false")) *ok = k == JV_BOOL && !v->b;
-  else if (name_is(name, n, "true")) *ok = k == JV_BOOL && v->b;
-  else if (name_is(name, n, "none")) *ok = k == JV_NULL;
-  else if (name_is(name, n, "string")) *ok = k == JV_STR;
-  else if (name_is(name, n, "number")) *ok = k == JV_INT || k == JV_FLOAT;
-  else if (name_is(name, n, "integer")) *ok = k == JV_INT;
-  else if (name_is(name, n, "iterable")) *ok = (k == JV_ARRAY && !v->tuple) || k == JV_STR;
-  else if (name_is(name, n, "mapping")) *ok = k == JV_OBJECT;
-  else if (name_is(name, n, "sequence")) *ok = k == JV_ARRAY || k == JV_OBJECT || k == JV_STR;
-  else if (name_is(name, n, "defined")) *ok = k != JV_UNDEF;
-  else if (name_is(name, n, "undefined")) *ok = k == JV_UNDEF;
+  if (name_is(name, n, "boolean"))
+    *ok = k == JV_BOOL;
+  else if (name_is(name, n, "callable"))
+    *ok = k == JV_FUNC;
+  else if (name_is(name, n, "false"))
+    *ok = k == JV_BOOL && !v->b;
+  else if (name_is(name, n, "true"))
+    *ok = k == JV_BOOL && v->b;
+  else if (name_is(name, n, "none"))
+    *ok = k == JV_NULL;
+  else if (name_is(name, n, "string"))
+    *ok = k == JV_STR;
+  else if (name_is(name, n, "number"))
+    *ok = k == JV_INT || k == JV_FLOAT;
+  else if (name_is(name, n, "integer"))
+    *ok = k == JV_INT;
+  else if (name_is(name, n, "iterable"))
+    *ok = (k == JV_ARRAY && !v->tuple) || k == JV_STR;
+  else if (name_is(name, n, "mapping"))
+    *ok = k == JV_OBJECT;
+  else if (name_is(name, n, "sequence"))
+    *ok = k == JV_ARRAY || k == JV_OBJECT || k == JV_STR;
+  else if (name_is(name, n, "defined"))
+    *ok = k != JV_UNDEF;
+  else if (name_is(name, n, "undefined"))
+    *ok = k == JV_UNDEF;
   else if (name_is(name, n, "lower") || name_is(name, n, "upper")) {
     if (k != JV_STR) {
       *ok = false;
@@ -523,7 +547,8 @@ static jv *tojson(jrender *r, const jv *operand, jargs *a) {
   jv *asc = a ? jmap_get(&a->kw, "ensure_ascii", 12) : NULL;
   jv *sk = a ? jmap_get(&a->kw, "sort_keys", 9) : NULL;
   jv *sep = a ? jmap_get(&a->kw, "separators", 10) : NULL;
-  if (ind && ind->kind != JV_INT && ind->kind != JV_NULL) return ferr(r, "tojson indent must be an integer");
+  if (ind && ind->kind != JV_INT && ind->kind != JV_NULL)
+    return ferr(r, "tojson indent must be an integer");
   if (asc && asc->kind != JV_BOOL) return ferr(r, "tojson ensure_ascii must be a boolean");
   if ((sk && !(sk->kind == JV_BOOL && !sk->b)) || (sep && sep->kind != JV_NULL))
     return ferr(r, "tojson sort_keys and separators are not supported");
@@ -548,7 +573,8 @@ static jv *attr_path(jrender *r, jv *item, const jv *path) {
     } else if (item->kind == JV_ARRAY) {
       size_t idx = 0, k = i;
       if (k == e) return jv_undef(r);
-      for (; k < e && path->s[k] >= '0' && path->s[k] <= '9'; k++) idx = idx * 10 + (size_t)(path->s[k] - '0');
+      for (; k < e && path->s[k] >= '0' && path->s[k] <= '9'; k++)
+        idx = idx * 10 + (size_t)(path->s[k] - '0');
       if (k == i || idx >= item->arr.n) return jv_undef(r);
       item = item->arr.v[idx];
     } else {
@@ -562,17 +588,21 @@ static jv *attr_path(jrender *r, jv *item, const jv *path) {
 static jv *select_reject(jrender *r, const jv *operand, jargs *a, const jnode *call, bool select) {
   for (size_t i = 0; i < operand->arr.n; i++)
     if (operand->arr.v[i]->kind != JV_OBJECT && operand->arr.v[i]->kind != JV_NAMESPACE)
-      return ferr(r, "%s can only be applied to a list of dicts", select ? "selectattr" : "rejectattr");
+      return ferr(r, "%s can only be applied to a list of dicts",
+                  select ? "selectattr" : "rejectattr");
   for (size_t i = 0; i < call->items.n; i++)
-    if (call->items.v[i]->kind != N_STR) return ferr(r, "the arguments of %s must be strings", select ? "selectattr" : "rejectattr");
-  if (a->npos < 1) return ferr(r, "%s needs an attribute name", select ? "selectattr" : "rejectattr");
+    if (call->items.v[i]->kind != N_STR)
+      return ferr(r, "the arguments of %s must be strings", select ? "selectattr" : "rejectattr");
+  if (a->npos < 1)
+    return ferr(r, "%s needs an attribute name", select ? "selectattr" : "rejectattr");
   jv *res = jv_new(r, JV_ARRAY);
   for (size_t i = 0; res && i < operand->arr.n; i++) {
     jv *item = operand->arr.v[i];
     jv *attr = jmap_get(&item->map, a->pos[0]->s, a->pos[0]->n);
     bool ok = false;
     if (attr && a->npos >= 2) {
-      if (!jinja_test(r, attr, a->pos[1]->s, a->pos[1]->n, a->npos > 2 ? a->pos[2] : NULL, &ok)) return NULL;
+      if (!jinja_test(r, attr, a->pos[1]->s, a->pos[1]->n, a->npos > 2 ? a->pos[2] : NULL, &ok))
+        return NULL;
     } else if (attr) {
       ok = jv_truthy(attr);
     }
@@ -589,7 +619,8 @@ static jv *map_attr(jrender *r, const jv *operand, jargs *a) {
   jv *res = jv_new(r, JV_ARRAY);
   for (size_t i = 0; res && i < operand->arr.n; i++) {
     jv *item = operand->arr.v[i];
-    if (item->kind != JV_OBJECT && item->kind != JV_NAMESPACE) return ferr(r, "map() items must be dicts");
+    if (item->kind != JV_OBJECT && item->kind != JV_NAMESPACE)
+      return ferr(r, "map() items must be dicts");
     jv *v = attr_path(r, item, attr);
     if (!v) return NULL;
     if (v->kind == JV_UNDEF && def) v = def;
@@ -672,7 +703,8 @@ static jv *filter_call(jrender *r, jv *v, const char *name, size_t n, jargs *a, 
     jv *def = kwarg(a, 0, "default");
     if (v->kind == JV_STR) {
       double d;
-      if (!parse_number(v, IS("int"), &d)) return def ? def : jv_num(r, IS("int") ? JV_INT : JV_FLOAT, 0);
+      if (!parse_number(v, IS("int"), &d))
+        return def ? def : jv_num(r, IS("int") ? JV_INT : JV_FLOAT, 0);
       return jv_num(r, IS("int") ? JV_INT : JV_FLOAT, d);
     }
     if (v->kind == JV_INT || v->kind == JV_FLOAT) return v;
@@ -682,7 +714,8 @@ static jv *filter_call(jrender *r, jv *v, const char *name, size_t n, jargs *a, 
   if (IS("default")) {
     jv *def = a->npos > 0 ? a->pos[0] : NULL;
     jv *boolean = a->npos > 1 ? a->pos[1] : jmap_get(&a->kw, "boolean", 7);
-    if (boolean && boolean->kind != JV_BOOL) return ferr(r, "default()'s boolean flag must be a boolean");
+    if (boolean && boolean->kind != JV_BOOL)
+      return ferr(r, "default()'s boolean flag must be a boolean");
     if (v->kind == JV_UNDEF || (boolean && boolean->b && !jv_truthy(v)))
       return def ? def : jv_str(r, "", 0);
     return v;
@@ -699,10 +732,14 @@ static jv *filter_call(jrender *r, jv *v, const char *name, size_t n, jargs *a, 
     if (IS("replace")) return replace(r, v, a);
   } else if (v->kind == JV_OBJECT) {
     jv *m = NULL;
-    if (IS("get")) m = jv_func(r, F_OBJ_GET, v);
-    else if (IS("items")) m = jv_func(r, F_OBJ_ITEMS, v);
-    else if (IS("keys")) m = jv_func(r, F_OBJ_KEYS, v);
-    else if (IS("values")) m = jv_func(r, F_OBJ_VALUES, v);
+    if (IS("get"))
+      m = jv_func(r, F_OBJ_GET, v);
+    else if (IS("items"))
+      m = jv_func(r, F_OBJ_ITEMS, v);
+    else if (IS("keys"))
+      m = jv_func(r, F_OBJ_KEYS, v);
+    else if (IS("values"))
+      m = jv_func(r, F_OBJ_VALUES, v);
     if (m) return jinja_call_builtin(r, m, a);
   }
 #undef IS

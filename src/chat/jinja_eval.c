@@ -38,8 +38,10 @@ static bool exec_block(ev *E, jscope *s, const jlist *body, jbuf *out);
 
 static jscope *scope_new(jrender *r, jscope *parent) {
   jscope *s = jarena_alloc(&r->arena, sizeof *s);
-  if (!s) jfail(r, AT_ERR_LIMIT, "the template used more than %zu bytes of memory", r->arena.cap);
-  else s->parent = parent;
+  if (!s)
+    jfail(r, AT_ERR_LIMIT, "the template used more than %zu bytes of memory", r->arena.cap);
+  else
+    s->parent = parent;
   return s;
 }
 
@@ -71,13 +73,17 @@ static jv *str_of(ev *E, jbuf *b) {
   return v;
 }
 
-static jbuf scratch(ev *E) { return (jbuf){NULL, 0, 0, E->r->max_output}; }
+static jbuf scratch(ev *E) {
+  return (jbuf){NULL, 0, 0, E->r->max_output};
+}
 
 /* ---- operators --------------------------------------------------------------------- */
 static bool numeric_like(const jv *v) {
   return v->kind == JV_INT || v->kind == JV_FLOAT || v->kind == JV_BOOL;
 }
-static double numval(const jv *v) { return v->kind == JV_BOOL ? (double)v->b : v->num; }
+static double numval(const jv *v) {
+  return v->kind == JV_BOOL ? (double)v->b : v->num;
+}
 
 static jv *concat_raw(ev *E, const jv *a, const jv *b) {
   jbuf buf = scratch(E);
@@ -151,7 +157,8 @@ static jv *binop(ev *E, jscope *s, const jnode *x) {
   if (op == OP_CONCAT) return concat_raw(E, l, rt);
   if (op == OP_POW && numeric_like(l) && numeric_like(rt)) return power(E, l, rt);
   jv *res = NULL;
-  bool ln = l->kind == JV_INT || l->kind == JV_FLOAT, rn = rt->kind == JV_INT || rt->kind == JV_FLOAT;
+  bool ln = l->kind == JV_INT || l->kind == JV_FLOAT,
+       rn = rt->kind == JV_INT || rt->kind == JV_FLOAT;
   if (ln && rn) {
     res = arith(E, op, l, rt);
   } else if (l->kind == JV_ARRAY && rt->kind == JV_ARRAY) {
@@ -216,8 +223,8 @@ static jv *builtin_property(ev *E, const jv *obj, const char *name, size_t n) {
                      {"lstrip", F_STR_LSTRIP},         {"startswith", F_STR_STARTSWITH},
                      {"endswith", F_STR_ENDSWITH},     {"split", F_STR_SPLIT},
                      {"replace", F_STR_REPLACE}},
-    obj_methods[] = {{"get", F_OBJ_GET}, {"items", F_OBJ_ITEMS}, {"keys", F_OBJ_KEYS},
-                     {"values", F_OBJ_VALUES}};
+    obj_methods[] = {
+        {"get", F_OBJ_GET}, {"items", F_OBJ_ITEMS}, {"keys", F_OBJ_KEYS}, {"values", F_OBJ_VALUES}};
   bool is_len = n == 6 && memcmp(name, "length", 6) == 0;
   if (obj->kind == JV_STR) {
     if (is_len) return jv_num(E->r, JV_INT, (double)utf16_length(obj->s, obj->n));
@@ -250,8 +257,8 @@ static bool slice_bound(ev *E, jscope *s, const jnode *x, bool *has, double *v) 
 }
 
 /* Python/JavaScript slice indices over `len` items: positions into *idx. */
-static bool slice_positions(ev *E, size_t len, bool hs, double start, bool he, double stop,
-                            bool hp, double step, size_t **idx, size_t *count) {
+static bool slice_positions(ev *E, size_t len, bool hs, double start, bool he, double stop, bool hp,
+                            double step, size_t **idx, size_t *count) {
   if (!hp) step = 1;
   if (step == 0) {
     fail(E, "slice step cannot be zero", NULL);
@@ -320,9 +327,12 @@ static jv *eval_member(ev *E, jscope *s, const jnode *x) {
   if (!obj) return NULL;
   jv *prop;
   if (x->flag && x->b->kind == N_SLICE) return eval_slice(E, s, obj, x->b);
-  if (x->flag) prop = eval(E, s, x->b);
-  else if (x->b->kind == N_INT) prop = jv_num(E->r, JV_INT, x->b->num);
-  else prop = jv_str(E->r, x->b->s, x->b->n);
+  if (x->flag)
+    prop = eval(E, s, x->b);
+  else if (x->b->kind == N_INT)
+    prop = jv_num(E->r, JV_INT, x->b->num);
+  else
+    prop = jv_str(E->r, x->b->s, x->b->n);
   if (!prop) return NULL;
   if (obj->kind == JV_OBJECT || obj->kind == JV_NAMESPACE) {
     if (prop->kind != JV_STR) return fail(E, "a dict key must be a string", x);
@@ -487,8 +497,9 @@ static bool assign(ev *E, jscope *s, const jnode *target, jv *v) {
   if (target->kind == N_TUPLE) {
     if (v->kind != JV_ARRAY) return fail(E, "cannot unpack a non-list", target);
     if (v->arr.n != target->items.n)
-      return fail(E, v->arr.n < target->items.n ? "too few items to unpack" : "too many items to unpack",
-                  target);
+      return fail(
+          E, v->arr.n < target->items.n ? "too few items to unpack" : "too many items to unpack",
+          target);
     for (size_t i = 0; i < target->items.n; i++) {
       const jnode *t = target->items.v[i];
       if (t->kind != N_IDENT) return fail(E, "can only unpack into names", t);
@@ -499,7 +510,8 @@ static bool assign(ev *E, jscope *s, const jnode *target, jv *v) {
   /* ns.attr = v */
   jv *obj = eval(E, s, target->a);
   if (!obj) return false;
-  if (obj->kind != JV_NAMESPACE) return fail(E, "cannot assign an attribute of a non-namespace", target);
+  if (obj->kind != JV_NAMESPACE)
+    return fail(E, "cannot assign an attribute of a non-namespace", target);
   if (target->flag || target->b->kind != N_IDENT)
     return fail(E, "namespace attributes are assigned as ns.name", target);
   return jmap_set(E->r, &obj->map, target->b->s, target->b->n, v);
@@ -546,10 +558,12 @@ static jv *loop_object(ev *E, jv **items, size_t n, size_t i) {
 
 static bool check_target(ev *E, const jnode *target, const jv *item) {
   if (target->kind != N_TUPLE) return true;
-  if (item->kind != JV_ARRAY || item->tuple) return fail(E, "cannot unpack a non-list loop item", target);
+  if (item->kind != JV_ARRAY || item->tuple)
+    return fail(E, "cannot unpack a non-list loop item", target);
   if (item->arr.n != target->items.n)
-    return fail(E, item->arr.n < target->items.n ? "too few items to unpack" : "too many items to unpack",
-                target);
+    return fail(
+        E, item->arr.n < target->items.n ? "too few items to unpack" : "too many items to unpack",
+        target);
   return true;
 }
 
@@ -589,7 +603,8 @@ static bool exec_for(ev *E, jscope *s, const jnode *x, jbuf *out) {
   for (size_t i = 0; i < n; i++) {
     if (!count_iteration(E)) return false;
     jv *loop = loop_object(E, items, n, i);
-    if (!loop || !jmap_set(E->r, &scope->vars, "loop", 4, loop) || !assign(E, scope, x->a, items[i]))
+    if (!loop || !jmap_set(E->r, &scope->vars, "loop", 4, loop) ||
+        !assign(E, scope, x->a, items[i]))
       return false;
     size_t mark = out->n;
     if (!exec_block(E, scope, &x->body, out)) return false;
@@ -648,16 +663,16 @@ static bool exec_block(ev *E, jscope *s, const jlist *body, jbuf *out) {
 }
 
 bool jinja_render(jrender *r, const jlist *program, jv *ctx, jbuf *out) {
-  static const char *const reserved[] = {"false", "true", "none", "raise_exception", "range",
-                                         "strftime_now", "True", "False", "None", "namespace"};
+  static const char *const reserved[] = {"false", "true",         "none", "raise_exception",
+                                         "range", "strftime_now", "True", "False",
+                                         "None",  "namespace"};
   jscope *g = scope_new(r, NULL);
   if (!g) return false;
   for (size_t i = 0; i < ctx->map.n; i++)
     for (size_t k = 0; k < sizeof reserved / sizeof reserved[0]; k++)
       if (ctx->map.klens[i] == strlen(reserved[k]) &&
           memcmp(ctx->map.keys[i], reserved[k], ctx->map.klens[i]) == 0) {
-        jfail(r, AT_ERR_INVALID_ARG, "the context may not set the built-in '%s'",
-              reserved[k]);
+        jfail(r, AT_ERR_INVALID_ARG, "the context may not set the built-in '%s'", reserved[k]);
         return false;
       }
   bool ok = jmap_set(r, &g->vars, "false", 5, jv_bool(r, false)) &&

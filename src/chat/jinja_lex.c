@@ -71,7 +71,7 @@ size_t js_space_at(const char *s, size_t n, size_t p) {
   if (c == 0xE2 && p + 2 < n) {
     unsigned char c1 = (unsigned char)s[p + 1], c2 = (unsigned char)s[p + 2];
     if (c1 == 0x80 && ((c2 >= 0x80 && c2 <= 0x8A) || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF))
-      return 3; /* U+2000..200A, 2028, 2029, 202F */
+      return 3;                             /* U+2000..200A, 2028, 2029, 202F */
     if (c1 == 0x81 && c2 == 0x9F) return 3; /* U+205F */
   }
   return 0;
@@ -214,12 +214,16 @@ static bool push(lexer *L, jtok_kind k, const char *s, size_t n, size_t at) {
   return true;
 }
 
-static jtok_kind last_kind(const lexer *L) { return L->n ? L->toks[L->n - 1].kind : (jtok_kind)-1; }
+static jtok_kind last_kind(const lexer *L) {
+  return L->n ? L->toks[L->n - 1].kind : (jtok_kind)-1;
+}
 
 static bool is_word(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 static void strip_trailing_text(lexer *L) {
   if (!L->n || L->toks[L->n - 1].kind != T_TEXT) return;
@@ -344,7 +348,8 @@ static bool lex_in_tag(lexer *L) {
     if (lk == T_TEXT || L->n == 0) return lfail(L, at, "unexpected character '%c'", c);
     if (lk != T_IDENT && lk != T_NUMBER && lk != T_STRING && lk != T_RPAREN && lk != T_RBRACKET) {
       size_t e = digits(p, at + 1);
-      if (e > at + 1 && e + 1 < p->n && p->s[e] == '.' && is_digit(p->s[e + 1])) e = digits(p, e + 1);
+      if (e > at + 1 && e + 1 < p->n && p->s[e] == '.' && is_digit(p->s[e + 1]))
+        e = digits(p, e + 1);
       L->pos = e;
       return push(L, e > at + 1 ? T_NUMBER : T_UNARY, p->s + at, e - at, at);
     }

@@ -47,9 +47,13 @@ static void *pfail(parser *P, size_t off, const char *fmt, ...) {
   return NULL;
 }
 
-static size_t here(const parser *P) { return P->i < P->n ? P->t[P->i].off : P->srclen; }
+static size_t here(const parser *P) {
+  return P->i < P->n ? P->t[P->i].off : P->srclen;
+}
 
-static bool is(const parser *P, jtok_kind k) { return P->i < P->n && P->t[P->i].kind == k; }
+static bool is(const parser *P, jtok_kind k) {
+  return P->i < P->n && P->t[P->i].kind == k;
+}
 
 static bool is_kw(const parser *P, size_t at, const char *w) {
   return at < P->n && P->t[at].kind == T_IDENT && P->t[at].n == strlen(w) &&
@@ -69,10 +73,10 @@ static bool is_stmt(const parser *P, const char *const *names) {
 }
 
 static const char *kind_name(jtok_kind k) {
-  static const char *names[] = {"text", "number", "string", "name", "'='", "'('", "')'",
-                                "'{%'", "'%}'", "'{{'", "'}}'", "'['", "']'", "'{'", "'}'",
-                                "','", "'.'", "':'", "'|'", "operator", "operator", "'**'",
-                                "comparison", "sign", "comment"};
+  static const char *names[] = {
+      "text", "number",   "string",   "name", "'='",        "'('",  "')'",    "'{%'", "'%}'",
+      "'{{'", "'}}'",     "'['",      "']'",  "'{'",        "'}'",  "','",    "'.'",  "':'",
+      "'|'",  "operator", "operator", "'**'", "comparison", "sign", "comment"};
   return names[k];
 }
 
@@ -189,8 +193,9 @@ static bool parse_args(parser *P, jlist *out, bool mode_params) {
       arg = kw;
       saw_kw = true;
     } else if (saw_kw) {
-      pfail(P, off, mode_params ? "a parameter without default follows one with a default"
-                                : "a positional argument follows a keyword argument");
+      pfail(P, off,
+            mode_params ? "a parameter without default follows one with a default"
+                        : "a positional argument follows a keyword argument");
       break;
     }
     if (mode_params && arg->kind != N_IDENT && arg->kind != N_KWARG) {
@@ -293,8 +298,7 @@ static jnode *parse_call_member(parser *P) {
 static jnode *parse_unary_sign(parser *P) {
   if (!enter(P)) return NULL;
   jnode *r;
-  if ((is(P, T_UNARY) || is(P, T_ADD)) &&
-      (tok_is(&P->t[P->i], "-") || tok_is(&P->t[P->i], "+"))) {
+  if ((is(P, T_UNARY) || is(P, T_ADD)) && (tok_is(&P->t[P->i], "-") || tok_is(&P->t[P->i], "+"))) {
     r = node(P, N_UNARY, here(P));
     if (!r) return NULL;
     r->op = P->t[P->i].s[0] == '-' ? OP_NEG : OP_POS;
@@ -362,7 +366,7 @@ static jop op_of(const jtoken *t) {
   static const struct {
     const char *s;
     jop op;
-  } ops[] = {{"+", OP_ADD},      {"-", OP_SUB}, {"~", OP_CONCAT}, {"*", OP_MUL}, {"/", OP_DIV},
+  } ops[] = {{"+", OP_ADD},       {"-", OP_SUB}, {"~", OP_CONCAT}, {"*", OP_MUL}, {"/", OP_DIV},
              {"//", OP_FLOORDIV}, {"%", OP_MOD}, {"**", OP_POW},   {"==", OP_EQ}, {"!=", OP_NE},
              {"<", OP_LT},        {">", OP_GT},  {"<=", OP_LE},    {">=", OP_GE}};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
@@ -519,14 +523,13 @@ static jnode *parse_collection(parser *P, const jtoken *t, bool dict) {
 }
 
 static jnode *parse_primary(parser *P) {
-  if (P->i >= P->n) return pfail(P, P->srclen, "unexpected end of template, expected an expression");
+  if (P->i >= P->n)
+    return pfail(P, P->srclen, "unexpected end of template, expected an expression");
   if (!enter(P)) return NULL;
   const jtoken *t = &P->t[P->i++];
   jnode *x = NULL;
   switch (t->kind) {
-    case T_NUMBER:
-      x = parse_number(P, t);
-      break;
+    case T_NUMBER: x = parse_number(P, t); break;
     case T_STRING: {
       size_t total = t->n, j = P->i;
       while (j < P->n && P->t[j].kind == T_STRING) total += P->t[j++].n;
@@ -554,14 +557,9 @@ static jnode *parse_primary(parser *P) {
       x = parse_sequence(P, false);
       if (x && !expect(P, T_RPAREN, "')'")) x = NULL;
       break;
-    case T_LBRACKET:
-      x = parse_collection(P, t, false);
-      break;
-    case T_LBRACE:
-      x = parse_collection(P, t, true);
-      break;
-    default:
-      return pfail(P, t->off, "unexpected %s in an expression", kind_name(t->kind));
+    case T_LBRACKET: x = parse_collection(P, t, false); break;
+    case T_LBRACE: x = parse_collection(P, t, true); break;
+    default: return pfail(P, t->off, "unexpected %s in an expression", kind_name(t->kind));
   }
   P->depth--;
   return x;
@@ -707,8 +705,8 @@ static jnode *parse_statement(parser *P) {
   } else if (tok_is(t, "call") || tok_is(t, "filter") || tok_is(t, "include") ||
              tok_is(t, "import") || tok_is(t, "extends") || tok_is(t, "block") ||
              tok_is(t, "raw") || tok_is(t, "with")) {
-    return pfail(P, t->off, "{%% %.*s %%} is not supported by anytime's chat templates",
-                 (int)t->n, t->s);
+    return pfail(P, t->off, "{%% %.*s %%} is not supported by anytime's chat templates", (int)t->n,
+                 t->s);
   } else {
     return pfail(P, t->off, "unknown or misplaced statement '%.*s'", (int)t->n, t->s);
   }
@@ -732,16 +730,13 @@ static jnode *parse_any(parser *P) {
         x->n = t->n;
       }
       break;
-    case T_OPEN_STMT:
-      x = parse_statement(P);
-      break;
+    case T_OPEN_STMT: x = parse_statement(P); break;
     case T_OPEN_EXPR:
       P->i++;
       x = parse_expr(P);
       if (x && !expect(P, T_CLOSE_EXPR, "'}}'")) x = NULL;
       break;
-    default:
-      return pfail(P, t->off, "unexpected %s", kind_name(t->kind));
+    default: return pfail(P, t->off, "unexpected %s", kind_name(t->kind));
   }
   P->depth--;
   return x;

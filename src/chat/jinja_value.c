@@ -94,7 +94,9 @@ bool jbuf_put(jbuf *b, const char *s, size_t n) {
   return true;
 }
 
-bool jbuf_putc(jbuf *b, char c) { return jbuf_put(b, &c, 1); }
+bool jbuf_putc(jbuf *b, char c) {
+  return jbuf_put(b, &c, 1);
+}
 
 /* ---- construction --------------------------------------------------------------- */
 void jfail(jrender *r, at_status st, const char *fmt, ...) {
@@ -143,8 +145,12 @@ jv *jv_bool(jrender *r, bool b) {
   return v;
 }
 
-jv *jv_undef(jrender *r) { return jv_new(r, JV_UNDEF); }
-jv *jv_null(jrender *r) { return jv_new(r, JV_NULL); }
+jv *jv_undef(jrender *r) {
+  return jv_new(r, JV_UNDEF);
+}
+jv *jv_null(jrender *r) {
+  return jv_new(r, JV_NULL);
+}
 
 jv *jv_func(jrender *r, jfn_kind fn, const jv *self) {
   jv *v = jv_new(r, JV_FUNC);
@@ -239,8 +245,10 @@ static bool jmap_append(jrender *r, jmap *m, const char *k, size_t n, jv *v) {
   m->klens[m->n] = n;
   m->vals[m->n++] = v;
   if (m->nslots && 2 * m->n > m->nslots) return jmap_reindex(r, m, m->n);
-  if (m->nslots) slot_put(m, m->n - 1);
-  else if (m->n >= JMAP_INDEX_FROM) return jmap_reindex(r, m, m->n);
+  if (m->nslots)
+    slot_put(m, m->n - 1);
+  else if (m->n >= JMAP_INDEX_FROM)
+    return jmap_reindex(r, m, m->n);
   return true;
 }
 
@@ -325,20 +333,15 @@ jv *jv_from_json(jrender *r, const void *ptr, int depth) {
     return NULL;
   }
   switch (json_typeof(j)) {
-    case JSON_NULL:
-      return jv_null(r);
-    case JSON_TRUE:
-      return jv_bool(r, true);
-    case JSON_FALSE:
-      return jv_bool(r, false);
-    case JSON_INTEGER:
-      return jv_num(r, JV_INT, (double)json_integer_value(j));
+    case JSON_NULL: return jv_null(r);
+    case JSON_TRUE: return jv_bool(r, true);
+    case JSON_FALSE: return jv_bool(r, false);
+    case JSON_INTEGER: return jv_num(r, JV_INT, (double)json_integer_value(j));
     case JSON_REAL: {
       double d = json_real_value(j);
       return jv_num(r, isfinite(d) && d == floor(d) ? JV_INT : JV_FLOAT, d);
     }
-    case JSON_STRING:
-      return jv_str(r, json_string_value(j), json_string_length(j));
+    case JSON_STRING: return jv_str(r, json_string_value(j), json_string_length(j));
     case JSON_ARRAY: {
       jv *a = jv_new(r, JV_ARRAY);
       if (!a) return NULL;
@@ -349,8 +352,7 @@ jv *jv_from_json(jrender *r, const void *ptr, int depth) {
       }
       return a;
     }
-    case JSON_OBJECT:
-      return object_from_json(r, j, depth);
+    case JSON_OBJECT: return object_from_json(r, j, depth);
   }
   return jv_undef(r);
 }
@@ -359,34 +361,29 @@ jv *jv_from_json(jrender *r, const void *ptr, int depth) {
 bool jv_truthy(const jv *v) {
   switch (v->kind) {
     case JV_UNDEF:
-    case JV_NULL:
-      return false;
-    case JV_BOOL:
-      return v->b;
+    case JV_NULL: return false;
+    case JV_BOOL: return v->b;
     case JV_INT:
-    case JV_FLOAT:
-      return v->num != 0 && !isnan(v->num);
-    case JV_STR:
-      return v->n > 0;
-    case JV_ARRAY:
-      return v->arr.n > 0;
-    case JV_OBJECT:
-      return v->map.n > 0;
+    case JV_FLOAT: return v->num != 0 && !isnan(v->num);
+    case JV_STR: return v->n > 0;
+    case JV_ARRAY: return v->arr.n > 0;
+    case JV_OBJECT: return v->map.n > 0;
     case JV_NAMESPACE:
-    case JV_FUNC:
-      return true;
+    case JV_FUNC: return true;
   }
   return false;
 }
 
 const char *jv_type_name(const jv *v) {
-  static const char *names[] = {"undefined", "none", "boolean", "integer", "float",
+  static const char *names[] = {"undefined", "none", "boolean", "integer",   "float",
                                 "string",    "list", "dict",    "namespace", "function"};
   if (v->kind == JV_ARRAY && v->tuple) return "tuple";
   return names[v->kind];
 }
 
-static bool is_num(const jv *v) { return v->kind == JV_INT || v->kind == JV_FLOAT; }
+static bool is_num(const jv *v) {
+  return v->kind == JV_INT || v->kind == JV_FLOAT;
+}
 
 /* JavaScript's Number("...") for the loose equality of a string and a number. */
 static double js_to_number(const jv *s) {
@@ -407,7 +404,9 @@ static double js_to_number(const jv *s) {
   return *end ? NAN : d;
 }
 
-static bool primitive(const jv *v) { return is_num(v) || v->kind == JV_BOOL || v->kind == JV_STR; }
+static bool primitive(const jv *v) {
+  return is_num(v) || v->kind == JV_BOOL || v->kind == JV_STR;
+}
 
 static bool same_object(const jv *a, const jv *b) {
   if (a->kind == JV_FUNC && b->kind == JV_FUNC)
@@ -427,7 +426,8 @@ static bool loose_eq_primitive(const jv *a, const jv *b) {
  * primitives compare after ToNumber; an object equals only itself, or a
  * primitive that equals its String() (so [] == false, [1] == 1). */
 bool jv_loose_eq(jrender *r, const jv *a, const jv *b) {
-  bool an = a->kind == JV_UNDEF || a->kind == JV_NULL, bn = b->kind == JV_UNDEF || b->kind == JV_NULL;
+  bool an = a->kind == JV_UNDEF || a->kind == JV_NULL,
+       bn = b->kind == JV_UNDEF || b->kind == JV_NULL;
   if (an || bn) return an && bn;
   bool ap = primitive(a), bp = primitive(b);
   if (ap && bp) return loose_eq_primitive(a, b);
@@ -451,14 +451,10 @@ bool jv_strict_eq(const jv *a, const jv *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
     case JV_UNDEF:
-    case JV_NULL:
-      return true;
-    case JV_BOOL:
-      return a->b == b->b;
-    case JV_STR:
-      return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
-    default:
-      return same_object(a, b);
+    case JV_NULL: return true;
+    case JV_BOOL: return a->b == b->b;
+    case JV_STR: return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+    default: return same_object(a, b);
   }
 }
 
@@ -549,31 +545,23 @@ static bool outfail(jrender *r) {
 static bool put(jrender *r, jbuf *out, const char *s, size_t n) {
   return jbuf_put(out, s, n) || outfail(r);
 }
-static bool puts_(jrender *r, jbuf *out, const char *s) { return put(r, out, s, strlen(s)); }
+static bool puts_(jrender *r, jbuf *out, const char *s) {
+  return put(r, out, s, strlen(s));
+}
 
 bool jv_print(jrender *r, jbuf *out, const jv *v, int depth) {
   char num[64];
   switch (v->kind) {
-    case JV_UNDEF:
-      return puts_(r, out, "undefined");
-    case JV_NULL:
-      return puts_(r, out, "null");
-    case JV_BOOL:
-      return puts_(r, out, v->b ? "true" : "false");
-    case JV_INT:
-      js_number(num, sizeof num, v->num);
-      return puts_(r, out, num);
-    case JV_FLOAT:
-      float_print(num, sizeof num, v->num);
-      return puts_(r, out, num);
-    case JV_STR:
-      return put(r, out, v->s, v->n);
+    case JV_UNDEF: return puts_(r, out, "undefined");
+    case JV_NULL: return puts_(r, out, "null");
+    case JV_BOOL: return puts_(r, out, v->b ? "true" : "false");
+    case JV_INT: js_number(num, sizeof num, v->num); return puts_(r, out, num);
+    case JV_FLOAT: float_print(num, sizeof num, v->num); return puts_(r, out, num);
+    case JV_STR: return put(r, out, v->s, v->n);
     case JV_ARRAY:
     case JV_OBJECT:
-    case JV_NAMESPACE:
-      return jv_json(r, out, v, -1, false, false, depth);
-    case JV_FUNC:
-      return puts_(r, out, "[function]");
+    case JV_NAMESPACE: return jv_json(r, out, v, -1, false, false, depth);
+    case JV_FUNC: return puts_(r, out, "[function]");
   }
   return true;
 }
@@ -583,9 +571,7 @@ bool jv_raw(jrender *r, jbuf *out, const jv *v, int depth) {
   if (too_deep(r, depth)) return false;
   switch (v->kind) {
     case JV_INT:
-    case JV_FLOAT:
-      js_number(num, sizeof num, v->num);
-      return puts_(r, out, num);
+    case JV_FLOAT: js_number(num, sizeof num, v->num); return puts_(r, out, num);
     case JV_ARRAY: /* Array.prototype.toString: the elements' toString, joined by "," */
       for (size_t i = 0; i < v->arr.n; i++) {
         if (i && !puts_(r, out, ",")) return false;
@@ -593,10 +579,8 @@ bool jv_raw(jrender *r, jbuf *out, const jv *v, int depth) {
       }
       return true;
     case JV_OBJECT:
-    case JV_NAMESPACE:
-      return puts_(r, out, "[object Map]");
-    default:
-      return jv_print(r, out, v, depth);
+    case JV_NAMESPACE: return puts_(r, out, "[object Map]");
+    default: return jv_print(r, out, v, depth);
   }
 }
 
@@ -607,13 +591,20 @@ static bool json_str_out(jrender *r, jbuf *out, const char *s, size_t n, bool as
     unsigned char c = (unsigned char)s[i];
     const char *esc = NULL;
     char ebuf[16];
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\n') esc = "\\n";
-    else if (c == '\r') esc = "\\r";
-    else if (c == '\t') esc = "\\t";
-    else if (c == '\b') esc = "\\b";
-    else if (c == '\f') esc = "\\f";
+    if (c == '"')
+      esc = "\\\"";
+    else if (c == '\\')
+      esc = "\\\\";
+    else if (c == '\n')
+      esc = "\\n";
+    else if (c == '\r')
+      esc = "\\r";
+    else if (c == '\t')
+      esc = "\\t";
+    else if (c == '\b')
+      esc = "\\b";
+    else if (c == '\f')
+      esc = "\\f";
     else if (c < 0x20) {
       snprintf(ebuf, sizeof ebuf, "\\u%04x", c);
       esc = ebuf;
@@ -621,9 +612,12 @@ static bool json_str_out(jrender *r, jbuf *out, const char *s, size_t n, bool as
       /* ensure_ascii: \uXXXX per UTF-16 unit (0x7f itself included, as @huggingface/jinja does) */
       unsigned cp = c;
       size_t len = 1;
-      if (c >= 0xF0) len = 4, cp = c & 0x07;
-      else if (c >= 0xE0) len = 3, cp = c & 0x0F;
-      else if (c >= 0xC0) len = 2, cp = c & 0x1F;
+      if (c >= 0xF0)
+        len = 4, cp = c & 0x07;
+      else if (c >= 0xE0)
+        len = 3, cp = c & 0x0F;
+      else if (c >= 0xC0)
+        len = 2, cp = c & 0x1F;
       if (i + len > n) len = 1, cp = c;
       for (size_t k = 1; k < len; k++) cp = (cp << 6) | ((unsigned char)s[i + k] & 0x3F);
       if (!put(r, out, s + i - run, run)) return false;
@@ -655,24 +649,21 @@ static bool newline_indent(jrender *r, jbuf *out, int indent, int level) {
   return true;
 }
 
-bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null, int depth) {
+bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null,
+             int depth) {
   char num[64];
   if (too_deep(r, depth)) return false;
   const char *item_sep = indent > 0 ? "," : ", ";
   switch (v->kind) {
-    case JV_NULL:
-      return puts_(r, out, "null");
-    case JV_UNDEF:
-      return puts_(r, out, undef_null ? "null" : "undefined");
-    case JV_BOOL:
-      return puts_(r, out, v->b ? "true" : "false");
+    case JV_NULL: return puts_(r, out, "null");
+    case JV_UNDEF: return puts_(r, out, undef_null ? "null" : "undefined");
+    case JV_BOOL: return puts_(r, out, v->b ? "true" : "false");
     case JV_INT:
     case JV_FLOAT:
       if (!isfinite(v->num)) return puts_(r, out, "null");
       js_number(num, sizeof num, v->num);
       return puts_(r, out, num);
-    case JV_STR:
-      return json_str_out(r, out, v->s, v->n, ascii);
+    case JV_STR: return json_str_out(r, out, v->s, v->n, ascii);
     case JV_ARRAY:
       if (v->tuple) {
         jfail(r, AT_ERR_INVALID_ARG, "cannot convert a tuple to JSON");
@@ -698,9 +689,7 @@ bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool un
       }
       if (indent > 0 && v->map.n && !newline_indent(r, out, indent, depth)) return false;
       return puts_(r, out, "}");
-    case JV_FUNC:
-      jfail(r, AT_ERR_INVALID_ARG, "cannot convert a function to JSON");
-      return false;
+    case JV_FUNC: jfail(r, AT_ERR_INVALID_ARG, "cannot convert a function to JSON"); return false;
   }
   return true;
 }

@@ -20,8 +20,10 @@ static const char DEFAULT_CTX[] =
     "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
     "{\"role\":\"user\",\"content\":\"Hi \xc3\xa9 \xf0\x9f\x98\x80\"},"
     "{\"role\":\"assistant\",\"content\":\"  Hello  \",\"tool_calls\":[{\"type\":\"function\","
-    "\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1}}}]},{\"role\":\"user\",\"content\":\"\"}],"
-    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\"}}}],"
+    "\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1}}}]},{\"role\":\"user\",\"content\":\"\"}]"
+    ","
+    "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":"
+    "\"object\"}}}],"
     "\"add_generation_prompt\":true,\"bos_token\":\"<s>\",\"eos_token\":\"</s>\"}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

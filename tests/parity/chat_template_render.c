@@ -123,8 +123,10 @@ int main(int argc, char **argv) {
     char *res = NULL;
     size_t rlen = 0;
     at_status st = at_chat_template_render(t, line, (size_t)n, (size_t)1 << 24, &res, &rlen);
-    if (st == AT_OK) put_result(out, 1, res, rlen);
-    else put_result(out, 0, at_last_error(), strlen(at_last_error()));
+    if (st == AT_OK)
+      put_result(out, 1, res, rlen);
+    else
+      put_result(out, 0, at_last_error(), strlen(at_last_error()));
     free(res);
   }
   free(line);
