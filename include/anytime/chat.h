@@ -74,7 +74,9 @@ void at_chat_template_destroy(at_chat_template *t);
  * raise_exception, strftime_now). bos_token/eos_token are NOT added
  * implicitly: pass at_chat_template_bos()/_eos() in the context if the
  * template uses them. On AT_OK *out is a malloc'd NUL-terminated string the
- * caller frees, *out_len (may be NULL) its length; on failure *out is NULL.
+ * caller frees, *out_len (may be NULL) its length (the output holds a NUL byte
+ * only if the template source or a context string, "\u0000", does); on
+ * failure *out is NULL.
  * Returns AT_OK; AT_ERR_INVALID_ARG (NULL argument; the context is not a JSON
  * object; a runtime error in the template such as an unknown filter or an
  * operator on undefined; raise_exception(msg), with at_last_error() =
