@@ -274,9 +274,15 @@ bool jv_truthy(const jv *v);
 bool jv_print(jrender *r, jbuf *out, const jv *v, int depth);
 /* The raw JavaScript value's String(): what `~`, `+` and join use. */
 bool jv_raw(jrender *r, jbuf *out, const jv *v, int depth);
-/* tojson: indent < 0 for none; undef_null: undefined prints as null. */
-bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null,
-             int depth);
+/* How tojson spells: indent <= 0 for none; ascii: \uXXXX for non-ASCII;
+ * undef_null: undefined prints as null (else "undefined", as printing does);
+ * item_sep/key_sep: NULL for the defaults ("," or ", " by indent, and ": "). */
+typedef struct jjson_fmt {
+  int indent;
+  bool ascii, undef_null;
+  const jv *item_sep, *key_sep; /* JV_STR or NULL */
+} jjson_fmt;
+bool jv_json(jrender *r, jbuf *out, const jv *v, const jjson_fmt *f, int depth);
 /* JavaScript's Number.prototype.toString for d. */
 void js_number(char *buf, size_t cap, double d);
 bool jv_loose_eq(jrender *r, const jv *a, const jv *b);

@@ -550,11 +550,22 @@ static jv *tojson(jrender *r, const jv *operand, jargs *a) {
   if (ind && ind->kind != JV_INT && ind->kind != JV_NULL)
     return ferr(r, "tojson indent must be an integer");
   if (asc && asc->kind != JV_BOOL) return ferr(r, "tojson ensure_ascii must be a boolean");
-  if ((sk && !(sk->kind == JV_BOOL && !sk->b)) || (sep && sep->kind != JV_NULL))
-    return ferr(r, "tojson sort_keys and separators are not supported");
-  int indent = ind && ind->kind == JV_INT && ind->num > 0 ? (int)fmin(ind->num, 64) : -1;
+  if (sk && sk->kind != JV_BOOL) return ferr(r, "tojson sort_keys must be a boolean");
+  if (sk && sk->b) return ferr(r, "tojson(sort_keys=true) is not supported");
+  jjson_fmt f = {0, asc && asc->b, true, NULL, NULL};
+  if (sep && sep->kind == JV_ARRAY) {
+    if (sep->arr.n != 2 || sep->arr.v[0]->kind != JV_STR || sep->arr.v[1]->kind != JV_STR)
+      return ferr(r, "tojson separators must be a tuple of two strings");
+    f.item_sep = sep->arr.v[0];
+    f.key_sep = sep->arr.v[1];
+  } else if (sep && sep->kind != JV_NULL) {
+    return ferr(r, "tojson separators must be a tuple of two strings");
+  }
+  if (ind && ind->kind == JV_INT && ind->num < 0)
+    return ferr(r, "tojson indent must not be negative");
+  f.indent = ind && ind->kind == JV_INT ? (int)fmin(ind->num, 64) : 0;
   jbuf b = sbuf(r);
-  bool ok = jv_json(r, &b, operand, indent, asc && asc->b, true, 0);
+  bool ok = jv_json(r, &b, operand, &f, 0);
   if (!ok) {
     free(b.p);
     return NULL;
@@ -631,7 +642,8 @@ static jv *map_attr(jrender *r, const jv *operand, jargs *a) {
 
 static jv *spelled(jrender *r, const jv *v, bool json) {
   jbuf b = sbuf(r);
-  bool ok = json ? jv_json(r, &b, v, -1, false, false, 0) : jv_print(r, &b, v, 0);
+  jjson_fmt f = {0, false, false, NULL, NULL};
+  bool ok = json ? jv_json(r, &b, v, &f, 0) : jv_print(r, &b, v, 0);
   if (!ok) {
     free(b.p);
     return NULL;

@@ -560,7 +560,10 @@ bool jv_print(jrender *r, jbuf *out, const jv *v, int depth) {
     case JV_STR: return put(r, out, v->s, v->n);
     case JV_ARRAY:
     case JV_OBJECT:
-    case JV_NAMESPACE: return jv_json(r, out, v, -1, false, false, depth);
+    case JV_NAMESPACE: {
+      jjson_fmt f = {0, false, false, NULL, NULL};
+      return jv_json(r, out, v, &f, depth);
+    }
     case JV_FUNC: return puts_(r, out, "[function]");
   }
   return true;
@@ -649,10 +652,15 @@ static bool newline_indent(jrender *r, jbuf *out, int indent, int level) {
   return true;
 }
 
-bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool undef_null,
-             int depth) {
+static bool put_sep(jrender *r, jbuf *out, const jv *custom, const char *dflt) {
+  return custom ? put(r, out, custom->s, custom->n) : puts_(r, out, dflt);
+}
+
+bool jv_json(jrender *r, jbuf *out, const jv *v, const jjson_fmt *f, int depth) {
   char num[64];
   if (too_deep(r, depth)) return false;
+  int indent = f->indent;
+  bool ascii = f->ascii, undef_null = f->undef_null;
   const char *item_sep = indent > 0 ? "," : ", ";
   switch (v->kind) {
     case JV_NULL: return puts_(r, out, "null");
@@ -671,9 +679,9 @@ bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool un
       }
       if (!puts_(r, out, "[")) return false;
       for (size_t i = 0; i < v->arr.n; i++) {
-        if (i && !puts_(r, out, item_sep)) return false;
+        if (i && !put_sep(r, out, f->item_sep, item_sep)) return false;
         if (indent > 0 && !newline_indent(r, out, indent, depth + 1)) return false;
-        if (!jv_json(r, out, v->arr.v[i], indent, ascii, undef_null, depth + 1)) return false;
+        if (!jv_json(r, out, v->arr.v[i], f, depth + 1)) return false;
       }
       if (indent > 0 && v->arr.n && !newline_indent(r, out, indent, depth)) return false;
       return puts_(r, out, "]");
@@ -681,10 +689,10 @@ bool jv_json(jrender *r, jbuf *out, const jv *v, int indent, bool ascii, bool un
     case JV_NAMESPACE:
       if (!puts_(r, out, "{")) return false;
       for (size_t i = 0; i < v->map.n; i++) {
-        if (i && !puts_(r, out, item_sep)) return false;
+        if (i && !put_sep(r, out, f->item_sep, item_sep)) return false;
         if (indent > 0 && !newline_indent(r, out, indent, depth + 1)) return false;
-        if (!json_str_out(r, out, v->map.keys[i], v->map.klens[i], ascii) || !puts_(r, out, ": ") ||
-            !jv_json(r, out, v->map.vals[i], indent, ascii, undef_null, depth + 1))
+        if (!json_str_out(r, out, v->map.keys[i], v->map.klens[i], ascii) ||
+            !put_sep(r, out, f->key_sep, ": ") || !jv_json(r, out, v->map.vals[i], f, depth + 1))
           return false;
       }
       if (indent > 0 && v->map.n && !newline_indent(r, out, indent, depth)) return false;

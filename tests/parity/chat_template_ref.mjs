@@ -72,7 +72,7 @@ if (mode === "cases") {
   const [family, ctxPath, refPath, atPath] = args;
   const ctx = readLines(ctxPath).map((l, i) => {
     const c = JSON.parse(l);
-    return c._case ?? `#${i} ${JSON.stringify(c.template)}`;
+    return c._case ?? c.name ?? `#${i} ${JSON.stringify(c.template)}`;
   });
   const ref = readLines(refPath).map((l) => JSON.parse(l));
   const at = readLines(atPath).map((l) => JSON.parse(l));

@@ -4,13 +4,15 @@
 # tests/node/package.json), the engine transformers.js and the Hub use.
 #
 # Every template in tests/data/chat_templates/*.jinja (the real templates of
-# the Llama 2, Llama 3, Llama 3.1, Mistral v0.1, Mistral-Nemo, Qwen2.5, Phi-3,
-# Gemma, Zephyr and ChatML families; README.md there says where each came from) is rendered
+# the Llama 2, Llama 3, Llama 3.1, Mistral v0.1, Mistral v0.3, Mistral-Nemo,
+# Qwen2.5, Phi-3, Gemma, Zephyr and ChatML families; README.md there says where each came from) is rendered
 # with every conversation of conversations.json, with add_generation_prompt
 # true and false, by both engines. The outputs must be identical bytes, and
 # both must raise (raise_exception) on the same cases.
 #
-# Then a differential run: chat_template_gen.mjs writes random templates of
+# Then the 41 real templates of @huggingface/jinja's own end-to-end suite,
+# each with its data (tests/data/chat_templates/hfjs_e2e.jsonl). Then a
+# differential run: chat_template_gen.mjs writes random templates of
 # the same subset (seeded, so every run sees the same 10000) and both engines
 # render each; again identical bytes, and both must fail on the same ones
 # (most random templates are invalid somewhere; agreeing on that is part of
@@ -39,7 +41,7 @@ ensure_node_modules die
 
 shopt -s nullglob
 templates=("$data"/*.jinja)
-[ ${#templates[@]} -ge 10 ] || die "expected the family templates in $data, found ${#templates[@]}"
+[ ${#templates[@]} -ge 11 ] || die "expected the family templates in $data, found ${#templates[@]}"
 fail=0 total=0
 for t in "${templates[@]}"; do
   fam=$(basename "$t" .jinja)
@@ -52,6 +54,15 @@ for t in "${templates[@]}"; do
   total=$((total + $(wc -l < "$work/$fam.ctx.jsonl")))
 done
 
+# the templates and data of @huggingface/jinja's own end-to-end suite
+# (hfjs_e2e.jsonl: 41 models; README.md says which two are left out and why)
+e2e="$data/hfjs_e2e.jsonl"
+[ -s "$e2e" ] || die "missing $e2e"
+node "$here/chat_template_ref.mjs" pairs "$e2e" "$work/e2e.ref.jsonl" || die "the reference failed to run"
+"$driver" --pairs "$e2e" "$work/e2e.at.jsonl" || die "the anytime driver failed to run"
+node "$here/chat_template_ref.mjs" compare "hfjs-e2e" "$e2e" "$work/e2e.ref.jsonl" "$work/e2e.at.jsonl" || fail=1
+ne2e=$(wc -l < "$e2e")
+
 random=0
 for seed in 1 2 3 4; do
   node "$here/chat_template_gen.mjs" "$seed" 2500 "$work/gen$seed.jsonl" || die "generating random templates failed"
@@ -63,4 +74,4 @@ for seed in 1 2 3 4; do
   random=$((random + $(wc -l < "$work/gen$seed.jsonl")))
 done
 [ "$fail" = 0 ] || die "renders differ from @huggingface/jinja (see MISMATCH lines)"
-echo "chat_templates: PASS: ${#templates[@]} family templates, $total renders, and $random random templates compared byte for byte, 0 mismatches"
+echo "chat_templates: PASS: ${#templates[@]} family templates ($total renders), $ne2e @huggingface/jinja end-to-end cases and $random random templates compared byte for byte, 0 mismatches"

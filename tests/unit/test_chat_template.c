@@ -217,6 +217,8 @@ static void test_filters(void **state) {
          "&lt;a href=&#34;x&#34;&gt;&amp;&lt;/a&gt; &lt;b&gt; <b>");
   expect("{{ {'k': 'v', 'n': [1, 2.5, true, none]} | tojson }}", "{}",
          "{\"k\": \"v\", \"n\": [1, 2.5, true, null]}");
+  expect("{{ {'k': [1, 'x'], 'n': {'a': none}} | tojson(separators=(',', ':')) }}", "{}",
+         "{\"k\":[1,\"x\"],\"n\":{\"a\":null}}");
   expect("{{ {'k': [1, {}], 'e': []} | tojson(indent=2) }}", "{}",
          "{\n  \"k\": [\n    1,\n    {}\n  ],\n  \"e\": []\n}");
   expect("{{ 'q\"\\\\\n\x01\xc3\xa9' | tojson }}", "{}", "\"q\\\"\\\\\\n\\u0001\xc3\xa9\"");
