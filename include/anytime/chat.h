@@ -40,7 +40,7 @@ typedef struct at_chat_template at_chat_template;
 /* Compile `len` bytes of template source (need not be NUL-terminated).
  * Returns AT_OK; AT_ERR_INVALID_ARG (NULL argument); AT_ERR_PARSE with
  * at_last_error() naming line:column of the problem (a syntax error, or a tag
- * anytime does not support such as {% include %} or {% call %});
+ * anytime does not support such as {% include %} or {% filter %});
  * AT_ERR_LIMIT (source over AT_CHAT_TEMPLATE_MAX_SOURCE, or nested deeper
  * than the parser's bound); AT_ERR_NOMEM. */
 at_status at_chat_template_compile(const char *src, size_t len, at_chat_template **out);

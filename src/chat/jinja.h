@@ -126,6 +126,7 @@ typedef enum jnode_kind {
   S_FOR,
   S_SET,
   S_MACRO,
+  S_CALL,
   S_BREAK,
   S_CONTINUE
 } jnode_kind;
@@ -170,7 +171,8 @@ typedef struct jlist {
  *   N_TEST a=operand s,n=test flag=negated   N_SELECT a=value b=test
  *   N_TERNARY a=cond b=then c=else
  *   S_IF a=test body alt   S_FOR a=target b=iterable c=filter test body alt
- *   S_SET a=target b=value (NULL: block set, body)   S_MACRO s,n items=params body */
+ *   S_SET a=target b=value (NULL: block set, body)   S_MACRO s,n items=params body
+ *   S_CALL a=the N_CALL of the macro items=caller's params body=caller's body */
 struct jnode {
   jnode_kind kind;
   jop op;
@@ -250,8 +252,9 @@ struct jv {
   } arr;
   jmap map; /* JV_OBJECT, JV_NAMESPACE */
   jfn_kind fn;
-  const jv *self;     /* a method's receiver */
-  const jnode *macro; /* F_MACRO */
+  const jv *self;         /* a method's receiver */
+  const jnode *macro;     /* F_MACRO: an S_MACRO, or the S_CALL of a caller() */
+  struct jscope *closure; /* caller(): the scope of its {% call %} */
 };
 
 typedef struct jrender jrender;

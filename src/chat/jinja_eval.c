@@ -5,7 +5,8 @@
  * JavaScript's loose equality and `in` over a list its strict one; undefined
  * renders as nothing and its attributes are undefined, but arithmetic on it
  * fails; `for` opens a scope (a `set` inside a loop does not leak out, use a
- * namespace); a macro sees the variables of the scope it is called from;
+ * namespace); a macro sees the variables of the scope it is called from, a
+ * {% call %} block's caller() those of the scope the block stands in;
  * `break`/`continue` drop the output of the iteration they end in.
  *
  * Bounds: loop iterations (JINJA_MAX_ITERATIONS per render, range() counted
@@ -384,7 +385,7 @@ static jv *call_macro(ev *E, jscope *caller, const jv *fn, jargs *a) {
     jfail(E->r, AT_ERR_LIMIT, "macros call each other deeper than %d levels", JINJA_MAX_CALLS);
     return NULL;
   }
-  jscope *ms = scope_new(E->r, caller);
+  jscope *ms = scope_new(E->r, fn->closure ? fn->closure : caller);
   if (!ms) return NULL;
   if (a->npos > m->items.n) return fail(E, "a macro got more arguments than it takes", m);
   const jnode *pending[64];
@@ -623,6 +624,29 @@ static bool exec_for(ev *E, jscope *s, const jnode *x, jbuf *out) {
   return true;
 }
 
+/* {% call %}: the macro runs with `caller` bound to the block (whose own
+ * variables are those where the block stands). */
+static bool exec_call_block(ev *E, jscope *s, const jnode *x, jbuf *out) {
+  jv *callerfn = jv_func(E->r, F_MACRO, NULL);
+  if (!callerfn) return false;
+  callerfn->macro = x;
+  callerfn->closure = s;
+  jargs a;
+  if (!eval_args(E, s, &x->a->items, &a)) return false;
+  jv *fn = eval(E, s, x->a->a);
+  if (!fn) return false;
+  if (fn->kind != JV_FUNC) {
+    fail(E, "{% call %} of something that is not a macro", x);
+    return false;
+  }
+  jscope *cs = scope_new(E->r, s);
+  if (!cs || !jmap_set(E->r, &cs->vars, "caller", 6, callerfn)) return false;
+  jv *v = fn->fn == F_MACRO ? call_macro(E, cs, fn, &a) : jinja_call_builtin(E->r, fn, &a);
+  if (!v) return false;
+  if (v->kind == JV_NULL || v->kind == JV_UNDEF) return true;
+  return jv_print(E->r, out, v, 0);
+}
+
 static bool exec_node(ev *E, jscope *s, const jnode *x, jbuf *out) {
   E->r->at_off = x->off;
   switch (x->kind) {
@@ -633,6 +657,7 @@ static bool exec_node(ev *E, jscope *s, const jnode *x, jbuf *out) {
       return exec_block(E, s, jv_truthy(t) ? &x->body : &x->alt, out);
     }
     case S_FOR: return exec_for(E, s, x, out);
+    case S_CALL: return exec_call_block(E, s, x, out);
     case S_SET: return exec_set(E, s, x);
     case S_MACRO: {
       jv *fn = jv_func(E->r, F_MACRO, NULL);

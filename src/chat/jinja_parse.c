@@ -6,9 +6,9 @@
  * `|` filters, unary sign, calls / member access / subscripts and slices,
  * primaries (literals, names, (tuples), [lists], {dicts}). Statements: if /
  * elif / else, for (tuple targets, `if` filter, else), set (names, tuples,
- * ns.attr, block set), macro, break, continue. {% call %}, {% filter %},
- * argument unpacking (*args, **kwargs) and unknown tags are refused with a
- * line:column error.
+ * ns.attr, block set), macro, call blocks, break, continue. {% filter %},
+ * {% include %} and the like, argument unpacking (*args, **kwargs) and
+ * unknown tags are refused with a line:column error.
  *
  * Depth: every recursive entry counts against JINJA_MAX_DEPTH so that a
  * hostile template cannot overflow the stack.
@@ -681,6 +681,23 @@ static jnode *parse_macro(parser *P, size_t off) {
   return end_tag(P, "endmacro") ? x : NULL;
 }
 
+/* {% call [(params)] macro(args) %}body{% endcall %}: body becomes caller(). */
+static jnode *parse_call_block(parser *P, size_t off) {
+  jnode *x = node(P, S_CALL, off);
+  if (!x) return NULL;
+  if (is(P, T_LPAREN) && !parse_args(P, &x->items, true)) return NULL;
+  jnode *callee = parse_primary(P);
+  if (!callee) return NULL;
+  if (callee->kind != N_IDENT) return pfail(P, callee->off, "expected a macro name after 'call'");
+  x->a = node(P, N_CALL, here(P));
+  if (!x->a) return NULL;
+  x->a->a = callee;
+  if (!parse_args(P, &x->a->items, false) || !expect(P, T_CLOSE_STMT, "'%}'")) return NULL;
+  static const char *const stops[] = {"endcall", NULL};
+  if (!parse_block(P, stops, &x->body, off, "{% call %}")) return NULL;
+  return end_tag(P, "endcall") ? x : NULL;
+}
+
 static jnode *parse_statement(parser *P) {
   size_t off = here(P);
   P->i++; /* {% */
@@ -702,9 +719,10 @@ static jnode *parse_statement(parser *P) {
   } else if (tok_is(t, "break") || tok_is(t, "continue")) {
     x = node(P, tok_is(t, "break") ? S_BREAK : S_CONTINUE, off);
     if (x && !expect(P, T_CLOSE_STMT, "'%}'")) x = NULL;
-  } else if (tok_is(t, "call") || tok_is(t, "filter") || tok_is(t, "include") ||
-             tok_is(t, "import") || tok_is(t, "extends") || tok_is(t, "block") ||
-             tok_is(t, "raw") || tok_is(t, "with")) {
+  } else if (tok_is(t, "call")) {
+    x = parse_call_block(P, off);
+  } else if (tok_is(t, "filter") || tok_is(t, "include") || tok_is(t, "import") ||
+             tok_is(t, "extends") || tok_is(t, "block") || tok_is(t, "raw") || tok_is(t, "with")) {
     return pfail(P, t->off, "{%% %.*s %%} is not supported by anytime's chat templates", (int)t->n,
                  t->s);
   } else {

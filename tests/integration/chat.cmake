@@ -1,6 +1,6 @@
 # Chat templates (src/chat): byte-for-byte parity with @huggingface/jinja over
 # the real templates of eleven model families and
-# 41 cases of @huggingface/jinja's end-to-end suite (tests/parity/chat_templates.sh).
+# 42 cases of @huggingface/jinja's end-to-end suite (tests/parity/chat_templates.sh).
 # chat_template_render is a test-only driver over the public API. Needs Node
 # and npm; fails (never skips) when the reference cannot run.
 add_executable(chat_template_render "${PROJECT_SOURCE_DIR}/tests/parity/chat_template_render.c")

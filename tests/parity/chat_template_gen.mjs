@@ -7,7 +7,7 @@
 // generator from the Jinja subset chat templates use: text with whitespace
 // and newlines (trim_blocks/lstrip_blocks territory), {{ }} with and without
 // "-", if/elif/else, for (loop.*, filters, else, break/continue), set,
-// namespaces, macros, comments; expressions over literals, the messages,
+// namespaces, macros and call blocks, comments; expressions over literals, the messages,
 // member access, slices, filters, tests, string and dict methods, operators,
 // ternaries. Most templates are valid; the rest must fail in both engines.
 import { writeFileSync } from "node:fs";
@@ -143,8 +143,12 @@ function stmt(depth, inLoop) {
   }
   if (r < 0.85) return `${open("%")}set y${close("%")}${block(depth - 1, inLoop)}${open("%")}endset${close("%")}{{ y }}`;
   if (r < 0.9) {
-    return `${open("%")}macro mk(a, b='B')${close("%")}${block(depth - 1, false)}[{{ a }}{{ b }}]${open("%")}endmacro${close("%")}` +
-      `{{ mk(${expr(1)}) }}{{ mk(1, b=${expr(1)}) }}`;
+    const def = `${open("%")}macro mk(a, b='B')${close("%")}${block(depth - 1, false)}[{{ a }}{{ b }}]` +
+      `${chance(0.4) ? "{{ caller(a) }}" : ""}${open("%")}endmacro${close("%")}`;
+    if (chance(0.4)) // a call block: the body is caller() inside the macro
+      return def + `${open("%")}call(z) mk(${expr(1)})${close("%")}${block(depth - 1, false)}<{{ z }}>` +
+        `${open("%")}endcall${close("%")}`;
+    return def + `{{ mk(${expr(1)}) }}{{ mk(1, b=${expr(1)}) }}`;
   }
   if (r < 0.95) return `${ind()}{#${chance(0.3) ? "-" : ""} comment ${chance(0.3) ? "-" : ""}#}${nl()}`;
   if (inLoop) return `${open("%")}${pick(["break", "continue"])}${close("%")}`;

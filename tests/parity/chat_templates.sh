@@ -10,7 +10,7 @@
 # true and false, by both engines. The outputs must be identical bytes, and
 # both must raise (raise_exception) on the same cases.
 #
-# Then the 41 real templates of @huggingface/jinja's own end-to-end suite,
+# Then the 42 real templates of @huggingface/jinja's own end-to-end suite,
 # each with its data (tests/data/chat_templates/hfjs_e2e.jsonl). Then a
 # differential run: chat_template_gen.mjs writes random templates of
 # the same subset (seeded, so every run sees the same 10000) and both engines
@@ -55,7 +55,7 @@ for t in "${templates[@]}"; do
 done
 
 # the templates and data of @huggingface/jinja's own end-to-end suite
-# (hfjs_e2e.jsonl: 41 models; README.md says which two are left out and why)
+# (hfjs_e2e.jsonl: 42 models; README.md says which one is left out and why)
 e2e="$data/hfjs_e2e.jsonl"
 [ -s "$e2e" ] || die "missing $e2e"
 node "$here/chat_template_ref.mjs" pairs "$e2e" "$work/e2e.ref.jsonl" || die "the reference failed to run"

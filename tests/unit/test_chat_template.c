@@ -108,6 +108,20 @@ static void test_statements(void **state) {
       "{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
       "{{ greet('Ann') }} {{ greet('Bo', punct='?') }} {{ greet(name='Cy') }}",
       "{}", "Hi Ann! Hi Bo? Hi Cy!");
+  /* {% call %}: the block is caller(), with its own parameters, seeing the
+   * variables where it stands (not the macro's) */
+  expect(
+      "{% macro wrap(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>{% endmacro %}"
+      "{% call wrap('b') %}bold{% endcall %}",
+      "{}", "<b>bold</b>");
+  expect(
+      "{% macro each(items) %}{% for i in items %}{{ caller(i, loop.index) }};{% endfor %}"
+      "{% endmacro %}{% call(item, n) each([1, 2, 3]) %}{{ n }}={{ item * 10 }}{% endcall %}",
+      "{}", "1=10;2=20;3=30;");
+  expect(
+      "{% set x = 'outer' %}{% macro m() %}{% set x = 'inner' %}[{{ caller() }}]{% endmacro %}"
+      "{% call m() %}{{ x }}{% endcall %}",
+      "{}", "[outer]");
   expect("{% set ns = namespace(a=1, b='x') %}{% set ns.a = ns.a * 10 %}{{ ns.a }}{{ ns.b }}", "{}",
          "10x");
 }
