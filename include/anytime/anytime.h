@@ -7,6 +7,7 @@
 #ifndef ANYTIME_ANYTIME_H
 #define ANYTIME_ANYTIME_H
 
+#include "anytime/chat.h"
 #include "anytime/clock.h"
 #include "anytime/decode.h"
 #include "anytime/engine.h"
