@@ -292,6 +292,7 @@ at_status serve_load_generator(at_server *s) {
   gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
   gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;
   if ((st = at_gen_create(at_lm_take_decoder(s->lm), &gp, &s->gen)) != AT_OK) return st;
+  serve_chat_template_load(s, s->lm->desc->dir);
   const at_decoder_info *di = at_gen_decoder_info(s->gen);
   at_log(AT_LOG_INFO, "serve",
          "generator '%s': %s (%s), %d layers, %d positions, %d KV blocks of %d tokens, %d "

@@ -71,6 +71,8 @@ struct at_server {
   pthread_key_t ws_key;      /* per-HTTP-thread tokenizer workspace */
   at_lm *lm;                 /* the generation lane's model (NULL: none) */
   at_generator *gen;         /* its scheduler; owns the decoder */
+  struct at_chat_template *chat_tpl; /* its chat template (NULL: no chat route) */
+  char chat_tpl_error[512];  /* why there is none */
   uint64_t started_ns;
 
   atomic_uint_least64_t release_errors; /* planner releases refused (a bug if ever > 0) */
@@ -277,6 +279,9 @@ enum MHD_Result route_chat_completions(req_ctx *r, const char *method);
  * rendering is too long. Any thread. */
 int serve_chat_prompt(at_server *s, json_t *messages, char **text, size_t *len, char *err,
                       size_t cap);
+/* Load the generation model's chat template when the lane starts (absent or
+ * broken: the chat route answers 400 saying why). */
+void serve_chat_template_load(at_server *s, const char *model_dir);
 
 /* ---- the generation lane (models.c) ---- */
 at_status serve_load_generator(at_server *s);

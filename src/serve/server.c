@@ -884,6 +884,7 @@ void at_server_stop(at_server *s) {
   }
   at_gen_destroy(s->gen);
   at_lm_close(s->lm);
+  at_chat_template_destroy(s->chat_tpl);
   at_batcher_destroy(s->batcher);
   at_engine_destroy(s->engine);
   for (int i = 0; i < s->n_models; i++) {

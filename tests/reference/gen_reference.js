@@ -112,7 +112,7 @@ async function post(p, body) {
       const tmpl = typeof tcfg.chat_template === 'string' ? tcfg.chat_template : tcfg.chat_template.find((t) => t.name === 'default').template;
       const special = (t) => (t && typeof t === 'object' ? t.content : t) ?? '';
       const text = new Template(tmpl).render({ messages: c, add_generation_prompt: true, bos_token: special(tcfg.bos_token), eos_token: special(tcfg.eos_token) });
-      ids = Array.from((await tok.encode(text, { addSpecialTokens: false })).getIds());
+      ids = Array.from((await tok.encode(text, null, { addSpecialTokens: false })).getIds());
       answer = await post('/v1/chat/completions', { model: modelName, messages: c, max_tokens: MAX_TOKENS, temperature: 0, logprobs: true, top_logprobs: TOP });
       entries = answer.choices[0].logprobs.content.map((e) => ({ token: e.token, logprob: e.logprob, top: e.top_logprobs.map((t) => [t.token, t.logprob]) }));
     } else {
