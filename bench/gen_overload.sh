@@ -8,10 +8,13 @@
 # pass; PASSES passes. Per run it reports answered (200) and refused (429)
 # requests, p50 / p99 latency of the answered, goodput (answers within
 # TTFT + MAX_TOKENS * TPOT, per second) and tokens/s from the server's own
-# counter (anytime_gen_tokens_total).
+# counter (anytime_gen_tokens_total). Rows also go to OUT.csv; with gnuplot,
+# OUT.png plots goodput and the answered p99 against clients (median over
+# passes, bars from the smallest to the largest).
 #
 #   bench/gen_overload.sh [CONC ("8 64 256")] [SECS (15)] [PASSES (2)]
 #   env: TTFT_MS (500) TPOT_MS (50) MAX_TOKENS (32) BIN (build/anytime)
+#        OUT (results/gen_overload -> .csv and .png)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BIN:-$here/build/anytime}
@@ -20,10 +23,13 @@ ttft=${TTFT_MS:-500} tpot=${TPOT_MS:-50} ntok=${MAX_TOKENS:-32}
 command -v hey >/dev/null || { echo "gen_overload: needs hey (apt-get install hey)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+out=${OUT:-$here/results/gen_overload}
+mkdir -p "$(dirname "$out")"
+echo "admission,clients,pass,answered,refused,other,p50_ms,p99_ms,goodput_rps,tokens_per_s" > "$out.csv"
 deadline_s=$(awk -v a="$ttft" -v b="$tpot" -v n="$ntok" 'BEGIN{printf "%.4f", (a + n * b) / 1e3}')
 body="{\"prompt\":\"the film is a masterpiece of quiet observation , and\",\"max_tokens\":$ntok,\"temperature\":0.7}"
 
-run() { # mode conc
+run() { # mode conc pass
   sed "s/^  admission: .*/  admission: $1/" \
     "$here/configs/serving.yaml" > "$here/configs/.gen_overload_$1.yaml"
   grep -q "^  admission: $1\$" "$here/configs/.gen_overload_$1.yaml" ||
@@ -49,13 +55,15 @@ run() { # mode conc
   refused=$(awk -F, 'NR > 1 && $7 == 429' "$tmp/hey.csv" | wc -l)
   other=$(awk -F, 'NR > 1 && $7 != 200 && $7 != 429' "$tmp/hey.csv" | wc -l)
   awk -v mode="$1" -v c="$2" -v secs="$secs" -v dl="$deadline_s" -v tok=$((t1 - t0)) \
-      -v refused="$refused" -v other="$other" '
+      -v refused="$refused" -v other="$other" -v pass="$3" -v csv="$out.csv" '
     { lat[NR] = $1; if ($1 <= dl) good++ }
     END {
       n = NR
       p50 = n ? lat[int(0.50 * (n - 1)) + 1] : 0; p99 = n ? lat[int(0.99 * (n - 1)) + 1] : 0
       printf "| %s | %d | %d | %d | %d | %.0f | %.0f | %.1f | %.0f |\n", mode, c, n, refused, other,
              p50 * 1e3, p99 * 1e3, good / secs, tok / secs
+      printf "%s,%d,%d,%d,%d,%d,%.1f,%.1f,%.2f,%.0f\n", mode, c, pass, n, refused, other,
+             p50 * 1e3, p99 * 1e3, good / secs, tok / secs >> csv
     }' "$tmp/lat"
 }
 
@@ -65,7 +73,42 @@ echo "| admission | clients | answered | refused | other | p50 ms | p99 ms | goo
 echo "|---|---|---|---|---|---|---|---|---|"
 for p in $(seq 1 "$passes"); do
   for c in $conc; do
-    for mode in queue slo; do run "$mode" "$c"; done
+    for mode in queue slo; do run "$mode" "$c" "$p"; done
   done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# the figure: per (admission, clients) the median and range over passes
+med() { sort -g | awk '{ v[NR] = $1 } END { n = NR; if (!n) exit
+  printf "%s %s %s", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, v[1], v[n] }'; }
+if command -v gnuplot >/dev/null; then
+  for mode in queue slo; do
+    : > "$tmp/$mode.dat"
+    for c in $conc; do
+      g=$(awk -F, -v m="$mode" -v c="$c" 'NR > 1 && $1 == m && $2 == c { print $9 }' "$out.csv" | med)
+      q=$(awk -F, -v m="$mode" -v c="$c" 'NR > 1 && $1 == m && $2 == c { print $8 }' "$out.csv" | med)
+      echo "$c $g $q" >> "$tmp/$mode.dat"
+    done
+  done
+  budget=$(awk -v a="$ttft" -v b="$tpot" -v n="$ntok" 'BEGIN { print a + n * b }')
+  gnuplot <<GP
+set terminal pngcairo size 1000,420 font ",10"
+set output "$out.png"
+set multiplot layout 1,2 title "generation lane, closed-loop hey clients, $ntok tokens, budget TTFT $ttft ms + $ntok x TPOT $tpot ms"
+set logscale x 2
+set xlabel "clients"
+set ylabel "goodput (answers within budget per s)"
+set yrange [0:*]
+plot "$tmp/queue.dat" u 1:2:3:4 w yerrorlines t "admission: queue (before)", \
+     "$tmp/slo.dat" u 1:2:3:4 w yerrorlines t "admission: slo (forecast)"
+set ylabel "p99 latency of the answered (ms)"
+set yrange [*:*]
+set logscale y
+plot "$tmp/queue.dat" u 1:5:6:7 w yerrorlines t "queue", "$tmp/slo.dat" u 1:5:6:7 w yerrorlines t "slo", \
+     $budget w l dt 2 t "budget"
+unset multiplot
+GP
+  echo "# figure: $out.png; rows: $out.csv"
+else
+  echo "# gnuplot is not installed: no figure (apt-get install gnuplot-nox); rows: $out.csv" >&2
+fi
