@@ -32,3 +32,4 @@ set_property(TEST deploy_manifests APPEND PROPERTY ENVIRONMENT "YAML2JSON_BIN=$<
 at_script_test(serve_limits tests/integration/serve_limits.sh)
 at_script_test(serve_faults tests/integration/serve_faults.sh)
 at_script_test(generate_eos tests/integration/generate_eos.sh)
+at_script_test(size_standins tests/integration/size_standins.sh)
