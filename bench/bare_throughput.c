@@ -148,7 +148,9 @@ int main(int argc, char **argv) {
     }
     qsort(rates, (size_t)passes, sizeof(double), cmp_d);
     qsort(cpu_text, (size_t)passes, sizeof(double), cmp_d);
-    double medv = rates[passes / 2], medc = cpu_text[passes / 2];
+    /* median; an even count of passes: the mean of the middle two */
+    double medv = passes % 2 ? rates[passes / 2] : (rates[passes / 2 - 1] + rates[passes / 2]) / 2;
+    double medc = passes % 2 ? cpu_text[passes / 2] : (cpu_text[passes / 2 - 1] + cpu_text[passes / 2]) / 2;
     printf("  batch %3d: %8.0f texts/s (range %.0f .. %.0f over %d passes of %.0f s), "
            "CPU %.0f us per text (%.0f .. %.0f), %.0f us per Run\n", g_batch, medv, rates[0],
            rates[passes - 1], passes, seconds, medc, cpu_text[0], cpu_text[passes - 1],

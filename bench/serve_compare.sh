@@ -27,7 +27,7 @@
 #        loop's best), OUT (also write the final table to this file)
 # Default models: models/sentiment-large int8, and the MiniLM-size and
 # BERT-base-size int8 stand-ins (tools/testmodels/size_standins.sh builds
-# them on first use, minutes; BERT-base with 2 passes of 4 s).
+# them on first use, minutes; BERT-base with passes of 4 s).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -41,7 +41,7 @@ elif [ -z "${MODELS:-}" ]; then
   mapfile -t sd < <(tools/testmodels/size_standins.sh minilm bertbase)
   MODELS="sentiment-large int8|models/sentiment-large|onnx/model_quantized.onnx||
 MiniLM-L6-size int8|${sd[0]}|onnx/model_quantized.onnx||
-BERT-base-size int8|${sd[2]}|onnx/model_quantized.onnx|2|4"
+BERT-base-size int8|${sd[2]}|onnx/model_quantized.onnx|3|4"
 fi
 cmake --build build --target anytime_cli bench_bare_throughput >/dev/null
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -62,9 +62,11 @@ wrk_point() { # url conc secs -> "ok_rps p50ms p99ms ok_answers" (only 2xx answe
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }            # utime + stime
 rss_mib() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
-# median_of FMT: "median (min–max)" of the numbers on stdin
-median_of() { sort -g | awk -v f="$1" '{a[NR]=$1} END {printf f " (" f "–" f ")", a[int((NR+1)/2)], a[1], a[NR]}'; }
-med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# median_of FMT: "median (min–max)" of the numbers on stdin (an even count:
+# the mean of the middle two)
+median_of() { sort -g | awk -v f="$1" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2
+  printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
+med() { sort -g | awk '{a[NR]=$1} END {print (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2}'; }
 
 # point NAME PID URL CONC PASSES SECS: the passes of one concurrency; appends a table row
 point() {
