@@ -1,90 +1,145 @@
 #!/usr/bin/env bash
-# bench/serve_compare.sh — the three-way throughput comparison of issue 5, on
-# one model and host, in one run:
+# bench/serve_compare.sh — the three-way serving comparison (issues 5 and 18),
+# on several model sizes and one host, in one run, with one load tool:
 #   (a) the limit: a bare ONNX Runtime Run loop at its best batch size
-#       (build/bench/bench_bare_throughput);
-#   (b) `anytime serve` (one variant, dynamic batching) under wrk, closed
-#       loop, at several concurrencies;
+#       (build/bench/bench_bare_throughput, 2 threads sharing one session,
+#       held-out sentences tokenised beforehand; no HTTP);
+#   (b) `anytime serve` (one variant, 2 workers, 2 HTTP threads, dynamic
+#       batching up to the bare loop's best batch, no admission control)
+#       under wrk, closed loop;
 #   (c) the peer: a minimal Node.js server on onnxruntime-node
 #       (bench/peers/node-ort) under the same wrk load.
-# Each point is the median of PASSES passes of SECS seconds, with the range.
+# For (b) and (c) at each concurrency: throughput (2xx answers/s), p50, p99
+# (wrk), CPU per answer = the server process's utime + stime
+# (/proc/PID/stat) over the pass / the 2xx answers wrk counted, and the
+# server's RSS (VmRSS from /proc/PID/status after the point's passes). For
+# (a): texts/s, CPU per text (getrusage over a pass / texts run) and peak
+# RSS at its best batch. Each figure is the median of PASSES passes of SECS
+# seconds, with the range in brackets. wrk runs on the same cores as the
+# servers: the CPU per answer, not the throughput, is the fair measure of a
+# server's own overhead.
 #
-#   bench/serve_compare.sh [MODEL_DIR] [VARIANT.onnx]
-#   (defaults: models/sentiment-large onnx/model_quantized.onnx; PASSES=3 SECS=5
-#    CONC="1 8 32 64")
+#   bench/serve_compare.sh                 # the three default models below
+#   bench/serve_compare.sh DIR VARIANT     # one model, the old way
+#   env: PASSES (3), SECS (5), CONC ("1 8 32"), BATCHES ("1,2,4,8,16"),
+#        MODELS: lines "label|dir|variant|passes|secs" (passes/secs may be
+#        empty = PASSES/SECS), BATCH (anytime's max batch; default the bare
+#        loop's best), OUT (also write the final table to this file)
+# Default models: models/sentiment-large int8, and the MiniLM-size and
+# BERT-base-size int8 stand-ins (tools/testmodels/size_standins.sh builds
+# them on first use, minutes; BERT-base with passes of 4 s).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-model=${1:-models/sentiment-large}
-variant=${2:-onnx/model_quantized.onnx}
-PASSES=${PASSES:-3}; SECS=${SECS:-5}; CONC=${CONC:-"1 8 32 64"}
-BATCH=${BATCH:-1}   # max_batch_size for anytime; 1 = what profile picks on this host
+PASSES=${PASSES:-3}; SECS=${SECS:-5}; CONC=${CONC:-"1 8 32"}; BATCHES=${BATCHES:-1,2,4,8,16}
 data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
 [ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
+if [ $# -ge 1 ]; then
+  MODELS="$(basename "$1") ${2:-onnx/model_quantized.onnx}|$1|${2:-onnx/model_quantized.onnx}||"
+elif [ -z "${MODELS:-}" ]; then
+  mapfile -t sd < <(tools/testmodels/size_standins.sh minilm bertbase)
+  MODELS="sentiment-large int8|models/sentiment-large|onnx/model_quantized.onnx||
+MiniLM-L6-size int8|${sd[0]}|onnx/model_quantized.onnx||
+BERT-base-size int8|${sd[2]}|onnx/model_quantized.onnx|3|4"
+fi
 cmake --build build --target anytime_cli bench_bare_throughput >/dev/null
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 (cd bench/peers/node-ort && [ -d node_modules/onnxruntime-node ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 node bench/peers/node-ort/make_bodies.js "$data" > "$tmp/bodies.jsonl"
+tck=$(getconf CLK_TCK)
 
-echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; model $model/$variant; $(date -u +%F)"
-echo "## (a) bare ORT Run loop"
-build/bench/bench_bare_throughput "$model" "$variant" "$data" 2 "$PASSES" "$SECS" 1,4,8,16,32 | tee "$tmp/bare.txt"
-bare=$(sed -n 's/^best: batch [0-9]*, \([0-9]*\) texts.s/\1/p' "$tmp/bare.txt")
+echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC')"
+echo "# load before: $(uptime)"
 
-cat > "$tmp/serve.yaml" <<YAML
+wrk_point() { # url conc secs -> "ok_rps p50ms p99ms ok_answers" (only 2xx answers count)
+  local t=2; [ "$2" -lt 2 ] && t=1
+  wrk -t$t -c"$2" -d"${3}s" --latency -s bench/wrk_predict.lua "$1" -- "$tmp/bodies.jsonl" 2>/dev/null |
+    awk '/Requests\/sec/ {r=$2} /requests in/ {n=$1; d=$4} /Non-2xx/ {bad=$NF} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+         function ms(x) { if (x ~ /us$/) return x/1000; if (x ~ /ms$/) return x+0; if (x ~ /s$/) return x*1000; return x }
+         function secs(x) { if (x ~ /ms$/) return x/1000; if (x ~ /m$/) return x*60; return x+0 }
+         END {ok = (n - bad) / secs(d); printf "%.0f %.2f %.2f %d\n", ok, ms(p50), ms(p99), n - bad}'
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }            # utime + stime
+rss_mib() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+# median_of FMT: "median (min–max)" of the numbers on stdin (an even count:
+# the mean of the middle two)
+median_of() { sort -g | awk -v f="$1" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2
+  printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
+med() { sort -g | awk '{a[NR]=$1} END {print (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2}'; }
+
+# point NAME PID URL CONC PASSES SECS: the passes of one concurrency; appends a table row
+point() {
+  local name=$1 pid=$2 url=$3 c=$4 np=$5 secs=$6
+  : > "$tmp/r"; : > "$tmp/p50"; : > "$tmp/p99"; : > "$tmp/cpu"
+  for _ in $(seq 1 "$np"); do
+    local c0; c0=$(cpu_ticks "$pid")
+    read -r rps p50 p99 ok < <(wrk_point "$url" "$c" "$secs")
+    local c1; c1=$(cpu_ticks "$pid")
+    echo "$rps" >> "$tmp/r"; echo "$p50" >> "$tmp/p50"; echo "$p99" >> "$tmp/p99"
+    awk -v d=$((c1 - c0)) -v t="$tck" -v n="$ok" 'BEGIN {printf "%.0f\n", n ? d / t * 1e6 / n : 0}' >> "$tmp/cpu"
+  done
+  echo "| $model_label | $name | $c | $(median_of %.0f < "$tmp/r") | $(median_of %.2f < "$tmp/p50") | $(median_of %.2f < "$tmp/p99") | $(median_of %.0f < "$tmp/cpu") | $(rss_mib "$pid") |" >> "$tmp/table"
+  echo "$(med < "$tmp/r") $name" >> "$tmp/best"
+}
+
+echo "| model | server | concurrency | throughput (answers/s) | p50 ms | p99 ms | CPU per answer (µs) | RSS (MiB) |" > "$tmp/table"
+echo "|---|---|---|---|---|---|---|---|" >> "$tmp/table"
+: > "$tmp/ratios"
+while IFS="|" read -r model_label model variant mp ms_ <&3; do
+  [ -n "$model_label" ] || continue
+  np=${mp:-$PASSES}; secs=${ms_:-$SECS}
+  echo "## $model_label: $model/$variant ($np passes of $secs s)"
+  : > "$tmp/best"
+  echo "### (a) bare ORT Run loop"
+  build/bench/bench_bare_throughput "$model" "$variant" "$data" 2 "$np" "$secs" "$BATCHES" | tee "$tmp/bare.txt"
+  bb=$(sed -n 's/^best: batch \([0-9]*\),.*/\1/p' "$tmp/bare.txt")
+  brow=$(grep -E "^  batch +$bb:" "$tmp/bare.txt")
+  brate=$(echo "$brow" | awk '{print $3}'); brange=$(echo "$brow" | sed -n 's/.*(range \([0-9]*\) \.\. \([0-9]*\) over.*/\1–\2/p')
+  bcpu=$(echo "$brow" | sed -n 's/.*CPU \([0-9]*\) us per text (\([0-9]*\) \.\. \([0-9]*\)).*/\1 (\2–\3)/p')
+  brss=$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' "$tmp/bare.txt")
+  echo "| $model_label | bare loop, batch $bb (2 threads) | — | $brate ($brange) | — | — | $bcpu per text | $brss (peak) |" >> "$tmp/table"
+  batch=${BATCH:-$bb}
+
+  cat > "$tmp/serve.yaml" <<YAML
 server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
 engine: {workers: 2, intra_op_threads: 1}
-batching: {max_batch_size: $BATCH, max_queue_delay_us: 0}
+batching: {max_batch_size: $batch, max_queue_delay_us: 0}
 planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
 models:
   - name: bench
     task: classify
-    tokenizer: $here/$model/tokenizer.json
-    config: $here/$model/config.json
+    tokenizer: $(cd "$model" && pwd)/tokenizer.json
+    config: $(cd "$model" && pwd)/config.json
     variants:
-      - {name: v, path: $here/$model/$variant, accuracy: 1}
+      - {name: v, path: $(cd "$model" && pwd)/$variant, accuracy: 1}
 YAML
+  rm -f "$tmp/port"
+  build/anytime serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/serve.log" &
+  spid=$!
+  for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  [ -s "$tmp/port" ] || { echo "anytime serve did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
+  url="http://127.0.0.1:$(cat "$tmp/port")/predict"
+  curl -sf "$url" -d '{"inputs":"warm up"}' >/dev/null
+  echo "### (b) anytime serve (max batch $batch, 2 workers, 2 HTTP threads, policy none)"
+  for c in $CONC; do point "anytime (max batch $batch)" "$spid" "$url" "$c" "$np" "$secs"; tail -1 "$tmp/table"; done
+  kill -TERM $spid; wait $spid || true
 
-wrk_point() { # url conc -> "ok_rps p50ms p99ms" (only 2xx answers count)
-  local t=2; [ "$2" -lt 2 ] && t=1
-  wrk -t$t -c"$2" -d"${SECS}s" --latency -s bench/wrk_predict.lua "$1" -- "$tmp/bodies.jsonl" 2>/dev/null |
-    awk '/Requests\/sec/ {r=$2} /requests in/ {n=$1; d=$4} /Non-2xx/ {bad=$NF} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
-         function ms(x) { if (x ~ /us$/) return x/1000; if (x ~ /ms$/) return x+0; if (x ~ /s$/) return x*1000; return x }
-         function secs(x) { if (x ~ /ms$/) return x/1000; if (x ~ /m$/) return x*60; return x+0 }
-         END {ok = (n - bad) / secs(d); printf "%.0f %.2f %.2f\n", ok, ms(p50), ms(p99)}'
-}
-median_of() { sort -n | awk '{a[NR]=$1} END {printf "%s (%s..%s)", a[int((NR+1)/2)], a[1], a[NR]}'; }
+  node bench/peers/node-ort/server.js "$model" "$variant" 18199 2>"$tmp/peer.log" &
+  ppid=$!
+  for _ in $(seq 1 300); do curl -sf localhost:18199/predict -d '{"inputs":"warm up"}' >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "### (c) Node.js peer (onnxruntime-node 1.30.0, tokenizers 0.23.2, no batching)"
+  for c in $CONC; do point "Node peer" "$ppid" "http://127.0.0.1:18199/predict" "$c" "$np" "$secs"; tail -1 "$tmp/table"; done
+  kill $ppid; wait $ppid 2>/dev/null || true
 
-run_target() { # name url
-  echo "## $1"
-  echo "| concurrency | throughput (req/s, median (range)) | p50 ms | p99 ms |"
-  echo "|---|---|---|---|"
-  for c in $CONC; do
-    : > "$tmp/r"; : > "$tmp/p50"; : > "$tmp/p99"
-    for p in $(seq 1 "$PASSES"); do
-      read -r rps p50 p99 < <(wrk_point "$2" "$c")
-      echo "$rps" >> "$tmp/r"; echo "$p50" >> "$tmp/p50"; echo "$p99" >> "$tmp/p99"
-    done
-    echo "| $c | $(median_of < "$tmp/r") | $(median_of < "$tmp/p50") | $(median_of < "$tmp/p99") |"
-    sort -n "$tmp/r" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}' >> "$tmp/best_$3"
-  done
-}
+  a=$(awk '$2 == "anytime" && $1 > m {m = $1} END {print m + 0}' "$tmp/best")
+  n=$(awk '$2 == "Node" && $1 > m {m = $1} END {print m + 0}' "$tmp/best")
+  awk -v l="$model_label" -v a="$a" -v b="$brate" -v n="$n" 'BEGIN {
+    printf "- %s: anytime / bare loop = %d / %d = %.2f; anytime / Node peer = %d / %d = %.2fx (each at its best concurrency)\n",
+      l, a, b, a / b, a, n, a / n }' >> "$tmp/ratios"
+done 3<<< "$MODELS"
 
-build/anytime serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/serve.log" &
-spid=$!
-for _ in $(seq 1 200); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$(cat "$tmp/port")/predict" -d '{"inputs":"warm up"}' >/dev/null
-run_target "(b) anytime serve (max batch $BATCH, 2 workers, 2 HTTP threads, no admission control)" "http://127.0.0.1:$(cat "$tmp/port")/predict" anytime
-kill -TERM $spid; wait $spid || true
-
-node bench/peers/node-ort/server.js "$model" "$variant" 18199 2>"$tmp/peer.log" &
-ppid=$!
-for _ in $(seq 1 100); do curl -sf localhost:18199/predict -d '{"inputs":"warm up"}' >/dev/null 2>&1 && break; sleep 0.1; done
-run_target "(c) Node.js peer (onnxruntime-node 1.30.0, tokenizers 0.23.2, no batching)" "http://127.0.0.1:18199/predict" peer
-kill $ppid; wait $ppid 2>/dev/null || true
-
-a=$(sort -n "$tmp/best_anytime" | tail -1); n=$(sort -n "$tmp/best_peer" | tail -1)
-echo "## ratios (best concurrency of each)"
-echo "- anytime / bare limit: $a / $bare = $(awk -v a="$a" -v b="$bare" 'BEGIN{printf "%.2f", a/b}')"
-echo "- anytime / Node peer: $a / $n = $(awk -v a="$a" -v b="$n" 'BEGIN{printf "%.2f", a/b}')x"
+echo "# load after: $(uptime)"
+echo "## table"
+cat "$tmp/table" "$tmp/ratios"
+[ -z "${OUT:-}" ] || cat "$tmp/table" "$tmp/ratios" > "$OUT"

@@ -37,3 +37,4 @@ at_script_test(gen_reference tests/integration/gen_reference.sh)
 set_tests_properties(gen_reference PROPERTIES LABELS "integration;reference")
 # Bounded soak: 3x capacity open loop + retrying closed loop, exactly-once accounting, RSS bound.
 at_script_test(serve_soak tests/integration/serve_soak.sh)
+at_script_test(size_standins tests/integration/size_standins.sh)
