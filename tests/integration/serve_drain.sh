@@ -70,7 +70,14 @@ h2=$!
 hey -z 4s -c 8 -o csv -m POST -T application/json -d "$v2" "$BASE/v2/models/tiny-classifier/infer" \
     >"$T/v2.csv" 2>"$T/v2.err" &
 h3=$!
-sleep 0.3
+# SIGTERM once every route has answered (a fixed 0.3 s was not enough on a
+# loaded host: "no 200 before the drain")
+answered() { curl -s "$BASE/metrics" | awk -v r="$1" 'index($0, "anytime_requests_total{route=\"" r "\"") == 1 && /status="200"/ { n += $2 } END { print n + 0 }'; }
+for _ in $(seq 1 200); do
+  [ "$(answered /predict)" -gt 0 ] && [ "$(answered /embed)" -gt 0 ] &&
+    [ "$(answered '/v2/models/{m}/infer')" -gt 0 ] && break
+  sleep 0.05
+done
 kill -TERM "$SERVER_PID"
 sleep 0.05
 trap '' PIPE # a closed connection must fail the check below, not kill the script
