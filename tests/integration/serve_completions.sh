@@ -41,7 +41,29 @@ grep -q '"finish_reason":"length"\|"finish_reason":"stop"' "$SERVE_TMP/sse" || f
 joined=$(grep '^data: {' "$SERVE_TMP/sse" | json_text | tr -d '\n')
 [ "$joined" = "$served" ] || fail "streamed deltas ($joined) differ from the plain answer ($served)"
 
-# 3. errors
+# 3. forecast admission (the lane runs generator.admission: slo here): a
+# budget no forecast can meet is refused at once with when to come back; the
+# same request on the same connection before that time is held to it; a
+# generous budget is served; a malformed budget is a 400
+code=$(curl -s -o "$SERVE_TMP/b" -D "$SERVE_TMP/h" -w '%{http_code}' "$BASE/v1/completions" \
+       -H 'x-tpot-ms: 0.001' -d '{"prompt":"a film","max_tokens":4}')
+[ "$code" = 429 ] || fail "a 1 us per-token budget was not refused: $code $(cat "$SERVE_TMP/b")"
+grep -q 'forecast' "$SERVE_TMP/b" || fail "the 429 does not give the forecast: $(cat "$SERVE_TMP/b")"
+grep -qi '^retry-after: [0-9]' "$SERVE_TMP/h" && grep -qi '^retry-after-ms: [0-9]' "$SERVE_TMP/h" ||
+  fail "the 429 has no Retry-After / retry-after-ms: $(cat "$SERVE_TMP/h")"
+# two identical refused requests on one connection: the second is held
+curl -s -o /dev/null -D "$SERVE_TMP/h2" -H 'x-tpot-ms: 0.001' -d '{"prompt":"a film","max_tokens":4}' \
+  "$BASE/v1/completions" --next -s -o /dev/null -D "$SERVE_TMP/h3" -H 'x-tpot-ms: 0.001' \
+  -d '{"prompt":"a film","max_tokens":4}' "$BASE/v1/completions"
+grep -qi '^x-held-ms: [0-9]' "$SERVE_TMP/h3" || fail "the early retry was not held: $(cat "$SERVE_TMP/h3")"
+req POST /v1/completions '{"prompt":"a film","max_tokens":4}'
+expect 200
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-ttft-ms: soon' -d '{"prompt":"a"}')
+[ "$STATUS" = 400 ] || fail "a malformed x-ttft-ms gave $STATUS"
+curl -s "$BASE/metrics" | grep -q 'anytime_gen_requests_total{model="decoder",outcome="refused_forecast"} [1-9]' ||
+  fail "refusals by forecast are not counted"
+
+# 4. errors
 req POST /v1/completions '{"prompt": "x",'
 expect 400
 req POST /v1/completions '{"max_tokens": 3}'
