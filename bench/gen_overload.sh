@@ -14,12 +14,16 @@
 #
 #   bench/gen_overload.sh [CONC ("8 64 256")] [SECS (15)] [PASSES (2)]
 #   env: TTFT_MS (500) TPOT_MS (50) MAX_TOKENS (32) BIN (build/anytime)
+#        GEN_MODEL (decoder: models/decoder as the generator; chat for models/chat)
 #        OUT (results/gen_overload -> .csv and .png)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BIN:-$here/build/anytime}
 conc=${1:-"8 64 256"} secs=${2:-15} passes=${3:-2}
 ttft=${TTFT_MS:-500} tpot=${TPOT_MS:-50} ntok=${MAX_TOKENS:-32}
+# the plain decoder writes until max_tokens (the chat model, the default
+# generator, answers a plain prompt in a few tokens and stops)
+gen_model=${GEN_MODEL:-decoder}
 command -v hey >/dev/null || { echo "gen_overload: needs hey (apt-get install hey)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -30,7 +34,7 @@ deadline_s=$(awk -v a="$ttft" -v b="$tpot" -v n="$ntok" 'BEGIN{printf "%.4f", (a
 body="{\"prompt\":\"the film is a masterpiece of quiet observation , and\",\"max_tokens\":$ntok,\"temperature\":0.7}"
 
 run() { # mode conc pass
-  sed "s/^  admission: .*/  admission: $1/" \
+  sed -e "s/^  admission: .*/  admission: $1/" -e "s|^  model: \.\./models/chat$|  model: ../models/$gen_model|" \
     "$here/configs/serving.yaml" > "$here/configs/.gen_overload_$1.yaml"
   grep -q "^  admission: $1\$" "$here/configs/.gen_overload_$1.yaml" ||
     { echo "gen_overload: configs/serving.yaml has no generator 'admission:' line" >&2; exit 1; }
@@ -60,8 +64,8 @@ run() { # mode conc pass
     END {
       n = NR
       p50 = n ? lat[int(0.50 * (n - 1)) + 1] : 0; p99 = n ? lat[int(0.99 * (n - 1)) + 1] : 0
-      printf "| %s | %d | %d | %d | %d | %.0f | %.0f | %.1f | %.0f |\n", mode, c, n, refused, other,
-             p50 * 1e3, p99 * 1e3, good / secs, tok / secs
+      printf "| %s | %d | %d | %d | %d | %.0f | %.0f | %.1f | %.0f | %.1f |\n", mode, c, n, refused, other,
+             p50 * 1e3, p99 * 1e3, good / secs, tok / secs, n ? tok / n : 0
       printf "%s,%d,%d,%d,%d,%d,%.1f,%.1f,%.2f,%.0f\n", mode, c, pass, n, refused, other,
              p50 * 1e3, p99 * 1e3, good / secs, tok / secs >> csv
     }' "$tmp/lat"
@@ -69,8 +73,9 @@ run() { # mode conc pass
 
 echo "# host: $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
 echo "# budgets: x-ttft-ms $ttft, x-tpot-ms $tpot, $ntok tokens: an answer counts within ${deadline_s}s"
-echo "| admission | clients | answered | refused | other | p50 ms | p99 ms | goodput req/s | tokens/s |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "# generator: models/$gen_model"
+echo "| admission | clients | answered | refused | other | p50 ms | p99 ms | goodput req/s | tokens/s | tokens/answer |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for p in $(seq 1 "$passes"); do
   for c in $conc; do
     for mode in queue slo; do run "$mode" "$c" "$p"; done
