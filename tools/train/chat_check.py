@@ -46,8 +46,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import chat_data  # noqa: E402
 import data  # noqa: E402
-from decoder_check import (NumpyRunner, OrtRunner, TorchRunner, full_logits,  # noqa: E402
-                           node_tok, run_checks, start_ort)
+from decoder_check import (NumpyRunner, OrtRunner, TorchRunner, check_failures,  # noqa: E402
+                           full_logits, node_tok, run_checks, start_ort)
 from decoder_export import load  # noqa: E402
 
 IM_END = 4097
@@ -454,17 +454,7 @@ def main():
     sizes = {k: os.path.getsize(os.path.join(out, k)) for k in
              ("onnx/model.onnx", "onnx/model_quantized.onnx", "tokenizer.json")}
     write_card(out, cfg, ck, ref, sizes, a.total_seconds + (time.time() - t_start))
-    for name, c in checks.items():
-        if not c["d_all_masked_row_finite"]:
-            bad.append("%s: NaN/inf with an all-masked row" % name)
-        if "int8" in name:
-            continue
-        for k in ("a_vs_b_max_abs", "c_batched_zero_pad_max_abs",
-                  "c_batched_random_pad_max_abs", "c_padded_prefill_max_abs"):
-            if c[k] > 1e-4:
-                bad.append("%s: %s = %g > 1e-4" % (name, k, c[k]))
-        if c.get("x_vs_torch_fp32_max_abs", 0.0) > 1e-3:
-            bad.append("%s: differs from torch by %g" % (name, c["x_vs_torch_fp32_max_abs"]))
+    bad += check_failures(checks)
     print("chat_check: %.0f s" % (time.time() - t_start))
     if bad:
         print("chat_check: FAILED\n  " + "\n  ".join(bad))
