@@ -6,6 +6,9 @@
 #     (the present-feedback path, no arena, no HTTP) token for token;
 #   - streaming: SSE events, text deltas that add up to the plain answer,
 #     the final finish_reason and [DONE];
+#   - forecast admission: an unmeetable budget is refused at once (429 with
+#     both retry headers), an identical early retry is held, a generous
+#     budget is served;
 #   - every documented error answers 4xx with a message naming the problem;
 #   - a client that hangs up mid-stream cancels its generation (the lane
 #     drains to zero running sequences); parallel streams next to encoder
@@ -110,7 +113,7 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-dea
 req GET /v1/models
 expect 200 '"id":"decoder"'
 
-# 4. a client that hangs up mid-stream: its generation is cancelled. The
+# 5. a client that hangs up mid-stream: its generation is cancelled. The
 # same seeded request run to the end first says how many tokens a whole
 # one generates (n_full); after a hang-up at 0.1 s the lane must drain and
 # anytime_gen_tokens_total must have moved by clearly fewer. (Waiting for the
@@ -138,7 +141,7 @@ n_cut=$(( $(gen_tokens) - t1 ))
   fail "a client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
 echo "cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
 
-# 5. parallel streams next to encoder traffic
+# 6. parallel streams next to encoder traffic
 pids=()
 for i in 1 2 3 4 5 6; do
   curl -sN "$BASE/v1/completions" -d "{\"prompt\":\"$P\",\"max_tokens\":40,\"temperature\":0.8,\"seed\":$i,\"stream\":true}" \
@@ -156,7 +159,7 @@ done
 req GET /metrics
 grep -q 'anytime_gen_kv_blocks{model="decoder",state="free"} 256' <<<"$BODY" || fail "KV blocks not all free after the streams"
 
-# 6. SIGTERM while a stream and a plain request are in flight: both are
+# 7. SIGTERM while a stream and a plain request are in flight: both are
 # answered in full before the server exits 0 (stop_server checks the exit)
 T2=$(mktemp -d)
 curl -sN "$BASE/v1/completions" -d '{"prompt":"the","max_tokens":200,"temperature":1,"seed":5,"stream":true}' \
