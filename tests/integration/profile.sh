@@ -64,7 +64,8 @@ grep -q '"busy_service_time_ms"' "$tmp/small.json" || fail "no busy-pool service
 # and the planner accepts it: the written config serves and reports the factor
 cp "$tmp/small-serving.yaml" "$profiled_small"
 serves "$profiled_small" profiled-small
-curl -s "http://127.0.0.1:$(cat "$tmp/profiled-small.port")/metrics" | grep -q 'anytime_planner_service_scale_pool{model="sentiment",variant="small-int8",pool="full"}' \
+m=$(curl -s "http://127.0.0.1:$(cat "$tmp/profiled-small.port")/metrics") # no curl | grep -q: SIGPIPE under pipefail
+grep -q 'anytime_planner_service_scale_pool{model="sentiment",variant="small-int8",pool="full"}' <<<"$m" \
   || fail "no full-pool factor in /metrics"
 kill -TERM $pid; wait $pid || fail "server did not exit 0"
 

@@ -63,7 +63,8 @@ req POST /v1/completions '{"prompt":"a film","max_tokens":4}'
 expect 200
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-ttft-ms: soon' -d '{"prompt":"a"}')
 [ "$STATUS" = 400 ] || fail "a malformed x-ttft-ms gave $STATUS"
-curl -s "$BASE/metrics" | grep -q 'anytime_gen_requests_total{model="decoder",outcome="refused_forecast"} [1-9]' ||
+req GET /metrics # (not curl | grep -q: grep's early exit is a SIGPIPE failure under pipefail)
+grep -q 'anytime_gen_requests_total{model="decoder",outcome="refused_forecast"} [1-9]' <<<"$BODY" ||
   fail "refusals by forecast are not counted"
 
 # 4. errors
