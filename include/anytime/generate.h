@@ -132,6 +132,7 @@ typedef struct at_gen_stats {
   uint64_t submitted, finished, rejected, preemptions, steps, prefill_chunks, decode_steps;
   uint64_t tokens_generated;
   uint64_t shared_tokens;  /* prompt positions taken from a fork instead of prefilled */
+  uint64_t cancelled;      /* sequences ended by at_gen_cancel (a client that left) */
   int waiting, running, free_blocks, total_blocks;
   double step_a_s, step_b_s;       /* decode step ≈ a + b * cached tokens in the batch */
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (recompute price) */

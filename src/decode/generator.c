@@ -609,6 +609,7 @@ static void handle_cancels(at_generator *g) {
       if (!c) continue;
       gseq *s = arr[i];
       remove_at(arr, n, i);
+      g->st.cancelled++;
       finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
     }
   }

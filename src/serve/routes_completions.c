@@ -32,8 +32,23 @@
  *   happen under `lock`, so a resume can never overtake its suspend.
  *   A client that leaves mid-stream: MHD frees the reader state, which
  *   cancels every choice; each on_done drops its ref.
+ *   A client that leaves a non-streamed request: libmicrohttpd does not
+ *   watch a suspended connection, so nobody would notice until the whole
+ *   answer was generated. The scheduler thread looks instead: on a token,
+ *   at most every PROBE_NS, peer_closed() polls the connection's socket for
+ *   the peer's end of stream (POLLRDHUP: also seen behind pipelined bytes
+ *   or a TLS close alert), and a closed peer cancels every choice. The
+ *   socket stays open while the connection is suspended, and the job
+ *   resumes it only after every choice's on_done, so the descriptor is
+ *   valid whenever on_token runs. A client that half-closes its sending
+ *   side and still waits for the answer is taken for gone (as nginx does
+ *   by default); a hang-up while the request waits for a slot is seen at
+ *   its first token.
  */
+#define _GNU_SOURCE /* POLLRDHUP */
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +111,35 @@ struct gjob {
   char *sse;            /* pending SSE bytes */
   size_t sse_len, sse_cap;
   bool suspended, reader_gone;
+  /* non-stream hang-up probe: scheduler thread only */
+  int fd;               /* the connection's socket, -1 when not probed */
+  uint64_t next_probe_ns;
+  bool peer_gone;
 };
+
+#define PROBE_NS 50000000ull /* 50 ms: a poll() per job per 50 ms of tokens */
+
+/* Has the peer of socket `fd` closed (or reset) its side? Never blocks. */
+static bool peer_closed(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+  int rc;
+  do rc = poll(&p, 1, 0);
+  while (rc < 0 && errno == EINTR);
+  return rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* The non-streamed job's client is gone: cancel its choices (at most once).
+ * Scheduler thread, from on_token (callbacks run without the generator's
+ * lock, so at_gen_cancel may be called). */
+static void probe_peer(gjob *j) {
+  if (j->stream || j->fd < 0 || j->peer_gone) return;
+  uint64_t now = at_now_ns();
+  if (now < j->next_probe_ns) return;
+  j->next_probe_ns = now + PROBE_NS;
+  if (!peer_closed(j->fd)) return;
+  j->peer_gone = true;
+  for (int i = 0; i < j->n; i++) at_gen_cancel(j->srv->gen, j->ch[i].gen_id);
+}
 
 static void job_unref(gjob *j) {
   pthread_mutex_lock(&j->lock);
@@ -318,6 +361,7 @@ static bool on_token(void *user, int32_t tok, int n) {
     c->cap_tokens = cap;
   }
   c->tokens[c->n_tokens++] = tok;
+  probe_peer(j);
   if (!j->stream && j->n_stops == 0) return false; /* assembled once at the end */
   const char *text;
   size_t safe, stop_at;
@@ -388,7 +432,12 @@ static void finish_job(req_ctx *r) {
   int bad = -1;
   for (int i = 0; i < j->n && bad < 0; i++)
     if (j->ch[i].status != AT_OK) bad = i;
+  bool gone = j->peer_gone; /* written before the choices' on_done took the lock */
   pthread_mutex_unlock(&j->lock);
+  if (gone) { /* nobody reads it; 499 (nginx's code) in the metrics and access log */
+    serve_prepare_error(r, 499, "the client closed the connection; generation cancelled");
+    return;
+  }
   if (fail) {
     if (j->retry_after[0]) snprintf(r->retry_after, sizeof r->retry_after, "%s", j->retry_after);
     serve_prepare_error(r, fail, "%s", j->fail_msg);
@@ -558,6 +607,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
   pthread_mutex_init(&j->lock, NULL);
   j->refs = 1; /* the HTTP side */
   j->srv = s;
+  j->fd = -1;
   j->conn = r->conn;
   j->chat = chat;
   j->stream = q.stream;
@@ -603,6 +653,9 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
       sse_event_locked(j, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true,
                                            NULL, NULL));
   if (!j->stream) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    j->fd = ci ? ci->connect_fd : -1;
     r->route_state = j;
     r->free_state = free_job_state;
     r->finish = finish_job;

@@ -456,6 +456,7 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         "anytime_gen_requests_total{model=\"%s\",outcome=\"finished\"} %llu\n"
         "anytime_gen_requests_total{model=\"%s\",outcome=\"rejected\"} %llu\n"
         "anytime_gen_requests_total{model=\"%s\",outcome=\"refused_forecast\"} %llu\n"
+        "anytime_gen_requests_total{model=\"%s\",outcome=\"cancelled\"} %llu\n"
         "# HELP anytime_gen_preemptions_total Sequences evicted from the KV arena (recomputed later).\n"
         "# TYPE anytime_gen_preemptions_total counter\n"
         "anytime_gen_preemptions_total{model=\"%s\"} %llu\n"
@@ -487,7 +488,7 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
         "anytime_gen_prefill_fit_seconds{model=\"%s\",term=\"per_token\"} %.12f\n",
         n, (unsigned long long)g.submitted, n, (unsigned long long)g.finished, n,
         (unsigned long long)g.rejected, n, (unsigned long long)atomic_load(&s->gen_refused), n,
-        (unsigned long long)g.preemptions, n,
+        (unsigned long long)g.cancelled, n, (unsigned long long)g.preemptions, n,
         (unsigned long long)g.tokens_generated, n, (unsigned long long)g.shared_tokens, n,
         (unsigned long long)g.prefill_chunks, n,
         (unsigned long long)g.decode_steps, n, g.waiting, n, g.running, n, g.free_blocks, n,

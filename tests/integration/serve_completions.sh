@@ -142,6 +142,39 @@ n_cut=$(( $(gen_tokens) - t1 ))
   fail "a client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
 echo "cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
 
+# 5b. the same for a non-streamed request: libmicrohttpd does not watch a
+# suspended connection, so the route polls the socket from the token
+# callback (routes_completions.c, probe_peer). The same seeded request, not
+# streamed, run whole, then hung up after 0.1 s. (Seen to fail: with
+# probe_peer() returning at once, 200 of 200 tokens and no cancellation
+# counted — the behaviour before 2026-12-02.)
+gen_cancelled() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_requests_total\{model="decoder",outcome="cancelled"\}/ { print $2 }'; }
+PLAIN_REQ=${CANCEL_REQ/,\"stream\":true/}
+t0=$(gen_tokens)
+curl -s "$BASE/v1/completions" -d "$PLAIN_REQ" > "$SERVE_TMP/full_plain" || fail "the whole non-streamed request failed"
+n_full=$(( $(gen_tokens) - t0 ))
+[ "$n_full" -ge 100 ] || fail "a whole non-streamed request generated only $n_full tokens"
+t1=$(gen_tokens)
+c1=$(gen_cancelled)
+curl -s --max-time 0.1 "$BASE/v1/completions" -d "$PLAIN_REQ" > /dev/null 2>&1 || true
+ok=0
+for _ in $(seq 1 100); do
+  req GET /metrics
+  if grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' <<<"$BODY" &&
+     grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0' <<<"$BODY"; then ok=1; break; fi
+  sleep 0.1
+done
+[ $ok = 1 ] || fail "generation lane did not drain after a non-streamed client hung up"
+n_cut=$(( $(gen_tokens) - t1 ))
+c_cut=$(( $(gen_cancelled) - c1 ))
+[ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
+  fail "a non-streamed client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
+[ "$c_cut" = 1 ] || fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1"
+req GET /metrics
+grep -q 'anytime_requests_total{route="/v1/completions".*status="499"} 1$' <<<"$BODY" ||
+  fail "the hung-up request is not counted as 499: $(grep 'route="/v1/completions"' <<<"$BODY")"
+echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
+
 # 6. parallel streams next to encoder traffic
 pids=()
 for i in 1 2 3 4 5 6; do
