@@ -759,7 +759,12 @@ static void test_closed_loop(void **state) {
   assert_int_equal(lg_run_closed(&cfg, &cl, &data, &res, err, sizeof err), 0);
   lg_summary s;
   lg_summarise(res.records, res.n, res.n_variants, 0.4, 0, cfg.late_s, &s);
-  assert_true(s.answered > 40 && s.answered <= 4 * 0.4 / 0.002 + 8);
+  /* At most 4 clients x 0.4 s / 2 ms (+ the last one each) can be
+   * answered; measured 660-712 (release, 8 runs) and 580-664 (ASan, 3
+   * runs), 2026-12-02. The lower bound, 200, still passes a host 3x slower
+   * than that and fails a loop that serialises its clients (at most 200). */
+  print_message("closed loop, back to back: %zu answered (bounds 201..808)\n", (size_t)s.answered);
+  assert_true(s.answered > 200 && s.answered <= 4 * 0.4 / 0.002 + 8);
   assert_int_equal(s.answered, s.sent);
   assert_int_equal(s.retries, 0);
   assert_int_equal(s.logical, s.sent);
@@ -776,7 +781,13 @@ static void test_closed_loop(void **state) {
   cl.duration_s = 1.0;
   assert_int_equal(lg_run_closed(&cfg, &cl, &data, &res, err, sizeof err), 0);
   lg_summarise(res.records, res.n, res.n_variants, 1.0, 0, cfg.late_s, &s);
-  assert_true(s.sent >= 35 && s.sent <= 140);
+  /* The think times are drawn from the run's seed, so the count is set by
+   * them and the 2 ms answers: measured 87-88 (release, 8 runs,
+   * 2026-12-02); no host can send more than the draws allow (~90). A host
+   * 5x slower per answer (10 ms) would still send ~76, so 60 allows that;
+   * a loop that ignores the think time sends ~800. */
+  print_message("closed loop, 50 ms think: %zu sent (bounds 60..100)\n", (size_t)s.sent);
+  assert_true(s.sent >= 60 && s.sent <= 100);
   lg_result_free(&res);
 
   /* the first 6 requests are refused with retry-after-ms: 30 */
@@ -787,11 +798,13 @@ static void test_closed_loop(void **state) {
     assert_int_equal(lg_run_closed(&cfg, &one, &data, &res, err, sizeof err), 0);
     lg_summarise(res.records, res.n, res.n_variants, 0.5, 0, cfg.late_s, &s);
     assert_int_equal(s.rejected, 6);
+    double gap_min = 1e9, gap_max = 0;
     for (size_t i = 1; i < res.n; i++) { /* one client: strictly one after another */
       const lg_record *a = &res.records[i - 1], *b = &res.records[i];
       assert_true(b->scheduled_s >= a->scheduled_s + a->latency_s - 1e-9);
       if (a->status != 429) continue;
       double gap = b->scheduled_s - (a->scheduled_s + a->latency_s);
+      double real = b->sent_s - (a->scheduled_s + a->latency_s); /* when it really left */
       if (modes[m] == LG_RETRY_NONE ||
           (modes[m] == LG_RETRY_BACKOFF && a->attempt == LG_BACKOFF_RETRIES)) {
         assert_int_equal(b->attempt, 0); /* gave up: a new logical request */
@@ -799,11 +812,24 @@ static void test_closed_loop(void **state) {
         assert_int_equal(b->attempt, a->attempt + 1);
         assert_int_equal(b->item, a->item); /* the same text again */
         assert_true(b->origin_s == a->origin_s);
-        /* (upper bounds loose: this host is shared) */
-        if (modes[m] == LG_RETRY_NOW) assert_true(gap < 0.025);
-        else assert_true(gap >= 0.030 - 1e-3 && gap < 0.030 + 0.050); /* the advice */
+        gap_min = real < gap_min ? real : gap_min;
+        gap_max = real > gap_max ? real : gap_max;
+        /* the rule, exactly: the retry is due at the 429's arrival (at
+         * once) or 30 ms after it (the advice) */
+        double want = modes[m] == LG_RETRY_NOW ? 0 : 0.030;
+        assert_true(fabs(gap - want) < 1e-6);
+        /* when it really left: loose on purpose, this host is shared.
+         * Measured 2026-12-02 (release 8 runs, ASan 3): at once 0.00-0.14 ms
+         * after the 429, the advice 30.08-33.91 ms; the bounds allow a 25 ms / 50 ms
+         * stall of the sending thread and still fail a rule that ignores or
+         * overshoots the advice (the SDK's backoff waits >= 500 ms). */
+        if (modes[m] == LG_RETRY_NOW) assert_true(real >= 0 && real < 0.025);
+        else assert_true(real >= 0.030 - 1e-3 && real < 0.030 + 0.050);
       }
     }
+    if (modes[m] == LG_RETRY_NOW || modes[m] == LG_RETRY_AFTER)
+      print_message("retry mode %d: gaps after a 429 %.2f..%.2f ms\n", m, gap_min * 1e3,
+                    gap_max * 1e3);
     if (modes[m] == LG_RETRY_NONE) assert_int_equal(s.retries, 0);
     if (modes[m] == LG_RETRY_NOW || modes[m] == LG_RETRY_AFTER) {
       assert_int_equal(s.retries, 6); /* every 429 retried */
