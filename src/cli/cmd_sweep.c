@@ -80,6 +80,7 @@ typedef struct pt {
 typedef struct sweep {
   /* options */
   const char *cfg_path, *out_csv, *out_md, *plot, *data_path, *basis;
+  const char *from_csv; /* --from-csv: summarise an earlier sweep's rows, run nothing */
   double rhos[MAX_RHO], duration, deadline, capacity, cheap_capacity, think_ms;
   int n_rho, repeats, seed, capacity_from_profile, inflight_limit;
   int pol[MAX_POL], n_pol, cms[MAX_CM], n_cm;
@@ -605,7 +606,9 @@ static void summary_intro(const sweep *sw, FILE *md) {
             s1_of(&sw->mc->variants[sw->acc_v]) > 0 ? sw->cfg.workers / s1_of(&sw->mc->variants[sw->acc_v]) : NAN);
   else
     fprintf(md, "Capacity C of the most accurate variant (%s): %.0f req/s. ",
-            sw->capacity_from_profile ? "the queueing model's c/s(1) from the profile" : "given",
+            sw->from_csv               ? "as the rows read recorded it"
+            : sw->capacity_from_profile ? "the queueing model's c/s(1) from the profile"
+                                        : "given",
             sw->capacity);
   if (sw->cheap_measured) {
     fprintf(md, "The cheapest frontier variant (%s), %s, before each repeat:", cheap,
@@ -638,8 +641,9 @@ static void summary_intro(const sweep *sw, FILE *md) {
     double plo, phi;
     minmax(sw->probes, sw->n_probe, &plo, &phi);
     fprintf(md, "Host probe (a fixed piece of arithmetic timed before each point; lower is "
-                "faster): %.2f ms as the sweep started; median %.2f ms, range %.2f–%.2f ms "
-                "over the %d points.\n\n", sw->probe0, med(sw->probes, sw->n_probe), plo, phi,
+                "faster): %.2f ms %s; median %.2f ms, range %.2f–%.2f ms "
+                "over the %d points.\n\n", sw->probe0,
+            sw->from_csv ? "before the first point" : "as the sweep started", med(sw->probes, sw->n_probe), plo, phi,
             sw->n_probe);
   }
 }
@@ -797,6 +801,134 @@ static bool write_plot(const sweep *sw) {
   return false;
 }
 
+/* ---- an earlier sweep's rows (--from-csv) -------------------------------------------------- */
+
+/* Index of `name` among `names` (n), or -1. */
+static int name_index(const char *name, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], name)) return i;
+  return -1;
+}
+
+/* The most-accurate share of a recorded variant mix ("name=count;..."):
+ * what run_point() computed from the same counts. */
+static double mix_top(const sweep *sw, const char *mix, double answered) {
+  double top = 0;
+  for (const char *p = mix; p && *p;) {
+    const char *eq = strchr(p, '='), *end = strchr(p, ';');
+    if (!eq || (end && eq > end)) break;
+    for (int k = 0; k < sw->mc->n_variants; k++) {
+      const char *nm = sw->mc->variants[k].name;
+      if (strlen(nm) == (size_t)(eq - p) && !strncmp(nm, p, (size_t)(eq - p)) &&
+          sw->mc->variants[k].accuracy >= sw->best_acc)
+        top += atof(eq + 1);
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return answered > 0 ? top / answered : NAN;
+}
+
+/* Read the rows csv_row() wrote back into sw: the policies, kinds of client
+ * and loads in the order they first appear, the repeats, each point's
+ * figures, C, each repeat's cheapest capacity and the host probes. The
+ * duration per point is not a column: it is taken as sent / rate of the
+ * open-loop rows (to 0.5 s). Returns 0, or -1 with a message naming the
+ * line and the problem. */
+static int read_rows(sweep *sw, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return fprintf(stderr, "anytime sweep: cannot read %s: %s\n", path, strerror(errno)), -1;
+  char line[2048], want[1024];
+  FILE *h = fmemopen(want, sizeof want, "w");
+  if (!h) return fclose(f), -1;
+  csv_header(h);
+  fclose(h);
+  int rc = -1, ln = 1, rows = 0;
+  double dur[MAX_POINTS];
+  int n_dur = 0;
+  if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) {
+    fprintf(stderr, "anytime sweep: %s: line 1 is not the header this sweep writes:\n%s", path, want);
+    goto out;
+  }
+  sw->n_pol = sw->n_cm = sw->n_rho = sw->repeats = sw->n_probe = 0;
+  sw->capacity = -1;
+  while (fgets(line, sizeof line, f)) {
+    ln++;
+    size_t L = strlen(line);
+    if (L && line[L - 1] == '\n') line[--L] = '\0';
+    if (!L) continue;
+    char *fld[32];
+    int nf = 0;
+    for (char *p = line; nf < 32;) {
+      fld[nf++] = p;
+      char *c = strchr(p, ',');
+      if (!c) break;
+      *c = '\0';
+      p = c + 1;
+    }
+    if (nf != 31) {
+      fprintf(stderr, "anytime sweep: %s:%d: %d fields, want 31\n", path, ln, nf);
+      goto out;
+    }
+    int r = atoi(fld[0]) - 1, pol = name_index(fld[1], all_policies, MAX_POL);
+    int cm = name_index(fld[21], cm_names, MAX_CM);
+    double rho = atof(fld[2]);
+    if (r < 0 || r >= MAX_REP || pol < 0 || cm < 0 || !(rho > 0)) {
+      fprintf(stderr, "anytime sweep: %s:%d: repeat 1..%d, a known policy and kind of client and "
+                      "rho > 0 needed\n", path, ln, MAX_REP);
+      goto out;
+    }
+    int pi = -1, ci = -1, k = -1;
+    for (int i = 0; i < sw->n_pol; i++) pi = sw->pol[i] == pol ? i : pi;
+    for (int i = 0; i < sw->n_cm; i++) ci = sw->cms[i] == cm ? i : ci;
+    for (int i = 0; i < sw->n_rho; i++) k = fabs(sw->rhos[i] - rho) < 1e-9 ? i : k;
+    if (pi < 0) sw->pol[pi = sw->n_pol++] = pol;
+    if (ci < 0) sw->cms[ci = sw->n_cm++] = cm;
+    if (k < 0) {
+      if (sw->n_rho == MAX_RHO) {
+        fprintf(stderr, "anytime sweep: %s:%d: more than %d loads\n", path, ln, MAX_RHO);
+        goto out;
+      }
+      sw->rhos[k = sw->n_rho++] = rho;
+    }
+    if (r + 1 > sw->repeats) sw->repeats = r + 1;
+    pt *q = &sw->pts[pi][cm][k][r];
+    *q = (pt){.ok = true, .rate = atof(fld[3]), .sent = atof(fld[4]), .answered = atof(fld[5]),
+              .rejected = atof(fld[6]), .errors = atof(fld[7]), .good = atof(fld[8]),
+              .att = atof(fld[9]), .adm = atof(fld[10]), .accy = atof(fld[11]),
+              .p50 = atof(fld[12]), .p95 = atof(fld[13]), .p99 = atof(fld[14]),
+              .cost_rel = atof(fld[15]), .run_p50 = atof(fld[17]), .steal = atof(fld[19]),
+              .probe = atof(fld[20]), .n_clients = atof(fld[22]), .offered = atof(fld[24]),
+              .retries = atof(fld[25]), .logical = atof(fld[26]), .logical_ok = atof(fld[27]),
+              .oracle = atof(fld[29])};
+    snprintf(q->mix, sizeof q->mix, "%s", fld[16]);
+    q->top = mix_top(sw, q->mix, q->answered);
+    double cap = atof(fld[18]);
+    if (sw->capacity < 0) sw->capacity = cap;
+    else if (fabs(cap - sw->capacity) > 0.05 * sw->capacity)
+      fprintf(stderr, "anytime sweep: %s:%d: capacity %.1f, not the first row's %.1f (rows of "
+                      "two sweeps?)\n", path, ln, cap, sw->capacity);
+    sw->cheap_caps[r] = atof(fld[28]);
+    if (*fld[23]) sw->think_ms = atof(fld[23]);
+    if (sw->n_probe < MAX_POINTS) sw->probes[sw->n_probe++] = q->probe;
+    if (cm == CM_POISSON && q->rate > 0 && n_dur < MAX_POINTS) dur[n_dur++] = q->sent / q->rate;
+    rows++;
+  }
+  if (!rows) {
+    fprintf(stderr, "anytime sweep: %s has no rows\n", path);
+    goto out;
+  }
+  sw->probe0 = sw->probes[0];
+  sw->duration = n_dur ? round(2 * med(dur, n_dur)) / 2 : NAN;
+  sw->cheap_measured = true;
+  snprintf(sw->cheap_how, sizeof sw->cheap_how, "as %s recorded it", path);
+  rc = 0;
+  fprintf(stderr, "sweep: read %d rows of %s: %d repeat(s), %d policies, %d kind(s) of client, "
+                  "%d loads\n", rows, path, sw->repeats, sw->n_pol, sw->n_cm, sw->n_rho);
+out:
+  fclose(f);
+  return rc;
+}
+
 /* ---- arguments ------------------------------------------------------------------------------ */
 
 static void usage(FILE *f) {
@@ -807,7 +939,9 @@ static void usage(FILE *f) {
           "                     [--inflight-limit N] [--clients-model LIST] [--think-ms Z]\n"
           "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
           "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n"
-          "                     [--quick] [--capacities-only]\n\n"
+          "                     [--quick] [--capacities-only]\n"
+          "       anytime sweep --from-csv FILE [--config FILE] [--deadline-ms MS]\n"
+          "                     [--out-md FILE] [--plot FILE.png]\n\n"
           "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
           "repeat and policy (--policies, default adaptive,accurate-only,none,limit,\n"
           "cheap-only; limit with --inflight-limit, default 512; cheap-only = the planner on\n"
@@ -823,8 +957,10 @@ static void usage(FILE *f) {
           "variant (a temporary configuration); the ORACLE at a point is\n"
           "min(rho x C, that capacity); the CEILING is the better goodput of accurate-only\n"
           "and cheap-only at the same point (what a fixed variant gave under the same\n"
-          "load, load generator included). Measured once: this host's speed drifts by 20%%\n"
-          "and more within minutes, and every repeat then offers the same rates.\n"
+          "load, load generator included). C is measured once, so every repeat offers\n"
+          "the same rates; the cheapest variant's capacity is measured again before each\n"
+          "repeat, whose oracle uses it (this host's speed drifts by 20%% and more within\n"
+          "minutes).\n"
           "--capacity RPS fixes C (--cheapest-capacity RPS the other); --capacity\n"
           "profile uses the queueing model's c/s(1) from the configuration for both.\n\n"
           "--repeats (default 3) repeats the whole sweep. --quick: 1 repeat, 3 s per point,\n"
@@ -835,7 +971,11 @@ static void usage(FILE *f) {
           "2%% the sweep warns; probe_ms, a fixed piece of arithmetic timed just before\n"
           "the point; the sweep warns when it is 1.3x its value at the start; and the\n"
           "oracle), results/load_sweep.md (medians and ranges; scripts/readme-results.sh\n"
-          "copies it into README.md) and docs/img/load_sweep.png (gnuplot).\n");
+          "copies it into README.md) and docs/img/load_sweep.png (gnuplot).\n\n"
+          "--from-csv FILE runs nothing: it reads the rows an earlier sweep wrote and\n"
+          "writes the summary and the plot from them again (the configuration still names\n"
+          "the variants; the deadline is --deadline-ms or the configuration's, as when\n"
+          "the rows were measured; the duration per point is read off the rows).\n");
 }
 
 /* A comma-separated list of names from `names` (n of them) into idx. */
@@ -869,6 +1009,7 @@ static int parse_args(int argc, char **argv, sweep *sw) {
     if (!v) return fprintf(stderr, "anytime sweep: %s needs a value\n", a), AT_EXIT_USAGE;
     i++;
     if (!strcmp(a, "--config")) sw->cfg_path = v;
+    else if (!strcmp(a, "--from-csv")) sw->from_csv = v;
     else if (!strcmp(a, "--out-csv")) sw->out_csv = v;
     else if (!strcmp(a, "--out-md")) sw->out_md = v;
     else if (!strcmp(a, "--plot")) sw->plot = v;
@@ -975,6 +1116,17 @@ int at_cli_sweep(int argc, char **argv) {
   if (sl <= 0) return fprintf(stderr, "anytime sweep: cannot find my own executable\n"), AT_EXIT_FAIL;
   sw.self[sl] = '\0';
   if ((rc = load_config(&sw)) != AT_EXIT_OK) return rc;
+  if (sw.from_csv) { /* summarise rows already measured: no server, no load */
+    snprintf(sw.tmpdir, sizeof sw.tmpdir, "/tmp/anytime-sweep-XXXXXX");
+    if (!mkdtemp(sw.tmpdir))
+      return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), AT_EXIT_FAIL;
+    if (read_rows(&sw, sw.from_csv) != 0) return AT_EXIT_FAIL;
+    write_summary(&sw);
+    bool plotted = write_plot(&sw);
+    fprintf(stderr, "sweep: wrote %s%s%s\n", sw.out_md, plotted ? ", " : "",
+            plotted ? sw.plot : " (no plot: see above)");
+    return plotted ? AT_EXIT_OK : AT_EXIT_FAIL;
+  }
   char err[512] = "", def[4096];
   const char *dp = sw.data_path ? sw.data_path : lg_default_data_path(def, sizeof def);
   if (lg_data_load(dp, &sw.data, err, sizeof err) != 0)
