@@ -189,6 +189,13 @@ at_status at_server_config_load(const char *path, at_server_config *cfg);
 at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
                                  at_server_config *cfg);
 
+/* Is `name` usable as a model, variant or generator name? 1..63 of
+ * [A-Za-z0-9._:-], not starting with '.' or '-'. Names are echoed in
+ * headers (x-model, x-variant), Prometheus labels, JSON and V2 URLs
+ * (/v2/models/NAME/...), so quotes, spaces, slashes and control characters
+ * are refused rather than escaped in four ways. Pure, any thread. */
+bool at_server_name_valid(const char *name);
+
 /* Find the built-in default configuration: configs/serving.yaml in the
  * current directory, else in anytime's source tree. Writes the path into
  * buf. Returns AT_OK or AT_ERR_NOT_FOUND (detail lists the places tried). */
@@ -196,7 +203,7 @@ at_status at_server_default_config_path(char *buf, size_t cap);
 
 /* Load every model, start the engine, batcher and HTTP daemon. On success
  * *out is serving. Returns AT_OK, AT_ERR_INVALID_ARG (bad config: detail
- * says which field), AT_ERR_IO (cannot bind host:port), or any error from
+ * says which field, e.g. a name at_server_name_valid() refuses), AT_ERR_IO (cannot bind host:port), or any error from
  * loading a model or tokenizer. */
 at_status at_server_start(const at_server_config *cfg, at_server **out);
 

@@ -138,9 +138,9 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     fprintf(stderr, "anytime serve: give --config or --model, not both\n");
     return AT_EXIT_USAGE;
   }
-  if (o->served_name && (!o->model || !o->served_name[0] || strlen(o->served_name) >= 64 ||
-                         strchr(o->served_name, '/'))) {
-    fprintf(stderr, "anytime serve: --name goes with --model and needs 1..63 characters, no '/'\n");
+  if (o->served_name && (!o->model || !at_server_name_valid(o->served_name))) {
+    fprintf(stderr, "anytime serve: --name goes with --model and needs 1..63 of [A-Za-z0-9._:-], "
+                    "not starting with '.' or '-'\n");
     return AT_EXIT_USAGE;
   }
   if (o->basis && strcmp(o->basis, "admitted") && strcmp(o->basis, "offered")) {

@@ -616,6 +616,18 @@ at_status at_server_config_parse(const char *yaml, size_t len, const char *base_
   return s;
 }
 
+bool at_server_name_valid(const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  if (n < 1 || n > 63 || name[0] == '.' || name[0] == '-') return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = name[i];
+    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+          ch == '.' || ch == '_' || ch == ':' || ch == '-'))
+      return false;
+  }
+  return true;
+}
+
 at_status at_server_default_config_path(char *buf, size_t cap) {
   const char *cands[2] = {"configs/serving.yaml", AT_SOURCE_DIR "/configs/serving.yaml"};
   struct stat st;

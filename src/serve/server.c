@@ -556,6 +556,11 @@ static bool auth_exempt(const char *url) {
          !strcmp(url, "/v2/health/ready");
 }
 
+static enum MHD_Result answer_unauthorized(req_ctx *r) {
+  return serve_error(r, 401, "this server needs an API key: send \"Authorization: Bearer KEY\" "
+                     "(the key was missing or is not one of the server's)");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
@@ -575,12 +580,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     snprintf(r->method, sizeof r->method, "%s", method);
     set_request_id(s, r, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-request-id"));
     *con_cls = r;
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) r->too_large = true;
     if (s->auth.n > 0 && !auth_exempt(url) && /* no keys: no header lookup per request */
         !serve_auth_check(&s->auth, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                  "Authorization")))
       r->unauthorized = true; /* answered 401 once the body has been read (and dropped) */
+    /* A body declared past the cap is refused now, unread (401 first when
+     * the key is wrong): waiting for it (10^18 bytes, say) would hold the
+     * connection until the idle timeout. libmicrohttpd closes the
+     * connection after this answer, as the body was not consumed. A chunked
+     * body past the cap is read and dropped (below) and then refused. */
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (declared > s->cfg.max_body_bytes && r->unauthorized) return answer_unauthorized(r);
+    if (declared > s->cfg.max_body_bytes)
+      return serve_error(r, 413, "request body of %llu bytes exceeds %zu bytes "
+                         "(server.max_body_bytes)", declared, s->cfg.max_body_bytes);
     return MHD_YES;
   }
   if (r->suspended) { /* resumed: the work is done, answer now */
@@ -621,9 +635,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *upload_size = 0;
     return MHD_YES;
   }
-  if (r->unauthorized)
-    return serve_error(r, 401, "this server needs an API key: send \"Authorization: Bearer KEY\" "
-                       "(the key was missing or is not one of the server's)");
+  if (r->unauthorized) return answer_unauthorized(r);
   if (r->too_large)
     return serve_error(r, 413, "request body exceeds %zu bytes (server.max_body_bytes)",
                        s->cfg.max_body_bytes);
@@ -767,6 +779,20 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   *out = NULL;
   if (cfg->n_models < 1 && !cfg->generator.enabled)
     return at_fail(AT_ERR_INVALID_ARG, "no models configured");
+  for (int m = 0; m < cfg->n_models; m++) {
+    const at_server_model_config *mc = &cfg->models[m];
+    if (!at_server_name_valid(mc->name))
+      return at_fail(AT_ERR_INVALID_ARG, "model name '%s' is not 1..63 of [A-Za-z0-9._:-] "
+                     "(names go into headers, metric labels and V2 URLs; with serve --model, give --name)",
+                     mc->name);
+    for (int v = 0; v < mc->n_variants; v++)
+      if (!at_server_name_valid(mc->variants[v].name))
+        return at_fail(AT_ERR_INVALID_ARG, "model '%s': variant name '%s' is not 1..63 of "
+                       "[A-Za-z0-9._:-]", mc->name, mc->variants[v].name);
+  }
+  if (cfg->generator.enabled && !at_server_name_valid(cfg->generator.name))
+    return at_fail(AT_ERR_INVALID_ARG, "generator name '%s' is not 1..63 of [A-Za-z0-9._:-] "
+                   "(names go into headers, metric labels and V2 URLs)", cfg->generator.name);
   at_server *s = calloc(1, sizeof *s);
   if (!s) return at_fail(AT_ERR_NOMEM, "out of memory");
   s->cfg = *cfg;

@@ -154,10 +154,14 @@ static int tensor_path(json_t *inputs, const v2_sig *sig, v2_req *q, char *err, 
     size_t numel = 1;
     for (size_t k = 0; k < t->ndim; k++) {
       json_t *dv = json_array_get(shp, k);
-      if (!json_is_integer(dv) || json_integer_value(dv) < 0 ||
-          json_integer_value(dv) > V2_MAX_ELEMS) {
+      if (!json_is_integer(dv) || json_integer_value(dv) < 0) {
         snprintf(err, cap, "input '%s': shape must be non-negative integers", want->name);
         return 400;
+      }
+      if (json_integer_value(dv) > V2_MAX_ELEMS) {
+        snprintf(err, cap, "input '%s': dimension %zu is %lld, over %u elements", want->name, k,
+                 (long long)json_integer_value(dv), V2_MAX_ELEMS);
+        return 413;
       }
       t->shape[k] = json_integer_value(dv);
       numel *= (size_t)t->shape[k];

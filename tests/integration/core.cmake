@@ -38,3 +38,5 @@ set_tests_properties(gen_reference PROPERTIES LABELS "integration;reference")
 # Bounded soak: 3x capacity open loop + retrying closed loop, exactly-once accounting, RSS bound.
 at_script_test(serve_soak tests/integration/serve_soak.sh)
 at_script_test(size_standins tests/integration/size_standins.sh)
+# Hostile input (docs/security.md): each request gets its documented status and the server keeps serving.
+at_script_test(serve_hostile tests/integration/serve_hostile.sh)
