@@ -11,16 +11,64 @@
 # add coverage), so the next run, here or in CI, starts where this one ended:
 #
 #   FUZZ_KEEP=1 scripts/fuzz.sh fuzz_graph_io 300 && git add tests/fuzz/corpus
+#
+# The long run (issue 17: not in CI; hours on this host):
+#
+#   scripts/fuzz.sh --long [driver...]
+#
+# runs each driver (all by default) until it has executed FUZZ_RUNS inputs
+# (default 10,000,000) or FUZZ_LONG_CAP seconds have passed (default 7200),
+# merges what it found into the committed seeds (as FUZZ_KEEP=1), and adds
+# one line per driver to results/fuzz_long.tsv: date, commit, driver,
+# executions, seconds, executions per second, seeds before and after,
+# crashes, and whether it reached FUZZ_RUNS. docs/security.md quotes it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+long=0
+if [ "${1:-}" = --long ]; then long=1; shift; fi
 secs=${2:-${FUZZ_SECONDS:-20}}
 cmake -S "$here" -B "$here/build-fuzz" -DAT_FUZZ=ON -DCMAKE_C_COMPILER=clang \
       -DCMAKE_BUILD_TYPE=Debug -DAT_BUILD_TESTS=ON -DAT_BUILD_BENCH=OFF >/dev/null
 shopt -s nullglob
 drivers=$(sed -n 's/^at_fuzz_driver(\([a-z_0-9]*\) .*/\1/p' "$here"/tests/fuzz/CMakeLists.txt "$here"/tests/fuzz/*.cmake | sort -u)
-if [ -n "${1:-}" ]; then drivers=$1; fi
+if [ $long = 1 ] && [ $# -gt 0 ]; then drivers="$*"
+elif [ $long = 0 ] && [ -n "${1:-}" ]; then drivers=$1; fi
 cmake --build "$here/build-fuzz" -j2 --target $drivers >/dev/null
 export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
+if [ $long = 1 ]; then
+  runs=${FUZZ_RUNS:-10000000} cap=${FUZZ_LONG_CAP:-7200}
+  tsv="$here/results/fuzz_long.tsv"
+  mkdir -p "$here/results"
+  [ -s "$tsv" ] || printf 'date\tcommit\tdriver\texecutions\tseconds\texec_per_s\tseeds_before\tseeds_after\tcrashes\treached\n' > "$tsv"
+  commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  failed=0
+  for d in $drivers; do
+    seed="$here/tests/fuzz/corpus/${d#fuzz_}"
+    work="$here/build-fuzz/long/${d#fuzz_}"
+    art="$here/build-fuzz/long/crashes-${d#fuzz_}/"
+    mkdir -p "$work" "$art" "$seed"
+    before=$(ls "$seed" | wc -l)
+    echo "fuzz --long: $d: up to $runs executions or ${cap}s ($(date -u +%H:%M) UTC)"
+    t0=$(date +%s)
+    rc=0
+    (cd "$here/build-fuzz" && "./tests/fuzz/$d" -runs="$runs" -max_total_time="$cap" \
+        -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$art" \
+        "$work" "$seed" > "$here/build-fuzz/long/$d.log" 2>&1) || rc=$?
+    t1=$(date +%s)
+    execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$here/build-fuzz/long/$d.log" | tail -1)
+    execs=${execs:-0}
+    (cd "$here/build-fuzz" && "./tests/fuzz/$d" -merge=1 "$seed" "$work" >/dev/null 2>&1) || true
+    crashes=$(ls "$art" | wc -l)
+    reached=no; [ "$execs" -ge "$runs" ] && reached=yes
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%d)" "$commit" "$d" "$execs" \
+      $((t1 - t0)) $((execs / (t1 - t0 > 0 ? t1 - t0 : 1))) "$before" "$(ls "$seed" | wc -l)" "$crashes" "$reached" >> "$tsv"
+    echo "fuzz --long: $d: $execs executions in $((t1 - t0)) s, seeds $before -> $(ls "$seed" | wc -l), crashes $crashes (rc $rc)"
+    if [ "$crashes" -gt 0 ] || [ $rc -ne 0 ]; then failed=1; tail -n 30 "$here/build-fuzz/long/$d.log"; fi
+  done
+  [ $failed = 0 ] || { echo "fuzz --long: crashes above (inputs in build-fuzz/long/crashes-*/)"; exit 1; }
+  echo "fuzz --long: all drivers ran clean; results/fuzz_long.tsv"
+  exit 0
+fi
 for d in $drivers; do
   seed="$here/tests/fuzz/corpus/${d#fuzz_}"
   work="$here/build-fuzz/corpus/${d#fuzz_}"
