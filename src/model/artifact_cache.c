@@ -504,8 +504,19 @@ at_status at_artifact_session_create(const char *model_path, const at_session_pa
   p.optimized_as_ort = true;
   at_status rc = at_ort_session_open(model_path, &p, out);
   if (rc != AT_OK) {
+    /* ONNX Runtime writes the artifact while it creates the session, and a
+     * write that fails (a full disk) fails the whole creation. Try once
+     * more without writing: if that works the cache was the problem (one
+     * warning, served without it); if not, the model's own error stands. */
+    char build_err[1024];
+    snprintf(build_err, sizeof build_err, "%s", at_last_error());
     remove_entry_dir(tmp);
-    return rc;
+    p.optimized_model_path = NULL;
+    p.optimized_as_ort = false;
+    rc = at_ort_session_open(model_path, &p, out);
+    if (rc != AT_OK) return rc;
+    warn_unusable(dir, build_err);
+    return AT_OK;
   }
   if (publish(dir, tmp, key, model_path, &p, &ing, why, sizeof why) != 0) {
     remove_entry_dir(tmp);

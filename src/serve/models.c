@@ -60,7 +60,7 @@ static int by_accuracy(const void *a, const void *b) {
  * tokenizer), run through the variant's shared session (the path the engine
  * runs). */
 static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *tok,
-                              size_t max_tokens) {
+                              size_t max_tokens, int64_t id_limit) {
   const int L = max_tokens < 26 ? (int)max_tokens : 26;
   at_session *s = at_engine_variant_session(e, ev);
   int64_t ids[32 * 26], mask[32 * 26];
@@ -77,7 +77,12 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
     at_tok_workspace_destroy(ws);
     return NAN;
   }
-  for (int i = 0; i < b * L; i++) ids[i] = enc.ids[(size_t)(i % L) % enc.n], mask[i] = 1;
+  /* an id the model's table lacks (a tokenizer that disagrees with
+   * config.json; requests that give one are refused) is timed as id 0 */
+  for (int i = 0; i < b * L; i++) {
+    int64_t id = enc.ids[(size_t)(i % L) % enc.n];
+    ids[i] = id >= 0 && id < id_limit ? id : 0, mask[i] = 1;
+  }
   at_tok_workspace_destroy(ws);
   at_tensor in[3];
   const at_model_info *mi = at_session_info(s);
@@ -167,6 +172,10 @@ at_status serve_load_models(at_server *s) {
     m->type_limit = 1;
     if ((st = read_export(m, mc->config_json)) != AT_OK) return st;
     size_t tv = at_tokenizer_vocab_size(m->tok);
+    if (m->id_limit > 0 && (int64_t)tv > m->id_limit)
+      at_log(AT_LOG_WARN, "serve", "model '%s': the tokenizer (%s) has %zu ids but config.json's "
+             "vocab_size is %lld: a text that gives an id past it is answered 500 (the files "
+             "disagree)", m->name, mc->tokenizer, tv, (long long)m->id_limit);
     if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
     if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
     memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
@@ -231,11 +240,15 @@ at_status serve_load_models(at_server *s) {
       if (!profiled) {
         /* No profile in the config: measure batch 1 and 8 now. */
         int ev = m->variants[v].engine_index;
-        double s1 = measure_batch_s(s->engine, ev, 1, m->tok, m->max_tokens);
-        double s8 = measure_batch_s(s->engine, ev, 8, m->tok, m->max_tokens);
-        if (!(s1 > 0) || !(s8 > 0))
-          return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run",
-                         m->name, m->variants[v].name);
+        double s1 = measure_batch_s(s->engine, ev, 1, m->tok, m->max_tokens, m->id_limit);
+        double s8 = s1 > 0 ? measure_batch_s(s->engine, ev, 8, m->tok, m->max_tokens, m->id_limit)
+                           : NAN;
+        if (!(s1 > 0) || !(s8 > 0)) {
+          char detail[512];
+          snprintf(detail, sizeof detail, "%s", at_last_error());
+          return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run: %s",
+                         m->name, m->variants[v].name, detail);
+        }
         pv[v].n_points = 2;
         pv[v].batch[0] = 1, pv[v].service_s[0] = s1;
         pv[v].batch[1] = 8, pv[v].service_s[1] = s8 > s1 ? s8 : s1;

@@ -553,7 +553,8 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     st = at_lm_encode(s->lm, serve_workspace(s), q.prompt, q.prompt_len, &ids, &n_ids);
   }
   if (st != AT_OK) {
-    res = serve_error(r, 400, "cannot tokenise the prompt: %s", at_last_error());
+    res = serve_error(r, serve_tokenise_status(st), "cannot tokenise the prompt: %s",
+                      at_last_error());
     goto out;
   }
   int n = (int)q.n;

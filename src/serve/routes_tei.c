@@ -319,7 +319,8 @@ static enum MHD_Result tokenize_route(req_ctx *r) {
       }
       if (st != AT_OK) {
         json_decref(outer);
-        res = serve_error(r, 400, "cannot tokenise the input: %s", at_last_error());
+        res = serve_error(r, serve_tokenise_status(st), "cannot tokenise the input: %s",
+                          at_last_error());
       } else {
         res = serve_reply_json(r, 200, outer);
       }

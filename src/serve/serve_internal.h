@@ -182,6 +182,11 @@ typedef struct job {
 } job;
 
 /* ---- response helpers (server.c) ---- */
+/* The HTTP status for a tokeniser failure `st`: 413 for a text past a
+ * limit, 500 when the tokenizer itself cannot encode it (AT_ERR_MODEL: e.g.
+ * its unk_token is missing from its vocabulary — the server's files, not
+ * the client, are at fault) or memory ran out, 400 otherwise (the text). */
+int serve_tokenise_status(at_status st);
 enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *body, size_t len);
 enum MHD_Result serve_reply_json(req_ctx *r, int status, json_t *j); /* steals j */
 enum MHD_Result serve_error(req_ctx *r, int status, const char *fmt, ...)

@@ -344,6 +344,10 @@ static char *error_json(int status, const char *msg, size_t *len) {
   return dump(j, len);
 }
 
+int serve_tokenise_status(at_status st) {
+  return st == AT_ERR_LIMIT ? 413 : st == AT_ERR_MODEL || st == AT_ERR_NOMEM ? 500 : 400;
+}
+
 enum MHD_Result serve_error(req_ctx *r, int status, const char *fmt, ...) {
   char msg[1024];
   va_list ap;

@@ -171,7 +171,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   if (st != AT_OK) {
     free(enc);
     serve_release(r, n);
-    return serve_error(r, st == AT_ERR_LIMIT ? 413 : 400, "cannot tokenise the input: %s",
+    return serve_error(r, serve_tokenise_status(st), "cannot tokenise the input: %s",
                        at_last_error());
   }
   /* Pairs are encoded one at a time; each encoding lives in the workspace
@@ -191,14 +191,35 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
       free(enc);
       free(pair_buf);
       serve_release(r, n);
-      return serve_error(r, st == AT_ERR_LIMIT ? 413 : st == AT_ERR_NOMEM ? 500 : 400,
-                         "cannot tokenise input %zu: %s", i, at_last_error());
+      return serve_error(r, serve_tokenise_status(st), "cannot tokenise input %zu: %s", i,
+                         at_last_error());
     }
     for (size_t k = 0; k < enc[i].n; k++) {
       pair_buf[pair_used + k] = enc[i].ids[k];
       pair_buf[pair_used + enc[i].n + k] = enc[i].type_ids[k];
     }
     pair_used += 2 * enc[i].n;
+  }
+  /* Every id must index the model's tables. A tokenizer.json that gives ids
+   * past config.json's vocab_size (or type ids past type_vocab_size) would
+   * make the Run fail for the whole batch — other requests included — or,
+   * for a negative id, read the table from its end. Such a request is
+   * answered alone, before it reaches a batch. */
+  const int64_t *pb = pair_buf;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < enc[i].n; k++) {
+      int64_t id = o->pairs ? pb[k] : (int64_t)enc[i].ids[k];
+      int64_t ty = o->pairs ? pb[enc[i].n + k] : 0;
+      if (id >= 0 && id < m->id_limit && ty >= 0 && ty < m->type_limit) continue;
+      free(enc);
+      free(pair_buf);
+      serve_release(r, n);
+      return serve_error(r, 500, "the tokenizer gave input %zu the token id %lld (type %lld), "
+                         "outside the model's %lld ids (%lld types): its tokenizer and its "
+                         "config.json disagree; nothing was run", i, (long long)id, (long long)ty,
+                         (long long)m->id_limit, (long long)m->type_limit);
+    }
+    if (o->pairs) pb += 2 * enc[i].n;
   }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {

@@ -40,3 +40,4 @@ at_script_test(serve_soak tests/integration/serve_soak.sh)
 at_script_test(size_standins tests/integration/size_standins.sh)
 # Hostile input (docs/security.md): each request gets its documented status and the server keeps serving.
 at_script_test(serve_hostile tests/integration/serve_hostile.sh)
+at_script_test(serve_bad_files tests/integration/serve_bad_files.sh)
