@@ -11,12 +11,12 @@
 #include "core/internal.h"
 
 static struct {
-  unsigned long fail_every, stall_every, stall_ms, stall_first;
+  unsigned long fail_every, stall_every, stall_ms, stall_first, alloc_every;
   bool any;
 } g_f;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_bool g_on;
-static atomic_ulong g_runs;
+static atomic_ulong g_runs, g_allocs;
 
 static void parse(void) {
   const char *env = getenv("ANYTIME_FAULTS");
@@ -38,12 +38,12 @@ static void parse(void) {
     else if (!strcmp(tok, "run_stall_every")) g_f.stall_every = v;
     else if (!strcmp(tok, "run_stall_ms")) g_f.stall_ms = v;
     else if (!strcmp(tok, "run_stall_first")) g_f.stall_first = v;
+    else if (!strcmp(tok, "alloc_fail_every")) g_f.alloc_every = v;
     else at_log(AT_LOG_ERROR, "fault", "ANYTIME_FAULTS: unknown key '%s'; ignored", tok);
   }
-  g_f.any = g_f.fail_every || g_f.stall_every;
+  g_f.any = g_f.fail_every || g_f.stall_every || g_f.alloc_every;
   if (g_f.any)
-    at_log(AT_LOG_WARN, "fault", "ANYTIME_FAULTS is set: injecting faults into engine Runs (%s)",
-           env);
+    at_log(AT_LOG_WARN, "fault", "ANYTIME_FAULTS is set: injecting faults (%s)", env);
   atomic_store(&g_on, g_f.any);
 }
 
@@ -62,4 +62,11 @@ bool at_fault_engine_run(void) {
     return true;
   }
   return false;
+}
+
+bool at_fault_alloc(void) {
+  pthread_once(&g_once, parse);
+  if (!atomic_load_explicit(&g_on, memory_order_relaxed) || !g_f.alloc_every) return false;
+  unsigned long k = atomic_fetch_add(&g_allocs, 1) + 1;
+  return k % g_f.alloc_every == 0;
 }

@@ -8,9 +8,17 @@
  *   run_stall_ms=M      (default 50)
  *   run_stall_first=K   stalls only among the first K Runs (0 = always),
  *                       so a test can watch the planner recover
+ *   alloc_fail_every=N  every Nth request's job allocation (the memory a
+ *                       request's tokens and outputs take on their way to
+ *                       the batcher, src/serve/textjob.c) fails as if
+ *                       malloc had returned NULL. The batcher and engine
+ *                       allocate nothing per batch (their buffers are sized
+ *                       at start); ONNX Runtime's own allocations during a
+ *                       Run fail the Run, which run_fail_every stands for.
  * An entry it does not know is logged as an error and ignored. The engine
  * asks before each Run; the decoder and start-up timing runs are not
- * affected. Thread-safe. docs/testing.md, "Fault injection". */
+ * affected. Read at the first question from either hook. Thread-safe.
+ * docs/testing.md, "Fault injection". */
 #ifndef ANYTIME_CORE_FAULT_H
 #define ANYTIME_CORE_FAULT_H
 
@@ -19,5 +27,8 @@
 /* Before one engine Run: sleeps if this Run is to stall; returns true if it
  * is to fail (the thread's error detail then says so). */
 bool at_fault_engine_run(void);
+
+/* Before a request's job allocation: true if it is to fail. */
+bool at_fault_alloc(void);
 
 #endif

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fault.h"
 #include "core/internal.h"
 #include "serve/serve_internal.h"
 
@@ -85,7 +86,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
 }
 
 job *serve_job_alloc(req_ctx *r, served_model *m, size_t n, size_t extra) {
-  job *j = calloc(1, sizeof(job) + n * sizeof(job_item) + extra);
+  job *j = at_fault_alloc() ? NULL : calloc(1, sizeof(job) + n * sizeof(job_item) + extra);
   if (!j) return NULL;
   j->r = r;
   j->m = m;
