@@ -304,6 +304,7 @@ at_status serve_load_generator(at_server *s) {
   gp.max_waiting = gc->max_waiting;
   gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
   gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;
+  s->gen_params = gp;
   if ((st = at_gen_create(at_lm_take_decoder(s->lm), &gp, &s->gen)) != AT_OK) return st;
   serve_chat_template_load(s, s->lm->desc->dir);
   const at_decoder_info *di = at_gen_decoder_info(s->gen);

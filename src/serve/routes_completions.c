@@ -508,6 +508,211 @@ static uint64_t fresh_seed(void) {
   return z ^ (z >> 31);
 }
 
+/* The prompt's ids: the messages rendered by the chat template and
+ * encoded, or the prompt encoded. false: *res holds the error answer. */
+static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, int *n_ids,
+                       char **rendered, enum MHD_Result *res) {
+  at_server *s = r->srv;
+  at_status st;
+  if (chat) {
+    size_t rlen = 0;
+    char err[400];
+    int cst = serve_chat_prompt(s, q->messages, rendered, &rlen, err, sizeof err);
+    if (cst) {
+      *res = serve_error(r, cst, "%s", err);
+      return false;
+    }
+    st = at_lm_encode_rendered(s->lm, serve_workspace(s), *rendered, rlen, ids, n_ids);
+  } else {
+    st = at_lm_encode(s->lm, serve_workspace(s), q->prompt, q->prompt_len, ids, n_ids);
+  }
+  if (st != AT_OK) {
+    *res = serve_error(r, serve_tokenise_status(st), "cannot tokenise the prompt: %s",
+                       at_last_error());
+    return false;
+  }
+  return true;
+}
+
+/* generator.admission slo: forecast the lane's time to first token and per
+ * output token for n choices of an n_ids-token prompt, and refuse now what
+ * cannot meet its budgets (x-ttft-ms / x-tpot-ms, else the configured
+ * ones), with a Retry-After for when the excess has drained. true: refused
+ * or a bad header, *res holds the answer. */
+static bool forecast_refuses(req_ctx *r, int n_ids, int n, long long max_tokens,
+                             enum MHD_Result *res) {
+  at_server *s = r->srv;
+  const at_server_generator_config *gc = &s->cfg.generator;
+  if (strcmp(gc->admission, "slo")) return false;
+  double ttft_b, tpot_b;
+  if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
+                                gc->ttft_slo_ms / 1e3, gc->ttft_slo_ms / 1e3, &ttft_b) != AT_OK ||
+      at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-tpot-ms"),
+                                gc->tpot_slo_ms / 1e3, gc->tpot_slo_ms / 1e3, &tpot_b) != AT_OK) {
+    *res = serve_error(r, 400, "x-ttft-ms and x-tpot-ms must be positive numbers of milliseconds");
+    return true;
+  }
+  at_gen_load load;
+  at_gen_load_get(s->gen, &load);
+  at_gen_forecast f = at_gen_forecast_for(&load, &s->gen_params, n_ids, n);
+  if (f.ttft_s <= ttft_b && f.tpot_s <= tpot_b) return false;
+  atomic_fetch_add(&s->gen_refused, 1);
+  /* come back when the excess has drained: the prefill ahead, or the share
+   * of the lane's sequences over the budget finishing */
+  double ra = f.ttft_s - ttft_b;
+  double ra_tpot = (f.tpot_s - tpot_b) * (double)max_tokens;
+  if (ra_tpot > ra) ra = ra_tpot;
+  if (ra < 0.05) ra = 0.05;
+  uint64_t now = at_now_ns();
+  uint64_t hold = serve_refusal_hold(r, now, &ra, s->holdq != NULL);
+  char msg[400];
+  int len = snprintf(msg, sizeof msg,
+                     "{\"error\":\"overloaded: forecast time to first token %.0f ms (budget "
+                     "%.0f ms), per output token %.1f ms (budget %.1f ms) with %d sequences "
+                     "in the lane; retry after %.0f ms\",\"code\":429}",
+                     f.ttft_s * 1e3, ttft_b * 1e3, f.tpot_s * 1e3, tpot_b * 1e3, load.sequences,
+                     ra * 1e3);
+  *res = serve_refusal_send(r, 429, msg, len > 0 && (size_t)len < sizeof msg ? (size_t)len : 0,
+                            now, hold, ra);
+  return true;
+}
+
+/* A job for the request's n choices, holding the HTTP side's reference.
+ * NULL: *res holds the error answer. */
+static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum MHD_Result *res) {
+  at_server *s = r->srv;
+  int n = (int)q->n;
+  gjob *j = calloc(1, sizeof *j);
+  if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch)) || at_tok_workspace_create(&j->ws) != AT_OK) {
+    if (j) {
+      free(j->ch);
+      free(j);
+    }
+    *res = serve_error(r, 500, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&j->lock, NULL);
+  j->refs = 1; /* the HTTP side */
+  j->srv = s;
+  j->fd = -1;
+  j->conn = r->conn;
+  j->chat = chat;
+  j->stream = q->stream;
+  j->echo = q->echo;
+  j->include_usage = q->include_usage;
+  j->logprobs = q->logprobs;
+  j->top_logprobs = q->top_logprobs;
+  j->n = n;
+  j->n_prompt = n_ids;
+  j->created = (long long)time(NULL);
+  snprintf(j->model, sizeof j->model, "%s", s->cfg.generator.name);
+  static _Atomic unsigned long long counter;
+  snprintf(j->id, sizeof j->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl",
+           (unsigned long long)j->created, (unsigned long long)(++counter & 0xffffff));
+  for (int i = 0; i < n; i++) {
+    j->ch[i].j = j;
+    j->ch[i].index = i;
+  }
+  for (int i = 0; i < q->n_stops; i++) {
+    j->stops[i] = strndup(q->stops[i], q->stop_len[i]);
+    j->stop_len[i] = q->stop_len[i];
+    if (!j->stops[i]) {
+      job_unref(j);
+      *res = serve_error(r, 500, "out of memory");
+      return NULL;
+    }
+    j->n_stops = i + 1;
+  }
+  if (q->echo) {
+    j->prompt = strndup(q->prompt, q->prompt_len);
+    j->prompt_len = j->prompt ? q->prompt_len : 0;
+  }
+  return j;
+}
+
+/* Submit the job's choices (choice i samples with seed + i; choices after
+ * the first fork its prompt cache). A refused submission cancels the ones
+ * before it and records the answer in the job (fail_status, fail_msg).
+ * Then hands back the HTTP thread's pending count; returns the job's
+ * fail_status (0: all submitted). */
+static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_t *ids,
+                          int n_ids, double dl) {
+  int n = j->n, submitted = 0;
+  uint64_t seed = q->has_seed ? (uint64_t)q->seed : fresh_seed();
+  j->pending = n + 1;
+  for (int i = 0; i < n; i++) {
+    at_gen_request gr = {.prompt = ids,
+                         .n_prompt = n_ids,
+                         .max_tokens = (int)q->max_tokens,
+                         .sample = {.temperature = (float)q->temperature,
+                                    .top_k = (int)q->top_k,
+                                    .top_p = (float)q->top_p,
+                                    .seed = seed + (uint64_t)i},
+                         .eos_id = s->lm->eos_id,
+                         .n_eos = s->lm->n_eos,
+                         .deadline_s = dl,
+                         .presence_penalty = (float)q->presence_penalty,
+                         .frequency_penalty = (float)q->frequency_penalty,
+                         .logprobs = q->logprobs,
+                         .top_logprobs = q->top_logprobs,
+                         .on_logprobs = on_logprobs,
+                         .fork_of = i > 0 ? j->ch[0].gen_id : 0, /* share the prompt's cache */
+                         .on_token = on_token,
+                         .on_done = on_done,
+                         .user = &j->ch[i]};
+    memcpy(gr.eos_ids, s->lm->eos_ids, sizeof gr.eos_ids);
+    pthread_mutex_lock(&j->lock);
+    j->refs++; /* the generator's, dropped after on_done */
+    pthread_mutex_unlock(&j->lock);
+    at_status st = at_gen_submit(s->gen, &gr, &j->ch[i].gen_id);
+    if (st != AT_OK) {
+      pthread_mutex_lock(&j->lock);
+      j->refs--;
+      j->fail_status = st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400;
+      snprintf(j->fail_msg, sizeof j->fail_msg, "%s", at_last_error());
+      if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
+      j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
+      pthread_mutex_unlock(&j->lock);
+      for (int k = 0; k < i; k++) at_gen_cancel(s->gen, j->ch[k].gen_id);
+      break;
+    }
+    submitted++;
+  }
+  pthread_mutex_lock(&j->lock);
+  j->pending -= (n - submitted) + 1;
+  int fail = j->fail_status;
+  /* every choice already finished: end the answer here (non-stream: resume
+   * so finish_job answers; stream: usage and [DONE] wait in the buffer) */
+  if (j->pending == 0) job_done_locked(j);
+  pthread_mutex_unlock(&j->lock);
+  return fail;
+}
+
+/* Answer a streamed job: the SSE response, whose reader state takes the
+ * HTTP side's reference (also on failure: then the choices are cancelled). */
+static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
+  at_server *s = r->srv;
+  const char *name = s->cfg.generator.name;
+  struct MHD_Response *resp =
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, sse_reader_free);
+  if (!resp) {
+    for (int i = 0; i < j->n; i++) at_gen_cancel(s->gen, j->ch[i].gen_id);
+    job_unref(j);
+    return serve_error(r, 500, "out of memory");
+  }
+  MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+  MHD_add_response_header(resp, "Cache-Control", "no-cache");
+  MHD_add_response_header(resp, "x-model", name);
+  if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
+  enum MHD_Result res = MHD_queue_response(r->conn, 200, resp);
+  MHD_destroy_response(resp);
+  at_metrics_request(s->metrics, r->route, name, "", 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
+                     -1, -1, -1);
+  /* a stream's line is written when it starts: its length is not known */
+  serve_log_request(r, 200, name, "", (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
+  return res;
+}
+
 static enum MHD_Result generate(req_ctx *r, bool chat) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
@@ -539,107 +744,10 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
-  /* the prompt's ids */
-  at_status st;
-  if (chat) {
-    size_t rlen = 0;
-    int cst = serve_chat_prompt(s, q.messages, &rendered, &rlen, err, sizeof err);
-    if (cst) {
-      res = serve_error(r, cst, "%s", err);
-      goto out;
-    }
-    st = at_lm_encode_rendered(s->lm, serve_workspace(s), rendered, rlen, &ids, &n_ids);
-  } else {
-    st = at_lm_encode(s->lm, serve_workspace(s), q.prompt, q.prompt_len, &ids, &n_ids);
-  }
-  if (st != AT_OK) {
-    res = serve_error(r, serve_tokenise_status(st), "cannot tokenise the prompt: %s",
-                      at_last_error());
+  if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res) ||
+      forecast_refuses(r, n_ids, (int)q.n, q.max_tokens, &res) ||
+      !(j = job_new(r, chat, &q, n_ids, &res)))
     goto out;
-  }
-  int n = (int)q.n;
-  if (!strcmp(gc->admission, "slo")) { /* refuse now what cannot meet its budgets */
-    double ttft_b, tpot_b;
-    if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
-                                  gc->ttft_slo_ms / 1e3, gc->ttft_slo_ms / 1e3, &ttft_b) != AT_OK ||
-        at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-tpot-ms"),
-                                  gc->tpot_slo_ms / 1e3, gc->tpot_slo_ms / 1e3, &tpot_b) != AT_OK) {
-      res = serve_error(r, 400, "x-ttft-ms and x-tpot-ms must be positive numbers of milliseconds");
-      goto out;
-    }
-    at_gen_load load;
-    at_gen_load_get(s->gen, &load);
-    at_gen_params gp = at_gen_default_params();
-    gp.chunk_tokens = gc->chunk_tokens;
-    gp.max_batch = gc->max_batch;
-    at_gen_forecast f = at_gen_forecast_for(&load, &gp, n_ids, n);
-    if (f.ttft_s > ttft_b || f.tpot_s > tpot_b) {
-      atomic_fetch_add(&s->gen_refused, 1);
-      /* come back when the excess has drained: the prefill ahead, or the
-       * share of the lane's sequences over the budget finishing */
-      double ra = f.ttft_s - ttft_b;
-      double ra_tpot = (f.tpot_s - tpot_b) * (double)q.max_tokens;
-      if (ra_tpot > ra) ra = ra_tpot;
-      if (ra < 0.05) ra = 0.05;
-      uint64_t now = at_now_ns();
-      uint64_t hold = serve_refusal_hold(r, now, &ra, s->holdq != NULL);
-      char msg[400];
-      int len = snprintf(msg, sizeof msg,
-                         "{\"error\":\"overloaded: forecast time to first token %.0f ms (budget "
-                         "%.0f ms), per output token %.1f ms (budget %.1f ms) with %d sequences "
-                         "in the lane; retry after %.0f ms\",\"code\":429}",
-                         f.ttft_s * 1e3, ttft_b * 1e3, f.tpot_s * 1e3, tpot_b * 1e3,
-                         load.sequences, ra * 1e3);
-      res = serve_refusal_send(r, 429, msg, len > 0 && (size_t)len < sizeof msg ? (size_t)len : 0,
-                               now, hold, ra);
-      goto out;
-    }
-  }
-  j = calloc(1, sizeof *j);
-  if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch)) || at_tok_workspace_create(&j->ws) != AT_OK) {
-    if (j) {
-      free(j->ch);
-      free(j);
-    }
-    j = NULL;
-    res = serve_error(r, 500, "out of memory");
-    goto out;
-  }
-  pthread_mutex_init(&j->lock, NULL);
-  j->refs = 1; /* the HTTP side */
-  j->srv = s;
-  j->fd = -1;
-  j->conn = r->conn;
-  j->chat = chat;
-  j->stream = q.stream;
-  j->echo = q.echo;
-  j->include_usage = q.include_usage;
-  j->logprobs = q.logprobs;
-  j->top_logprobs = q.top_logprobs;
-  j->n = n;
-  j->n_prompt = n_ids;
-  j->created = (long long)time(NULL);
-  snprintf(j->model, sizeof j->model, "%s", gc->name);
-  static _Atomic unsigned long long counter;
-  snprintf(j->id, sizeof j->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl",
-           (unsigned long long)j->created, (unsigned long long)(++counter & 0xffffff));
-  for (int i = 0; i < n; i++) {
-    j->ch[i].j = j;
-    j->ch[i].index = i;
-  }
-  for (int i = 0; i < q.n_stops; i++) {
-    j->stops[i] = strndup(q.stops[i], q.stop_len[i]);
-    j->stop_len[i] = q.stop_len[i];
-    if (!j->stops[i]) {
-      res = serve_error(r, 500, "out of memory");
-      goto out;
-    }
-    j->n_stops = i + 1;
-  }
-  if (q.echo) {
-    j->prompt = strndup(q.prompt, q.prompt_len);
-    j->prompt_len = j->prompt ? q.prompt_len : 0;
-  }
   pthread_mutex_lock(&s->lock);
   bool stopping = s->stopping;
   if (!stopping) s->inflight++;
@@ -650,10 +758,10 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
   }
   r->inflight_counted = true;
   if (j->stream && chat) /* each choice's first delta carries the role */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < j->n; i++)
       sse_event_locked(j, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true,
                                            NULL, NULL));
-  if (!j->stream) {
+  if (!j->stream) { /* answered by finish_job once resumed; the socket is probed */
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     j->fd = ci ? ci->connect_fd : -1;
@@ -663,82 +771,16 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     r->suspended = true;
     MHD_suspend_connection(r->conn);
   }
-  uint64_t seed = q.has_seed ? (uint64_t)q.seed : fresh_seed();
-  j->pending = n + 1;
-  int submitted = 0;
-  for (int i = 0; i < n; i++) {
-    at_gen_request gr = {.prompt = ids,
-                         .n_prompt = n_ids,
-                         .max_tokens = (int)q.max_tokens,
-                         .sample = {.temperature = (float)q.temperature,
-                                    .top_k = (int)q.top_k,
-                                    .top_p = (float)q.top_p,
-                                    .seed = seed + (uint64_t)i},
-                         .eos_id = s->lm->eos_id,
-                         .n_eos = s->lm->n_eos,
-                         .deadline_s = dl,
-                         .presence_penalty = (float)q.presence_penalty,
-                         .frequency_penalty = (float)q.frequency_penalty,
-                         .logprobs = q.logprobs,
-                         .top_logprobs = q.top_logprobs,
-                         .on_logprobs = on_logprobs,
-                         .fork_of = i > 0 ? j->ch[0].gen_id : 0, /* share the prompt's cache */
-                         .on_token = on_token,
-                         .on_done = on_done,
-                         .user = &j->ch[i]};
-    memcpy(gr.eos_ids, s->lm->eos_ids, sizeof gr.eos_ids);
-    pthread_mutex_lock(&j->lock);
-    j->refs++; /* the generator's, dropped after on_done */
-    pthread_mutex_unlock(&j->lock);
-    st = at_gen_submit(s->gen, &gr, &j->ch[i].gen_id);
-    if (st != AT_OK) {
-      pthread_mutex_lock(&j->lock);
-      j->refs--;
-      j->fail_status = st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400;
-      snprintf(j->fail_msg, sizeof j->fail_msg, "%s", at_last_error());
-      if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
-      j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
-      pthread_mutex_unlock(&j->lock);
-      for (int k = 0; k < i; k++) at_gen_cancel(s->gen, j->ch[k].gen_id);
-      break;
-    }
-    submitted++;
-  }
-  pthread_mutex_lock(&j->lock);
-  j->pending -= (n - submitted) + 1;
-  int fail = j->fail_status;
-  /* every choice already finished: end the answer here (non-stream: resume
-   * so finish_job answers; stream: usage and [DONE] wait in the buffer) */
-  if (j->pending == 0) job_done_locked(j);
-  pthread_mutex_unlock(&j->lock);
+  int fail = submit_choices(s, j, &q, ids, n_ids, dl);
   if (!j->stream) {
     j = NULL; /* owned by route_state now */
-    goto out;
-  }
-  if (fail) {
+  } else if (fail) {
     if (j->retry_after[0]) snprintf(r->retry_after, sizeof r->retry_after, "%s", j->retry_after);
     res = serve_error(r, fail, "%s", j->fail_msg);
-    goto out;
+  } else {
+    res = start_stream(r, j);
+    j = NULL; /* the reader owns the HTTP reference */
   }
-  /* streaming: the reader state holds the HTTP side's reference */
-  struct MHD_Response *resp =
-      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, sse_reader_free);
-  if (!resp) {
-    for (int i = 0; i < n; i++) at_gen_cancel(s->gen, j->ch[i].gen_id);
-    res = serve_error(r, 500, "out of memory");
-    goto out;
-  }
-  MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-  MHD_add_response_header(resp, "Cache-Control", "no-cache");
-  MHD_add_response_header(resp, "x-model", gc->name);
-  if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
-  res = MHD_queue_response(r->conn, 200, resp);
-  MHD_destroy_response(resp);
-  at_metrics_request(s->metrics, r->route, gc->name, "", 200,
-                     (double)(at_now_ns() - r->t0_ns) / 1e9, -1, -1, -1);
-  /* a stream's line is written when it starts: its length is not known */
-  serve_log_request(r, 200, gc->name, "", (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
-  j = NULL; /* the reader owns the HTTP reference */
 out:
   free(ids);
   free(rendered);

@@ -71,6 +71,7 @@ struct at_server {
   pthread_key_t ws_key;      /* per-HTTP-thread tokenizer workspace */
   at_lm *lm;                 /* the generation lane's model (NULL: none) */
   at_generator *gen;         /* its scheduler; owns the decoder */
+  at_gen_params gen_params;  /* what it was created with (the forecast reads them) */
   struct at_chat_template *chat_tpl; /* its chat template (NULL: no chat route) */
   char chat_tpl_error[512];  /* why there is none */
   uint64_t started_ns;
