@@ -41,3 +41,5 @@ at_script_test(size_standins tests/integration/size_standins.sh)
 # Hostile input (docs/security.md): each request gets its documented status and the server keeps serving.
 at_script_test(serve_hostile tests/integration/serve_hostile.sh)
 at_script_test(serve_bad_files tests/integration/serve_bad_files.sh)
+# A real Prometheus scraping the server: promtool on the exposition and the shipped rules, counters read back.
+at_script_test(prometheus tests/integration/prometheus.sh)
