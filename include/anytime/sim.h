@@ -126,7 +126,20 @@ typedef struct at_sim_params {
   bool oracle;           /* also run the oracle (default true) */
   uint64_t max_attempts; /* safety cap on attempts simulated, across the
                             planner run and each oracle run; default 2e8 */
+  /* A cluster: `replicas` servers (1..AT_SIM_MAX_REPLICAS; default 1),
+   * each with its own planner, workers (planner.workers each) and host
+   * speed, behind a least-connections balancer that, with lb_retry
+   * (default true), resends a refused attempt once to another replica
+   * lb_hop_s (default 1e-4 s) later, as nginx's proxy_next_upstream
+   * http_429 with proxy_next_upstream_tries 2 does. ρ and the capacity
+   * are the cluster's (replicas × c / s_acc(1)); the oracle pools every
+   * replica's workers; the hold of early retries is off (the balancer, not
+   * the client, holds the connection). */
+  int replicas;
+  bool lb_retry;
+  double lb_hop_s;
 } at_sim_params;
+#define AT_SIM_MAX_REPLICAS 256
 
 typedef struct at_sim_result {
   at_sim_clients clients;
@@ -168,7 +181,14 @@ typedef struct at_sim_result {
   double light_first_s, light_after;
   uint64_t light_first_n, light_after_n; /* attempts in those windows */
   uint64_t events;                       /* events simulated (planner run) */
-  at_planner_stats final_stats;          /* the planner at the end of the run */
+  at_planner_stats final_stats;          /* the (first replica's) planner at the end */
+  /* Clusters: replicas, attempts the balancer resent after a 429 (sent in
+   * the measured window; a resend is not a new attempt in `sent`), their
+   * share of `sent`, and goodput_rps / replicas. */
+  int replicas;
+  uint64_t retried;
+  double retried_share;
+  double goodput_per_replica_rps;
 } at_sim_result;
 
 /* Defaults as documented on each field; variants NULL (the caller must set
@@ -187,7 +207,8 @@ at_sim_params at_sim_default_params(void);
 at_status at_sim_run(const at_sim_params *params, at_sim_result *out);
 
 /* The most accurate frontier variant (ties: the cheaper) of `params`'
- * variants and its capacity c / s(1) at speed 1, without simulating.
+ * variants and its capacity replicas × c / s(1) at speed 1, without
+ * simulating.
  * Returns AT_OK or AT_ERR_INVALID_ARG (as at_sim_run). */
 at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double *capacity_rps);
 

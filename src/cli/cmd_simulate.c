@@ -3,8 +3,11 @@
  * the variants and planner settings of a serving YAML config, and prints a
  * table (or --json) per client model and load, with the oracle beside it.
  * --grid runs every load of {0.4,0.8,1,1.3,2,3,5} × every client model with
- * all four policies, and the burst recovery scenario. Deterministic: the
- * same options print the same numbers on any host. */
+ * all four policies, and the burst recovery scenario. --replicas N puts N
+ * servers behind a least-connections balancer that resends a 429 once;
+ * --cluster runs N = 1..64 replicas × open-loop and retrying clients × a
+ * few loads and prints goodput per replica and the share resent.
+ * Deterministic: the same options print the same numbers on any host. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,6 +21,8 @@
 
 #define MAX_LOADS 32
 static const double k_grid_loads[] = {0.4, 0.8, 1, 1.3, 2, 3, 5};
+static const int k_cluster_sizes[] = {1, 2, 4, 8, 16, 64};
+static const double k_cluster_loads[] = {0.8, 1.3, 2, 3};
 static const at_plan_policy k_policies[] = {AT_PLAN_ADAPTIVE, AT_PLAN_ACCURATE_ONLY, AT_PLAN_NONE,
                                             AT_PLAN_LIMIT};
 
@@ -55,6 +60,16 @@ static void help(void) {
       "  --grid             loads {0.4,0.8,1,1.3,2,3,5} x every client model, policy\n"
       "                     adaptive with the oracle, and accurate-only/none/limit beside\n"
       "                     it; then the burst scenario for each policy\n"
+      "  --replicas N       N servers (each with the config's workers and its own\n"
+      "                     planner and host speed) behind a least-connections balancer\n"
+      "                     that resends a 429 once to another replica (nginx's\n"
+      "                     proxy_next_upstream http_429, tries 2); load and capacity\n"
+      "                     are the cluster's, the oracle pools all workers\n"
+      "  --no-lb-retry      the balancer passes every 429 to the client\n"
+      "  --cluster          N in {1,2,4,8,16,64} x poisson and retry clients x loads\n"
+      "                     {0.8,1.3,2,3} (per replica), adaptive: goodput per replica,\n"
+      "                     the oracle's, attainment, the share of attempts the balancer\n"
+      "                     resent, and the share refused in the end (default 5 s runs)\n"
       "  --json             one JSON object per run, one per line\n\n"
       "columns (over attempts sent in [warmup, duration)):\n"
       "  clients load   client model and rho; N = closed-loop clients (rho*capacity*Z)\n"
@@ -83,8 +98,9 @@ typedef struct opts {
   int n_loads;
   at_sim_clients clients[AT_SIM_N_CLIENTS];
   int n_clients;
-  double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit;
-  bool no_noise, no_oracle, grid, json, ra_header, no_hold;
+  double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit, replicas;
+  bool no_noise, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
+  bool duration_set;
 } opts;
 
 static int num(const char *opt, const char *v, double lo, double hi, double *out) {
@@ -135,6 +151,8 @@ static int parse_args(int argc, char **argv, opts *o) {
                  : !strcmp(a, "--json")               ? &o->json
                  : !strcmp(a, "--retry-after-header") ? &o->ra_header
                  : !strcmp(a, "--no-hold")            ? &o->no_hold
+                 : !strcmp(a, "--cluster")            ? &o->cluster
+                 : !strcmp(a, "--no-lb-retry")        ? &o->no_lb_retry
                                                       : NULL;
     if (flag) {
       *flag = true;
@@ -154,7 +172,9 @@ static int parse_args(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--load") || !strcmp(a, "--clients"))
       rc = list_arg(o, a, v);
     else if (!strcmp(a, "--duration"))
-      rc = num(a, v, 0.01, 1e6, &o->duration);
+      rc = num(a, v, 0.01, 1e6, &o->duration), o->duration_set = true;
+    else if (!strcmp(a, "--replicas"))
+      rc = num(a, v, 1, AT_SIM_MAX_REPLICAS, &o->replicas);
     else if (!strcmp(a, "--warmup"))
       rc = num(a, v, 0, 1e6, &o->warmup);
     else if (!strcmp(a, "--seed"))
@@ -233,6 +253,8 @@ static void apply_opts(const opts *o, at_sim_params *sp) {
   sp->oracle = !o->no_oracle;
   sp->retry_after_header = o->ra_header;
   sp->hold_early_retries = !o->no_hold;
+  if (o->replicas >= 1) sp->replicas = (int)o->replicas;
+  sp->lb_retry = !o->no_lb_retry;
 }
 
 static json_t *jnum(double x) {
@@ -263,6 +285,11 @@ static void print_json(const at_sim_params *sp, const at_sim_result *r) {
     json_object_set_new(o, "light_after", jnum(r->light_after));
   }
   json_object_set_new(o, "held", json_integer((json_int_t)r->held));
+  if (r->replicas > 1) {
+    json_object_set_new(o, "replicas", json_integer(r->replicas));
+    json_object_set_new(o, "retried", json_integer((json_int_t)r->retried));
+    json_object_set_new(o, "goodput_per_replica_rps", jnum(r->goodput_per_replica_rps));
+  }
   json_object_set_new(
       o, "refused_by_reason",
       json_pack("{s:I, s:I, s:I}", "deadline", (json_int_t)r->refused_deadline, "infeasible",
@@ -402,6 +429,44 @@ static int run_grid(const opts *o, at_sim_params sp) {
   return grid_row(o, sp);
 }
 
+/* The cluster table: how per-replica admission plus one balancer retry
+ * scales with the number of replicas (docs/deployment.md). */
+static int run_cluster(const opts *o, at_sim_params sp) {
+  if (!o->duration_set) sp.duration_s = 5;
+  if (!o->json) {
+    printf("cluster: least-connections balancer, one resend of a 429; each replica %d workers, "
+           "max_batch %d, deadline %.3g ms; %g s per point (warm-up %g s), seed %llu, %s\n",
+           sp.planner.workers, sp.planner.max_batch,
+           at_plan_cap_deadline(sp.deadline_s, sp.planner.default_deadline_s,
+                                sp.planner.max_deadline_s) * 1e3,
+           sp.duration_s, sp.warmup_s, (unsigned long long)sp.seed,
+           sp.host_noise ? "host noise on" : "no host noise");
+    printf("%-8s %4s %5s %10s %10s %5s %6s %7s %8s %8s\n", "clients", "N", "load", "good/rep",
+           "oracle/rep", "g/o", "attain", "p99ms", "resent", "refused");
+  }
+  static const at_sim_clients kinds[] = {AT_SIM_POISSON, AT_SIM_RETRY};
+  for (size_t c = 0; c < 2; c++)
+    for (size_t n = 0; n < sizeof k_cluster_sizes / sizeof *k_cluster_sizes; n++)
+      for (size_t l = 0; l < sizeof k_cluster_loads / sizeof *k_cluster_loads; l++) {
+        sp.clients = kinds[c];
+        sp.replicas = k_cluster_sizes[n];
+        sp.load = k_cluster_loads[l];
+        at_sim_result r;
+        int rc = run_one(&sp, &r);
+        if (rc) return rc;
+        if (o->json) {
+          print_json(&sp, &r);
+          continue;
+        }
+        printf("%-8s %4d %5.2g %10.1f %10.1f %5.3f %6.3f %7.2f %8.4f %8.4f\n",
+               at_sim_clients_name(r.clients), r.replicas, r.load, r.goodput_per_replica_rps,
+               r.oracle_rps / r.replicas, r.oracle_ratio, r.attainment, r.p99_s * 1e3,
+               r.retried_share, r.sent ? (double)r.refused / (double)r.sent : NAN);
+        fflush(stdout);
+      }
+  return AT_EXIT_OK;
+}
+
 int at_cli_simulate(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     help();
@@ -425,5 +490,6 @@ int at_cli_simulate(int argc, char **argv) {
   at_plan_variant pv[AT_SERVER_MAX_VARIANTS];
   if (from_config(&o, &cfg, &sp, pv)) return AT_EXIT_USAGE;
   apply_opts(&o, &sp);
+  if (o.cluster) return run_cluster(&o, sp);
   return o.grid ? run_grid(&o, sp) : run_list(&o, sp);
 }

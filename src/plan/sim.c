@@ -72,6 +72,9 @@ at_sim_params at_sim_default_params(void) {
       .light_s = 3.0,
       .oracle = true,
       .max_attempts = 200000000ull,
+      .replicas = 1,
+      .lb_retry = true,
+      .lb_hop_s = 1e-4,
   };
 }
 
@@ -117,6 +120,11 @@ static at_status check_params(const at_sim_params *p) {
     return at_fail(AT_ERR_INVALID_ARG,
                    "simulator: burst needs burst_clients >= 0, light_clients >= 1, light_s > 1");
   if (p->max_attempts < 1) return at_fail(AT_ERR_INVALID_ARG, "simulator: max_attempts < 1");
+  if (p->replicas < 1 || p->replicas > AT_SIM_MAX_REPLICAS || !nonneg(p->lb_hop_s) ||
+      p->replicas * p->planner.workers > 4096)
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "simulator: replicas must be 1..%d (at most 4096 workers in all) and "
+                   "lb_hop_s >= 0", AT_SIM_MAX_REPLICAS);
   return AT_OK;
 }
 
@@ -156,7 +164,7 @@ at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double 
   double s1 = at_plan_variant_service_s(&params->variants[order[0]], 1);
   if (!pos(s1)) return at_fail(AT_ERR_INVALID_ARG, "simulator: bad service-time table");
   *top_variant = order[0];
-  *capacity_rps = (double)params->planner.workers / s1;
+  *capacity_rps = (double)params->replicas * params->planner.workers / s1;
   return AT_OK;
 }
 
@@ -223,6 +231,10 @@ static void fill_result(sim *s, at_sim_result *r) {
   r->light_first_s = burst && a->light_n[0] ? (double)a->light_ok[0] / (double)a->light_n[0] : NAN;
   r->light_after = burst && a->light_n[1] ? (double)a->light_ok[1] / (double)a->light_n[1] : NAN;
   r->events = s->events;
+  r->replicas = s->R;
+  r->retried = a->retried;
+  r->retried_share = a->sent ? (double)a->retried / (double)a->sent : NAN;
+  r->goodput_per_replica_rps = r->goodput_rps / (double)s->R;
 }
 
 /* One clairvoyant run on variant v: its goodput. */

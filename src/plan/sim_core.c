@@ -20,9 +20,16 @@
  *   is computed when the answer is produced and scheduled as the DECIDE of
  *   its next attempt, so each client has at most one event pending.
  *   Ownership: the attempts live in a pool with a free list; an attempt is
- *   freed when its client is answered. The planner is borrowed (sim.c
- *   creates and destroys it); every planner call is given the simulated
- *   time, never the wall clock.
+ *   freed when its client is answered. The first replica's planner is
+ *   borrowed (sim.c creates and destroys it), the others' are created here;
+ *   every planner call is given the simulated time, never the wall clock.
+ *   Replicas (params.replicas > 1): each has its own planner, FIFO,
+ *   workers and host speed; a least-connections balancer (ties: rotating)
+ *   sends each attempt to the replica with the fewest attempts in flight
+ *   and, with params.lb_retry, resends a 429 once to another replica
+ *   lb_hop_s later, as nginx's proxy_next_upstream http_429 does. The
+ *   clients see one server. With one replica nothing of this draws a random
+ *   number, so results are those of the single server.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -99,10 +106,10 @@ static double gauss(at_rng *r) {
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static double speed_at(sim *s, double t) {
+static double speed_at(sim *s, int r, double t) {
   const at_sim_params *p = s->p;
   if (!p->host_noise || !(p->speed_max > 1)) return 1.0;
-  sim_speed *sp = &s->speed;
+  sim_speed *sp = &s->rep[r].speed;
   /* append segments, in time order, until one ends after t */
   while (sp->n == 0 || sp->seg[sp->n - 1].end <= t) {
     if (!grow((void **)&sp->seg, &sp->cap, sp->n + 1, sizeof *sp->seg)) {
@@ -135,9 +142,24 @@ static double run_noise(sim *s) {
   return x;
 }
 
-/* True duration of a Run of b texts on v starting at t with noise `noise`. */
-static double run_time(sim *s, int v, int b, double t, double noise) {
-  return at_plan_variant_service_s(&s->p->variants[v], (double)b) * speed_at(s, t) * noise;
+/* True duration of a Run of b texts on v starting at t on replica r's host
+ * with noise `noise`. */
+static double run_time(sim *s, int r, int v, int b, double t, double noise) {
+  return at_plan_variant_service_s(&s->p->variants[v], (double)b) * speed_at(s, r, t) * noise;
+}
+
+/* The balancer's choice: the replica with the fewest attempts in flight,
+ * other than `not` (-1: any); ties go to the first after the last pick. */
+static int balance(sim *s, int not) {
+  if (s->R == 1) return 0;
+  int best = -1;
+  for (int i = 0; i < s->R; i++) {
+    int r = (s->lb_next + i) % s->R;
+    if (r == not) continue;
+    if (best < 0 || s->rep[r].conns < s->rep[best].conns) best = r;
+  }
+  s->lb_next = (best + 1) % s->R;
+  return best;
 }
 
 static double respond_time(sim *s) {
@@ -175,6 +197,10 @@ static void send_at(sim *s, int32_t ci, double t) {
   a->client = ci;
   a->variant = -1;
   a->next_free = -1;
+  if (s->pl) {
+    a->rep = (int16_t)balance(s, -1);
+    s->rep[a->rep].conns++;
+  }
   if (in_window(s, t)) s->a.sent++;
   push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
 }
@@ -255,50 +281,53 @@ static void count_admit(sim *s, const sim_att *a) {
   if (b < s->a.n_bins) s->a.bins[b * s->p->n_variants + (size_t)a->variant]++;
 }
 
-static void start_run(sim *s, double t) {
-  int k = s->idle[--s->n_idle];
+static void start_run(sim *s, sim_rep *rp, int r, double t) {
+  int k = rp->idle[--rp->n_idle];
   sim_worker *w = &s->w[k];
-  int v = s->att[s->q[s->qhead]].variant, n = 0;
-  while (s->qn > 0 && n < s->B && s->att[s->q[s->qhead]].variant == v) {
-    w->ids[n++] = s->q[s->qhead];
-    s->qhead = (s->qhead + 1) % s->qcap;
-    s->qn--;
+  int v = s->att[rp->q[rp->qhead]].variant, n = 0;
+  while (rp->qn > 0 && n < s->B && s->att[rp->q[rp->qhead]].variant == v) {
+    w->ids[n++] = rp->q[rp->qhead];
+    rp->qhead = (rp->qhead + 1) % rp->qcap;
+    rp->qn--;
   }
   w->variant = v;
   w->n = n;
-  w->svc_s = run_time(s, v, n, t, run_noise(s));
-  w->before = s->running++;
-  w->seq = s->run_starts++;
+  w->svc_s = run_time(s, r, v, n, t, run_noise(s));
+  w->before = rp->running++;
+  w->seq = rp->run_starts++;
   push(s, t + w->svc_s, EV_RUN_DONE, k);
 }
 
-static void dispatch(sim *s, double t) {
-  while (s->qn > 0 && s->n_idle > 0 && s->err == AT_OK) start_run(s, t);
+static void dispatch(sim *s, int r, double t) {
+  sim_rep *rp = &s->rep[r];
+  while (rp->qn > 0 && rp->n_idle > 0 && s->err == AT_OK) start_run(s, rp, r, t);
 }
 
-static void enqueue(sim *s, int32_t id) {
-  if (s->qn == s->qcap) {
-    size_t ncap = s->qcap ? s->qcap * 2 : 256;
+static void enqueue(sim *s, sim_rep *rp, int32_t id) {
+  if (rp->qn == rp->qcap) {
+    size_t ncap = rp->qcap ? rp->qcap * 2 : 256;
     int32_t *nq = malloc(ncap * sizeof *nq);
     if (!nq) {
       oom(s);
       return;
     }
-    for (size_t i = 0; i < s->qn; i++) nq[i] = s->q[(s->qhead + i) % s->qcap];
-    free(s->q);
-    s->q = nq;
-    s->qcap = ncap;
-    s->qhead = 0;
+    for (size_t i = 0; i < rp->qn; i++) nq[i] = rp->q[(rp->qhead + i) % rp->qcap];
+    free(rp->q);
+    rp->q = nq;
+    rp->qcap = ncap;
+    rp->qhead = 0;
   }
-  s->q[(s->qhead + s->qn) % s->qcap] = id;
-  s->qn++;
+  rp->q[(rp->qhead + rp->qn) % rp->qcap] = id;
+  rp->qn++;
 }
 
 static void decide_planner(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
+  int r = a->rep;
+  sim_rep *rp = &s->rep[r];
   at_plan_request rq = {.deadline_s = s->p->deadline_s, .age_s = t - a->arrive_t, .n_texts = 1};
   at_plan_decision d;
-  at_status st = at_planner_decide_req(s->pl, sim_ns(t), &rq, &d);
+  at_status st = at_planner_decide_req(rp->pl, sim_ns(t), &rq, &d);
   if (st != AT_OK) {
     s->err = at_fail(AT_ERR_STATE, "simulator: at_planner_decide_req at t=%.6f s returned %s", t,
                      at_status_name(st));
@@ -306,10 +335,20 @@ static void decide_planner(sim *s, int32_t id, double t) {
   }
   a->decide_t = t;
   if (!d.admit) {
+    rp->conns--;
+    if (s->R > 1 && s->p->lb_retry && a->hops == 0) { /* the balancer tries another once */
+      a->hops = 1;
+      a->rep = (int16_t)balance(s, r);
+      s->rep[a->rep].conns++;
+      a->arrive_t = t + s->p->lb_hop_s;
+      if (in_window(s, a->send_t)) s->a.retried++;
+      push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
+      return;
+    }
     if (in_window(s, a->send_t) && (int)d.reason >= 0 && (int)d.reason < 5)
       s->a.by_reason[d.reason]++;
     double at = t, ra = d.retry_after_s;
-    sim_client *c = a->client >= 0 ? &s->cl[a->client] : NULL;
+    sim_client *c = a->client >= 0 && s->R == 1 ? &s->cl[a->client] : NULL;
     if (c) { /* the server's hold (server.c refuse()): a client early for its slot waits */
       double told = c->told_t;
       c->told_t = t + ra;
@@ -325,8 +364,8 @@ static void decide_planner(sim *s, int32_t id, double t) {
   a->variant = d.variant;
   a->est_s = d.est_sojourn_s;
   count_admit(s, a);
-  enqueue(s, id);
-  dispatch(s, t);
+  enqueue(s, rp, id);
+  dispatch(s, r, t);
 }
 
 /* The clairvoyant server: FIFO on c workers, every Run's time known. */
@@ -334,13 +373,15 @@ static void decide_oracle(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
   a->decide_t = t;
   int k = 0;
-  for (int i = 1; i < s->c; i++)
+  for (int i = 1; i < s->nw; i++)
     if (s->wfree[i] < s->wfree[k]) k = i;
   double start = fmax(t, s->wfree[k]);
   /* the worker's next Run has its noise (and its answer its overhead)
    * already: refusing a request whose Run would be slow and admitting its
-   * retry cannot pick faster Runs */
-  double fin = start + run_time(s, s->ovar, 1, start, s->onoise[k]);
+   * retry cannot pick faster Runs. With replicas the oracle pools all their
+   * workers (each on its own replica's host): no balancer does better. */
+  int r = k / s->p->planner.workers;
+  double fin = start + run_time(s, r, s->ovar, 1, start, s->onoise[k]);
   double ready = fin + s->oresp[k];
   double late = ready + s->p->rtt_s / 2 - a->send_t - s->deadline_s;
   if (late > 0) {
@@ -358,13 +399,15 @@ static void decide_oracle(sim *s, int32_t id, double t) {
 
 static void run_done(sim *s, int k, double t) {
   sim_worker *w = &s->w[k];
-  uint64_t during = s->run_starts - w->seq - 1;
+  int r = k / s->c;
+  sim_rep *rp = &s->rep[r];
+  uint64_t during = rp->run_starts - w->seq - 1;
   uint64_t peers = (uint64_t)w->before + during;
   if (peers > (uint64_t)(s->c - 1)) peers = (uint64_t)(s->c - 1);
-  s->running--;
+  rp->running--;
   for (int i = 0; i < w->n; i++) {
     at_status st =
-        at_planner_finished_n(s->pl, w->variant, 1, w->n, w->svc_s, (int)peers, sim_ns(t));
+        at_planner_finished_n(rp->pl, w->variant, 1, w->n, w->svc_s, (int)peers, sim_ns(t));
     if (st != AT_OK) {
       s->err = at_fail(AT_ERR_STATE,
                        "simulator: at_planner_finished_n(variant %d, batch %d) at t=%.6f s "
@@ -374,14 +417,15 @@ static void run_done(sim *s, int k, double t) {
     }
     push(s, t + respond_time(s), EV_READY, w->ids[i]);
   }
-  s->idle[s->n_idle++] = k;
-  dispatch(s, t);
+  rp->idle[rp->n_idle++] = k;
+  dispatch(s, r, t);
 }
 
 static void ready(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
   if (s->pl) {
-    at_status st = at_planner_observe(s->pl, a->est_s, t - a->decide_t, sim_ns(t));
+    s->rep[a->rep].conns--;
+    at_status st = at_planner_observe(s->rep[a->rep].pl, a->est_s, t - a->decide_t, sim_ns(t));
     if (st != AT_OK) {
       s->err = at_fail(AT_ERR_STATE, "simulator: at_planner_observe(%g, %g) returned %s", a->est_s,
                        t - a->decide_t, at_status_name(st));
@@ -473,7 +517,9 @@ static void seed_streams(sim *s) {
   at_rng_seed(&s->r_think, seed ^ 0x7468696e6b3a3a32ull);
   at_rng_seed(&s->r_svc, seed ^ 0x736572766963653aull);
   at_rng_seed(&s->r_misc, seed ^ 0x6d6973633a3a3a34ull);
-  at_rng_seed(&s->speed.rng, seed ^ 0x686f737473706564ull);
+  for (int r = 0; r < s->R; r++) /* replica 0's stream is the single server's */
+    at_rng_seed(&s->rep[r].speed.rng,
+                seed ^ 0x686f737473706564ull ^ ((uint64_t)r * 0x9e3779b97f4a7c15ull));
 }
 
 at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, double rate_rps,
@@ -482,7 +528,9 @@ at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, dou
   s->p = p;
   s->pl = pl;
   s->ovar = ovar;
-  s->c = p->planner.workers;
+  s->R = p->replicas;
+  s->nw = s->R * p->planner.workers;
+  s->c = pl ? p->planner.workers : s->nw; /* the oracle pools every worker */
   s->B = pl ? p->planner.max_batch : 1;
   s->deadline_s =
       at_plan_cap_deadline(p->deadline_s, p->planner.default_deadline_s, p->planner.max_deadline_s);
@@ -491,21 +539,35 @@ at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, dou
   s->end_t = burst ? p->burst_s + p->light_s : p->duration_s;
   s->rate_rps = rate_rps;
   s->free_att = -1;
+  s->rep = calloc((size_t)s->R, sizeof *s->rep);
+  if (!s->rep) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
   seed_streams(s);
   s->a.n_bins = (size_t)floor((s->end_t - s->warm_t) / SIM_BIN_S + 1e-9);
   s->a.bins = calloc(s->a.n_bins ? s->a.n_bins * p->n_variants : 1, sizeof *s->a.bins);
-  s->w = calloc((size_t)s->c, sizeof *s->w);
-  s->idle = calloc((size_t)s->c, sizeof *s->idle);
-  s->wfree = calloc((size_t)s->c, sizeof *s->wfree);
-  s->onoise = calloc((size_t)s->c, sizeof *s->onoise);
-  s->oresp = calloc((size_t)s->c, sizeof *s->oresp);
-  if (!s->a.bins || !s->w || !s->idle || !s->wfree || !s->onoise || !s->oresp)
+  s->w = calloc((size_t)s->nw, sizeof *s->w);
+  s->wfree = calloc((size_t)s->nw, sizeof *s->wfree);
+  s->onoise = calloc((size_t)s->nw, sizeof *s->onoise);
+  s->oresp = calloc((size_t)s->nw, sizeof *s->oresp);
+  if (!s->a.bins || !s->w || !s->wfree || !s->onoise || !s->oresp)
     return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
-  for (int k = 0; k < s->c && !pl; k++) s->onoise[k] = run_noise(s), s->oresp[k] = respond_time(s);
-  for (int k = 0; k < s->c; k++) {
+  for (int k = 0; k < s->nw && !pl; k++) s->onoise[k] = run_noise(s), s->oresp[k] = respond_time(s);
+  int per = p->planner.workers;
+  for (int r = 0; r < s->R; r++) {
+    sim_rep *rp = &s->rep[r];
+    rp->idle = calloc((size_t)per, sizeof *rp->idle);
+    if (!rp->idle) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
+    if (pl && r == 0) {
+      rp->pl = pl;
+    } else if (pl) {
+      at_status st = at_planner_create(&p->planner, p->variants, p->n_variants, &rp->pl);
+      if (st != AT_OK) return st;
+      rp->own_pl = true;
+    }
+    for (int k = 0; k < per; k++) rp->idle[rp->n_idle++] = r * per + per - 1 - k; /* lowest first */
+  }
+  for (int k = 0; k < s->nw; k++) {
     s->w[k].ids = calloc((size_t)s->B, sizeof(int32_t));
     if (!s->w[k].ids) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
-    s->idle[s->n_idle++] = s->c - 1 - k; /* worker 0 is taken first */
   }
   if (p->clients == AT_SIM_POISSON || p->clients == AT_SIM_ONOFF) {
     double t = next_arrival(s, 0.0);
@@ -540,17 +602,21 @@ at_status sim_loop(sim *s) {
 
 void sim_free(sim *s) {
   if (!s) return;
-  for (int k = 0; s->w && k < s->c; k++) free(s->w[k].ids);
+  for (int k = 0; s->w && k < s->nw; k++) free(s->w[k].ids);
+  for (int r = 0; s->rep && r < s->R; r++) {
+    if (s->rep[r].own_pl) at_planner_destroy(s->rep[r].pl);
+    free(s->rep[r].q);
+    free(s->rep[r].idle);
+    free(s->rep[r].speed.seg);
+  }
+  free(s->rep);
   free(s->w);
-  free(s->idle);
   free(s->wfree);
   free(s->onoise);
   free(s->oresp);
   free(s->heap);
   free(s->att);
   free(s->cl);
-  free(s->q);
-  free(s->speed.seg);
   free(s->a.lat);
   free(s->a.bins);
   memset(s, 0, sizeof *s);

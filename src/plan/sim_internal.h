@@ -30,12 +30,14 @@ typedef struct sim_ev {
 /* One attempt (one HTTP request sent). */
 typedef struct sim_att {
   double send_t;   /* when the client sent it */
-  double arrive_t; /* when it reached the server */
+  double arrive_t; /* when it reached the server (the replica it is at) */
   double decide_t; /* when the planner (or the oracle) decided */
   double est_s;    /* the decision's est_sojourn_s */
   int32_t client;  /* index into sim.cl, -1 for open-loop arrivals */
   int32_t variant; /* admitted to */
   int32_t next_free;
+  int16_t rep;     /* the replica the balancer sent it to */
+  int16_t hops;    /* times the balancer resent it after a 429 */
 } sim_att;
 
 typedef struct sim_client {
@@ -64,6 +66,22 @@ typedef struct sim_speed {
   size_t n, cap;
 } sim_speed;
 
+/* One replica: its planner, its FIFO of admitted attempts, its idle
+ * workers (of sim.w: workers [index·c, index·c + c)), the attempts the
+ * balancer has in flight to it, and its host's speed. With one replica the
+ * simulator is the single server it always was. */
+typedef struct sim_rep {
+  at_planner *pl; /* NULL in oracle mode */
+  bool own_pl;    /* created by sim_init (every replica after the first) */
+  int32_t *q;     /* FIFO ring of admitted attempts */
+  size_t qhead, qn, qcap;
+  int *idle; /* stack of idle workers */
+  int n_idle, running;
+  uint64_t run_starts;
+  int conns;
+  sim_speed speed;
+} sim_rep;
+
 /* Figures over the measured window. */
 typedef struct sim_acc {
   uint64_t sent, answered, refused, held, within, late, failed;
@@ -77,13 +95,17 @@ typedef struct sim_acc {
   double overrun_sum, overrun_max;
   uint64_t overrun_n;
   uint64_t light_ok[2], light_n[2];
+  uint64_t retried; /* attempts the balancer resent to another replica */
 } sim_acc;
 
 typedef struct sim {
   const at_sim_params *p;
-  at_planner *pl; /* the planner; NULL in oracle mode */
+  at_planner *pl; /* the first replica's planner; NULL in oracle mode */
   int ovar;       /* oracle mode: the one variant */
-  int c, B;
+  int c, B;       /* workers per replica (oracle: all of them, pooled), batch */
+  int R, nw;      /* replicas; workers in all */
+  int lb_next;    /* the balancer's tie-break rotation */
+  sim_rep *rep;
   double deadline_s;    /* each request's, capped */
   double warm_t, end_t; /* measured window [warm_t, end_t); sends stop at end_t */
   double rate_rps;      /* open loop λ */
@@ -101,18 +123,12 @@ typedef struct sim {
   sim_client *cl;
   int ncl;
 
-  int32_t *q; /* FIFO ring of admitted attempts (planner mode) */
-  size_t qhead, qn, qcap;
-  sim_worker *w;
-  int *idle; /* stack of idle workers */
-  int n_idle, running;
-  uint64_t run_starts;
+  sim_worker *w;   /* nw workers */
   double *wfree;  /* oracle mode: when each worker is next free */
   double *onoise; /* oracle mode: the noise of each worker's next Run */
   double *oresp;  /* oracle mode: the answer overhead of that Run */
 
   at_rng r_arr, r_think, r_svc, r_misc;
-  sim_speed speed;
   sim_acc a;
   at_status err;
 } sim;

@@ -222,6 +222,41 @@ static void test_no_noise_sanity(void **state) {
   assert_true(r.p50_s >= 1.75319e-3 && r.p50_s < 3e-3);
 }
 
+/* Replicas behind the balancer (at_sim_params.replicas): the capacity and
+ * the load are the cluster's; at ρ = 3 per replica each replica still gives
+ * the oracle's goodput; the balancer resends 429s only with lb_retry, and a
+ * resend is not a new attempt; one replica is exactly the single server.
+ * (Seen to fail: with balance() always choosing replica 0, 4 replicas
+ * answered 0.277 of the oracle.) */
+static void test_replicas(void **state) {
+  (void)state;
+  at_sim_params p = family_params(AT_SIM_POISSON, 3, AT_PLAN_ADAPTIVE);
+  p.duration_s = 4;
+  at_sim_result one = run(&p);
+  p.replicas = 1;
+  p.lb_retry = false; /* meaningless with one replica */
+  at_sim_result one_b = run(&p);
+  assert_same(&one, &one_b);
+  assert_int_equal(one.retried, 0);
+  p.replicas = 4;
+  p.lb_retry = true;
+  at_sim_result four = run(&p);
+  describe("R=4", &four);
+  assert_true(fabs(four.capacity_rps - 4 * one.capacity_rps) < 1e-6);
+  assert_true(fabs(four.rate_rps - 4 * one.rate_rps) < 1e-6);
+  assert_true(four.oracle_ratio >= 0.95);
+  assert_true(four.goodput_per_replica_rps >= 0.9 * one.goodput_rps);
+  assert_true(four.retried > 0 && four.retried <= four.sent);
+  assert_true(fabs(four.retried_share - (double)four.retried / (double)four.sent) < 1e-12);
+  p.lb_retry = false;
+  at_sim_result no_retry = run(&p);
+  assert_int_equal(no_retry.retried, 0);
+  assert_true(no_retry.refused >= four.refused); /* the resend rescues some */
+  p.replicas = AT_SIM_MAX_REPLICAS + 1;
+  at_sim_result r;
+  assert_int_equal(at_sim_run(&p, &r), AT_ERR_INVALID_ARG);
+}
+
 static void test_params_and_names(void **state) {
   (void)state;
   at_sim_result r;
@@ -252,6 +287,7 @@ static void test_params_and_names(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_params_and_names),
+      cmocka_unit_test(test_replicas),
       cmocka_unit_test(test_no_noise_sanity),
       cmocka_unit_test(test_light_load_is_most_accurate),
       cmocka_unit_test(test_deterministic),
