@@ -3,7 +3,7 @@
 # scripts/deps.txt (by group), Node.js + npm when no `node` is on PATH, and
 # the pinned ONNX Runtime SDK (scripts/fetch-ort.sh, sha256-checked).
 #
-#   scripts/install-deps.sh build test     # groups: build test bench train
+#   scripts/install-deps.sh build test     # groups: build test bench train image
 #
 # Runs apt-get as root (directly, or through sudo). Does nothing for what is
 # already installed at its pinned version, so it is cheap to call every
@@ -17,14 +17,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 missing=()
 for g in $groups; do
-  case "$g" in build|test|bench|train) ;; *) echo "install-deps: unknown group '$g'" >&2; exit 2 ;; esac
+  case "$g" in build|test|bench|train|image) ;; *) echo "install-deps: unknown group '$g'" >&2; exit 2 ;; esac
   while read -r grp spec; do
     [ "$grp" = "$g" ] || continue
     pkg=${spec%%=*} ver=${spec#*=}
     # missing, or installed at another version than the pin (the image's
     # own older curl, say): both get the pinned version. ctest deps_pinned
     # fails while they differ.
-    have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null | sed -n 's/^install ok installed //p')
+    # (`|| true`: dpkg-query fails for a package never installed, which under
+    # pipefail would end this script, silently, on a fresh system.)
+    have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null | sed -n 's/^install ok installed //p' || true)
     if [ "$have" != "$ver" ]; then
       [ -n "$have" ] && echo "install-deps: $pkg is $have, deps.txt pins $ver" >&2
       missing+=("$spec")
