@@ -122,6 +122,15 @@ expect 200 '"id":"decoder"'
 # here. Seen to fail: with the lane's cancellation check disabled,
 # src/decode/generator.c, the hang-up run generated all n_full tokens.)
 gen_tokens() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_tokens_total\{model="decoder"\}/ { print $2 }'; }
+wait_lane_empty() { # WHY: the lane has no sequence running or waiting within 10 s
+  for _ in $(seq 1 100); do
+    req GET /metrics
+    if grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' <<<"$BODY" &&
+       grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0' <<<"$BODY"; then return 0; fi
+    sleep 0.1
+  done
+  fail "generation lane did not drain after $1: $(grep anytime_gen_sequences <<<"$BODY")"
+}
 CANCEL_REQ='{"prompt":"the","max_tokens":200,"temperature":1,"seed":3,"stream":true}'
 t0=$(gen_tokens)
 curl -sN "$BASE/v1/completions" -d "$CANCEL_REQ" > "$SERVE_TMP/full_stream" || fail "the whole stream failed"
@@ -129,14 +138,7 @@ n_full=$(( $(gen_tokens) - t0 ))
 [ "$n_full" -ge 100 ] || fail "a whole stream generated only $n_full tokens: too few to tell a cancellation"
 t1=$(gen_tokens)
 curl -sN --max-time 0.1 "$BASE/v1/completions" -d "$CANCEL_REQ" > /dev/null 2>&1 || true
-ok=0
-for _ in $(seq 1 100); do
-  req GET /metrics
-  if grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' <<<"$BODY" &&
-     grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0' <<<"$BODY"; then ok=1; break; fi
-  sleep 0.1
-done
-[ $ok = 1 ] || fail "generation lane did not drain after a client hung up: $(echo "$BODY" | grep anytime_gen_sequences)"
+wait_lane_empty "a client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 [ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
   fail "a client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
@@ -157,14 +159,7 @@ n_full=$(( $(gen_tokens) - t0 ))
 t1=$(gen_tokens)
 c1=$(gen_cancelled)
 curl -s --max-time 0.1 "$BASE/v1/completions" -d "$PLAIN_REQ" > /dev/null 2>&1 || true
-ok=0
-for _ in $(seq 1 100); do
-  req GET /metrics
-  if grep -q 'anytime_gen_sequences{model="decoder",state="running"} 0' <<<"$BODY" &&
-     grep -q 'anytime_gen_sequences{model="decoder",state="waiting"} 0' <<<"$BODY"; then ok=1; break; fi
-  sleep 0.1
-done
-[ $ok = 1 ] || fail "generation lane did not drain after a non-streamed client hung up"
+wait_lane_empty "a non-streamed client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 c_cut=$(( $(gen_cancelled) - c1 ))
 [ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||

@@ -26,19 +26,28 @@ metric() { # the value of the first line starting with $1 (awk reads all: no SIG
   curl -s "$BASE/metrics" | awk -v k="$1" 'index($0, k) == 1 && v == "" { v = $NF } END { print v }'
 }
 
+# send40 WORDS [ALT_PATH ALT_BODY]: 40 requests one after another (every
+# second one to ALT_PATH with ALT_BODY when given); counts 200s in oks and
+# 500s in fails; a 500 must contain WORDS, any other status fails the test
+send40() {
+  local words=$1 path=/predict body=$P st
+  fails=0 oks=0
+  for i in $(seq 1 40); do
+    if [ $# -gt 1 ] && [ $((i % 2)) = 1 ]; then path=$2 body=$3; else path=/predict body=$P; fi
+    st=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' -X POST "$BASE$path" -d "$body")
+    case "$st" in
+      200) oks=$((oks + 1)) ;;
+      500) fails=$((fails + 1)); grep -q "$words" "$SERVE_TMP/b" || fail "a 500 without '$words': $(cat "$SERVE_TMP/b")" ;;
+      *) fail "status $st: $(cat "$SERVE_TMP/b")" ;;
+    esac
+  done
+}
+
 # 1. failing Runs
 export ANYTIME_FAULTS=run_fail_every=4
 start_server "$cfg"
 unset ANYTIME_FAULTS
-fails=0 oks=0
-for i in $(seq 1 40); do
-  st=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' -X POST "$BASE/predict" -d "$P")
-  case "$st" in
-    200) oks=$((oks + 1)) ;;
-    500) fails=$((fails + 1)); grep -q "injected fault" "$SERVE_TMP/b" || fail "a 500 that does not name the fault: $(cat "$SERVE_TMP/b")" ;;
-    *) fail "status $st: $(cat "$SERVE_TMP/b")" ;;
-  esac
-done
+send40 "injected fault"
 [ "$fails" -eq 10 ] && [ "$oks" -eq 30 ] || fail "$fails of 40 failed, want 10 ($oks answered)"
 hey -n 400 -c 8 -m POST -T application/json -d "$P" "$BASE/predict" > "$SERVE_TMP/hey.txt"
 n200=$(awk '/\[200\]/ { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '/\[500\]/ { print $2 }' "$SERVE_TMP/hey.txt")
@@ -56,20 +65,8 @@ stop_server
 export ANYTIME_FAULTS=alloc_fail_every=4
 start_server "$cfg"
 unset ANYTIME_FAULTS
-fails=0 oks=0
 V2='{"inputs":[{"name":"input_ids","shape":[1,3],"datatype":"INT64","data":[2,7,3]},{"name":"attention_mask","shape":[1,3],"datatype":"INT64","data":[1,1,1]}]}'
-for i in $(seq 1 40); do
-  if [ $((i % 2)) = 0 ]; then
-    st=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' -X POST "$BASE/predict" -d "$P")
-  else
-    st=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' -X POST "$BASE/v2/models/tiny-classifier/infer" -d "$V2")
-  fi
-  case "$st" in
-    200) oks=$((oks + 1)) ;;
-    500) fails=$((fails + 1)); grep -q "out of memory" "$SERVE_TMP/b" || fail "an allocation 500 that does not say so: $(cat "$SERVE_TMP/b")" ;;
-    *) fail "status $st: $(cat "$SERVE_TMP/b")" ;;
-  esac
-done
+send40 "out of memory" /v2/models/tiny-classifier/infer "$V2"
 [ "$fails" -eq 10 ] && [ "$oks" -eq 30 ] || fail "failing allocations: $fails of 40 failed, want 10 ($oks answered)"
 hey -n 400 -c 8 -m POST -T application/json -d "$P" "$BASE/predict" > "$SERVE_TMP/hey.txt"
 n200=$(awk '/\[200\]/ { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '/\[500\]/ { print $2 }' "$SERVE_TMP/hey.txt")
