@@ -266,34 +266,61 @@ static int write_atomic(const char *path, const char *data) {
   return 0;
 }
 
-int at_cli_profile(int argc, char **argv) {
-  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
-  const char *family = "configs/family.yaml", *out_cfg = "configs/serving.yaml", *model = NULL;
-  const char *out_json = "results/variant_profiles.json";
+/* One run of `anytime profile`: its options, the family, the split, and
+ * what is written at the end. */
+typedef struct prof {
+  const char *family, *out_cfg, *model, *out_json;
   char data[PATH_MAX];
-  cli_default_test_csv(data, sizeof data);
-  int repeats = 3, iters = 40;
-  double tol = 0.15, deadline = -1;
-  int bs[MAX_B] = {1, 2, 4, 8, 16}, n_bs = 5;
+  int repeats, iters, bs[MAX_B], n_bs;
+  double tol, deadline;
+  at_server_config cfg;
+  cli_dataset ds;
+  at_version_info vi;
+  json_t *jmodels;
+  ybuf *yaml;
+  char famdir[PATH_MAX], now[64], cmdline[2048];
+  int failures, best_b, total_steps, step;
+} prof;
+
+/* One model being profiled: its split tokenised, its engine, the items the
+ * batcher fills, and each variant's figures. */
+typedef struct pmodel {
+  at_server_model_config *mc;
+  int task; /* 0 classify, 1 embed */
+  size_t max_tokens, dim;
+  at_pooling pool;
+  int head;
+  int64_t **ids;
+  size_t *lens;
+  at_engine *eng;
+  at_session_params sp;
+  pitem *items;
+  float *outs, *ref_outs;
+  size_t *all;
+  vres *vr;
+  uint64_t rng;
+} pmodel;
+
+static int parse_args(int argc, char **argv, prof *P) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "anytime profile: %s needs a value\n", a), AT_EXIT_USAGE;
-    if (!strcmp(a, "--family")) family = v;
-    else if (!strcmp(a, "--model")) model = v;
-    else if (!strcmp(a, "--data")) snprintf(data, sizeof data, "%s", v);
-    else if (!strcmp(a, "--out-config")) out_cfg = v;
-    else if (!strcmp(a, "--out-json")) out_json = v;
-    else if (!strcmp(a, "--repeats")) repeats = atoi(v);
-    else if (!strcmp(a, "--iters")) iters = atoi(v);
-    else if (!strcmp(a, "--agreement-tolerance")) tol = atof(v);
-    else if (!strcmp(a, "--deadline-ms")) deadline = atof(v);
+    if (!strcmp(a, "--family")) P->family = v;
+    else if (!strcmp(a, "--model")) P->model = v;
+    else if (!strcmp(a, "--data")) snprintf(P->data, sizeof P->data, "%s", v);
+    else if (!strcmp(a, "--out-config")) P->out_cfg = v;
+    else if (!strcmp(a, "--out-json")) P->out_json = v;
+    else if (!strcmp(a, "--repeats")) P->repeats = atoi(v);
+    else if (!strcmp(a, "--iters")) P->iters = atoi(v);
+    else if (!strcmp(a, "--agreement-tolerance")) P->tol = atof(v);
+    else if (!strcmp(a, "--deadline-ms")) P->deadline = atof(v);
     else if (!strcmp(a, "--batch-sizes")) {
-      n_bs = 0;
-      for (const char *p = v; *p && n_bs < MAX_B;) {
-        bs[n_bs++] = atoi(p);
-        p = strchr(p, ',');
-        if (!p) break;
-        p++;
+      P->n_bs = 0;
+      for (const char *q = v; *q && P->n_bs < MAX_B;) {
+        P->bs[P->n_bs++] = atoi(q);
+        q = strchr(q, ',');
+        if (!q) break;
+        q++;
       }
     } else {
       fprintf(stderr, "anytime profile: unknown option '%s'\n\n", a);
@@ -302,513 +329,618 @@ int at_cli_profile(int argc, char **argv) {
     }
     i++;
   }
-  if (repeats < 1 || repeats > 16 || iters < 3 || !(tol > 0) || n_bs < 1 || bs[0] != 1) {
+  if (P->repeats < 1 || P->repeats > 16 || P->iters < 3 || !(P->tol > 0) || P->n_bs < 1 ||
+      P->bs[0] != 1) {
     fprintf(stderr, "anytime profile: need 1 <= --repeats <= 16, --iters >= 3, --agreement-tolerance "
                     "> 0, and batch sizes starting at 1\n");
     return AT_EXIT_USAGE;
   }
-  for (int k = 1; k < n_bs; k++)
-    if (bs[k] <= bs[k - 1] || bs[k] > 256)
+  for (int k = 1; k < P->n_bs; k++)
+    if (P->bs[k] <= P->bs[k - 1] || P->bs[k] > 256)
       return fprintf(stderr, "anytime profile: batch sizes must ascend, at most 256\n"), AT_EXIT_USAGE;
-  g_tty = isatty(2);
-  at_server_config cfg = at_server_config_default();
-  at_status st = model ? cli_config_from_model(model, NULL, true, &cfg)
-                       : at_server_config_load(family, &cfg);
-  if (st != AT_OK) return cli_report("profile", st);
-  if (model && cfg.n_models == 0)
-    return fprintf(stderr, "anytime profile: %s is a text-generation model; profile measures "
-                   "classifiers and embedders\n", model), AT_EXIT_USAGE;
-  if (model) family = model; /* for messages; written paths are relative to the output */
-  if (deadline <= 0) deadline = cfg.deadline_ms;
-  cli_dataset ds;
-  char err[512];
-  if (cli_dataset_load(data, &ds, err, sizeof err) != 0)
-    return fprintf(stderr, "anytime profile: %s\n", err), AT_EXIT_FAIL;
-  fprintf(stderr, "profile: %s, %zu held-out texts from %s, %d repeats x %d batches\n", family,
-          ds.n, data, repeats, iters);
+  return AT_EXIT_OK;
+}
 
-  at_version_info vi;
-  if ((st = at_runtime_version_info(&vi)) != AT_OK) return cli_report("profile", st);
-  json_t *jmodels = json_array();
-  ybuf *yaml = &g_yaml_body;
-  ybuf_free(yaml);
-  char famdir[PATH_MAX], tmpd[PATH_MAX];
-  snprintf(tmpd, sizeof tmpd, "%s", model ? out_cfg : family);
-  snprintf(famdir, sizeof famdir, "%s", dirname(tmpd));
-  char now[64];
-  time_t tt = time(NULL);
-  strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
-  char cmdline[2048] = "anytime";
-  for (int i = 0; i < argc; i++) {
-    strncat(cmdline, " ", sizeof cmdline - strlen(cmdline) - 1);
-    strncat(cmdline, argv[i], sizeof cmdline - strlen(cmdline) - 1);
+/* The plain session's inputs for text i (batch 1): ids, an all-ones mask,
+ * zeros for anything else. */
+static size_t plain_inputs(const at_model_info *info, const pmodel *M, size_t i,
+                           int64_t *mask, int64_t *zeros, at_tensor in[3]) {
+  size_t n_in = 0;
+  for (size_t k = 0; k < info->n_inputs && n_in < 3; k++) {
+    const char *nm = info->inputs[k].name;
+    in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                             .shape = {1, (int64_t)M->lens[i]},
+                             .data = !strcmp(nm, "input_ids") ? M->ids[i]
+                                     : !strcmp(nm, "attention_mask") ? mask : zeros};
   }
-  int failures = 0;
-  int best_b = 256; /* min over models of argmax_b b/s(b) of the most accurate variant */
-  int total_steps = 0, step = 0;
-  for (int mi = 0; mi < cfg.n_models; mi++) total_steps += cfg.models[mi].n_variants * (n_bs + 2);
+  return n_in;
+}
 
-  for (int mi = 0; mi < cfg.n_models && !failures; mi++) {
-    at_server_model_config *mc = &cfg.models[mi];
-    int task = !strcmp(mc->task, "embed");
-    at_tokenizer *tok = NULL;
-    if ((st = at_tokenizer_load(mc->tokenizer, &tok)) != AT_OK) return cli_report("profile", st);
-    size_t max_tokens = cfg.max_tokens;
-    at_pooling pool = AT_POOL_MEAN;
-    if (mc->config_json[0]) { /* the export's limit and pooling, read as the server reads them */
-      at_model_desc *md = NULL;
-      if ((st = at_model_describe_files(mc->config_json, &md)) != AT_OK)
-        return cli_report("profile", st);
-      if (md->max_tokens > 0 && (size_t)md->max_tokens < max_tokens)
-        max_tokens = (size_t)md->max_tokens;
-      pool = md->pooling;
-      at_model_desc_free(md);
-    }
-    /* tokenise the split once */
-    at_tok_workspace *ws = NULL;
-    at_tok_workspace_create(&ws);
-    at_encode_params ep = at_encode_default_params();
-    ep.max_length = (int)max_tokens;
-    ep.pad_to = 0;
-    int64_t **ids = calloc(ds.n, sizeof *ids);
-    size_t *lens = calloc(ds.n, sizeof *lens);
-    for (size_t i = 0; i < ds.n; i++) {
-      at_encoding e;
-      if ((st = at_tokenizer_encode(tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) != AT_OK)
-        return cli_report("profile", st);
-      ids[i] = malloc(e.n * sizeof(int64_t));
-      for (size_t k = 0; k < e.n; k++) ids[i][k] = e.ids[k];
-      lens[i] = e.n;
-    }
-    at_tok_workspace_destroy(ws);
-    at_tokenizer_destroy(tok);
+/* Tokenise the split once, start the engine with every variant, and lay
+ * out the batcher's items. Returns AT_EXIT_OK or an exit code. */
+static int model_prepare(prof *P, int mi, pmodel *M) {
+  at_server_model_config *mc = M->mc = &P->cfg.models[mi];
+  M->task = !strcmp(mc->task, "embed");
+  at_status st;
+  at_tokenizer *tok = NULL;
+  if ((st = at_tokenizer_load(mc->tokenizer, &tok)) != AT_OK) return cli_report("profile", st);
+  M->max_tokens = P->cfg.max_tokens;
+  M->pool = AT_POOL_MEAN;
+  if (mc->config_json[0]) { /* the export's limit and pooling, read as the server reads them */
+    at_model_desc *md = NULL;
+    if ((st = at_model_describe_files(mc->config_json, &md)) != AT_OK)
+      return cli_report("profile", st);
+    if (md->max_tokens > 0 && (size_t)md->max_tokens < M->max_tokens)
+      M->max_tokens = (size_t)md->max_tokens;
+    M->pool = md->pooling;
+    at_model_desc_free(md);
+  }
+  at_tok_workspace *ws = NULL;
+  at_tok_workspace_create(&ws);
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = (int)M->max_tokens;
+  ep.pad_to = 0;
+  size_t n = P->ds.n;
+  M->ids = calloc(n, sizeof *M->ids);
+  M->lens = calloc(n, sizeof *M->lens);
+  for (size_t i = 0; i < n; i++) {
+    at_encoding e;
+    if ((st = at_tokenizer_encode(tok, ws, P->ds.texts[i], P->ds.lens[i], NULL, 0, &ep, &e)) != AT_OK)
+      return cli_report("profile", st);
+    M->ids[i] = malloc(e.n * sizeof(int64_t));
+    for (size_t k = 0; k < e.n; k++) M->ids[i][k] = e.ids[k];
+    M->lens[i] = e.n;
+  }
+  at_tok_workspace_destroy(ws);
+  at_tokenizer_destroy(tok);
 
-    at_engine_params ep2 = at_engine_default_params();
-    ep2.n_workers = cfg.workers;
-    at_engine *eng = NULL;
-    at_session_params sp = at_session_default_params();
-    sp.intra_op_threads = cfg.intra_op_threads;
-    if ((st = at_engine_create(&ep2, &eng)) != AT_OK) return cli_report("profile", st);
-    vres *vr = calloc((size_t)mc->n_variants, sizeof *vr);
-    for (int v = 0; v < mc->n_variants; v++) {
-      snprintf(vr[v].name, sizeof vr[v].name, "%s", mc->variants[v].name);
-      snprintf(vr[v].path, sizeof vr[v].path, "%s", mc->variants[v].path);
-      if ((st = at_engine_add_variant(eng, vr[v].name, vr[v].path, &sp, NULL)) != AT_OK)
-        return cli_report("profile", st);
+  at_engine_params ep2 = at_engine_default_params();
+  ep2.n_workers = P->cfg.workers;
+  M->sp = at_session_default_params();
+  M->sp.intra_op_threads = P->cfg.intra_op_threads;
+  if ((st = at_engine_create(&ep2, &M->eng)) != AT_OK) return cli_report("profile", st);
+  M->vr = calloc((size_t)mc->n_variants, sizeof *M->vr);
+  for (int v = 0; v < mc->n_variants; v++) {
+    snprintf(M->vr[v].name, sizeof M->vr[v].name, "%s", mc->variants[v].name);
+    snprintf(M->vr[v].path, sizeof M->vr[v].path, "%s", mc->variants[v].path);
+    if ((st = at_engine_add_variant(M->eng, M->vr[v].name, M->vr[v].path, &M->sp, NULL)) != AT_OK)
+      return cli_report("profile", st);
+  }
+  if ((st = at_engine_start(M->eng)) != AT_OK) return cli_report("profile", st);
+  /* The task head, chosen as the server chooses it. */
+  M->head = at_model_info_task_head(at_engine_variant_info(M->eng, 0), M->task, &M->pool, &M->dim);
+  if (M->head < 0)
+    return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name,
+                   M->task ? "[b,h] or [b,s,h]" : "[b,k]"),
+           AT_EXIT_FAIL;
+  M->items = calloc(n, sizeof *M->items);
+  M->outs = calloc(n * M->dim, sizeof(float));
+  M->ref_outs = calloc(M->dim, sizeof(float));
+  M->all = malloc(n * sizeof *M->all);
+  for (size_t i = 0; i < n; i++) {
+    M->all[i] = i;
+    M->items[i] = (pitem){.ids = M->ids[i], .len = M->lens[i], .task = M->task, .pool = M->pool,
+                          .dim = M->dim, .out = M->outs + i * M->dim, .head = M->head};
+  }
+  M->rng = 0x5EED0001u + (uint64_t)mi;
+  return AT_EXIT_OK;
+}
+
+static void model_free(prof *P, pmodel *M) {
+  at_engine_destroy(M->eng);
+  for (size_t i = 0; M->ids && i < P->ds.n; i++) free(M->ids[i]);
+  free(M->ids), free(M->lens), free(M->items), free(M->outs), free(M->ref_outs), free(M->all);
+  free(M->vr);
+}
+
+/* Variant v's accuracy through the batcher (batches of up to 16):
+ * classifiers argmax against the label, embedders leave-one-out 5-NN label
+ * agreement on the normalised vectors. */
+static int measure_accuracy(prof *P, pmodel *M, int v) {
+  const cli_dataset *ds = &P->ds;
+  at_batcher_params bp = at_batcher_default_params();
+  bp.max_batch_size = 16;
+  bp.max_queue_delay_us = 2000;
+  bp.max_seq_len = M->max_tokens;
+  bp.max_queued_items = ds->n + 16;
+  at_batcher *b = NULL;
+  at_status st;
+  if ((st = at_batcher_create(M->eng, &bp, &b)) != AT_OK) return cli_report("profile", st);
+  if (run_items(b, v, M->items, M->all, ds->n) != 0)
+    return fprintf(stderr, "anytime profile: inference failed\n"), AT_EXIT_FAIL;
+  at_batcher_destroy(b);
+  size_t correct = 0, dim = M->dim;
+  pitem *items = M->items;
+  if (!M->task) {
+    for (size_t i = 0; i < ds->n; i++) {
+      size_t am = 0;
+      for (size_t k = 1; k < dim; k++)
+        if (items[i].out[k] > items[i].out[am]) am = k;
+      correct += (int)am == ds->labels[i];
     }
-    if ((st = at_engine_start(eng)) != AT_OK) return cli_report("profile", st);
-    /* The task head, chosen as the server chooses it. */
-    size_t dim = 0;
-    int head = at_model_info_task_head(at_engine_variant_info(eng, 0), task, &pool, &dim);
-    if (head < 0) return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name, task ? "[b,h] or [b,s,h]" : "[b,k]"), AT_EXIT_FAIL;
-    pitem *items = calloc(ds.n, sizeof *items);
-    float *outs = calloc(ds.n * dim, sizeof(float));
-    float *ref_outs = calloc(dim, sizeof(float));
-    size_t *all = malloc(ds.n * sizeof *all);
-    for (size_t i = 0; i < ds.n; i++) {
-      all[i] = i;
-      items[i] = (pitem){.ids = ids[i], .len = lens[i], .task = task, .pool = pool, .dim = dim,
-                         .out = outs + i * dim, .head = head};
+  } else { /* leave-one-out 5-NN label agreement, cosine on normalised vectors */
+    float *nv = malloc(ds->n * dim * sizeof(float));
+    for (size_t i = 0; i < ds->n; i++) {
+      double ss = 0;
+      for (size_t h = 0; h < dim; h++) ss += (double)items[i].out[h] * items[i].out[h];
+      for (size_t h = 0; h < dim; h++) nv[i * dim + h] = (float)(items[i].out[h] / (sqrt(ss) + 1e-12));
     }
-    uint64_t rng = 0x5EED0001u + (uint64_t)mi;
-    for (int v = 0; v < mc->n_variants; v++) {
-      char what[160];
-      /* accuracy through the batcher, batches of up to 16 */
-      snprintf(what, sizeof what, "%s/%s: accuracy on %zu texts", mc->name, vr[v].name, ds.n);
-      progress((double)step / total_steps, what);
-      at_batcher_params bp = at_batcher_default_params();
-      bp.max_batch_size = 16;
-      bp.max_queue_delay_us = 2000;
-      bp.max_seq_len = max_tokens;
-      bp.max_queued_items = ds.n + 16;
-      at_batcher *b = NULL;
-      if ((st = at_batcher_create(eng, &bp, &b)) != AT_OK) return cli_report("profile", st);
-      if (run_items(b, v, items, all, ds.n) != 0)
-        return fprintf(stderr, "anytime profile: inference failed\n"), AT_EXIT_FAIL;
-      at_batcher_destroy(b);
-      size_t correct = 0;
-      if (!task) {
-        for (size_t i = 0; i < ds.n; i++) {
-          size_t am = 0;
-          for (size_t k = 1; k < dim; k++)
-            if (items[i].out[k] > items[i].out[am]) am = k;
-          correct += (int)am == ds.labels[i];
+    for (size_t i = 0; i < ds->n; i++) {
+      double best[5] = {-2, -2, -2, -2, -2};
+      int lab[5] = {0};
+      for (size_t j = 0; j < ds->n; j++) {
+        if (j == i) continue;
+        double c = 0;
+        for (size_t h = 0; h < dim; h++) c += (double)nv[i * dim + h] * nv[j * dim + h];
+        if (c > best[4]) {
+          int k = 4;
+          while (k > 0 && c > best[k - 1]) best[k] = best[k - 1], lab[k] = lab[k - 1], k--;
+          best[k] = c, lab[k] = ds->labels[j];
         }
-      } else { /* leave-one-out 5-NN label agreement, cosine on normalised vectors */
-        float *nv = malloc(ds.n * dim * sizeof(float));
-        for (size_t i = 0; i < ds.n; i++) {
-          double ss = 0;
-          for (size_t h = 0; h < dim; h++) ss += (double)items[i].out[h] * items[i].out[h];
-          for (size_t h = 0; h < dim; h++) nv[i * dim + h] = (float)(items[i].out[h] / (sqrt(ss) + 1e-12));
-        }
-        for (size_t i = 0; i < ds.n; i++) {
-          double best[5] = {-2, -2, -2, -2, -2};
-          int lab[5] = {0};
-          for (size_t j = 0; j < ds.n; j++) {
-            if (j == i) continue;
-            double c = 0;
-            for (size_t h = 0; h < dim; h++) c += (double)nv[i * dim + h] * nv[j * dim + h];
-            if (c > best[4]) {
-              int k = 4;
-              while (k > 0 && c > best[k - 1]) best[k] = best[k - 1], lab[k] = lab[k - 1], k--;
-              best[k] = c, lab[k] = ds.labels[j];
-            }
-          }
-          int votes = 0;
-          for (int k = 0; k < 5; k++) votes += lab[k] == 1;
-          correct += (votes >= 3) == (ds.labels[i] == 1);
-        }
-        free(nv);
       }
-      vr[v].accuracy = (double)correct / (double)ds.n;
-      step++;
+      int votes = 0;
+      for (int k = 0; k < 5; k++) votes += lab[k] == 1;
+      correct += (votes >= 3) == (ds->labels[i] == 1);
+    }
+    free(nv);
+  }
+  M->vr[v].accuracy = (double)correct / (double)ds->n;
+  return AT_EXIT_OK;
+}
 
-      /* reference: a separate plain session, serial, batch 1, whole split */
-      snprintf(what, sizeof what, "%s/%s: reference session cross-check", mc->name, vr[v].name);
-      progress((double)step / total_steps, what);
-      at_session *ref = NULL;
-      if ((st = at_session_create(vr[v].path, &sp, &ref)) != AT_OK) return cli_report("profile", st);
-      const at_model_info *rinfo = at_session_info(ref);
-      int64_t *mask = malloc(max_tokens * sizeof(int64_t)), *zeros = calloc(max_tokens, sizeof(int64_t));
-      for (size_t k = 0; k < max_tokens; k++) mask[k] = 1;
-      vr[v].pred_disagreements = 0;
-      vr[v].max_abs_diff = 0;
-      vr[v].min_cosine = 1;
-      for (size_t i = 0; i < ds.n; i++) {
+/* The reference: the plain session `ref`, serial, batch 1, whole split,
+ * against what the batcher produced (prediction disagreements, max |diff|,
+ * embedders' worst cosine). */
+static int cross_check(prof *P, pmodel *M, int v, at_session *ref, int64_t *mask,
+                       int64_t *zeros) {
+  vres *x = &M->vr[v];
+  const at_model_info *rinfo = at_session_info(ref);
+  size_t dim = M->dim;
+  float *ro = M->ref_outs;
+  x->pred_disagreements = 0;
+  x->max_abs_diff = 0;
+  x->min_cosine = 1;
+  for (size_t i = 0; i < P->ds.n; i++) {
+    at_tensor in[3];
+    size_t n_in = plain_inputs(rinfo, M, i, mask, zeros, in);
+    at_outputs *o = NULL;
+    at_status st;
+    if ((st = at_session_run(ref, in, n_in, NULL, 0, &o)) != AT_OK) return cli_report("profile", st);
+    at_tensor t;
+    at_outputs_get(o, (size_t)M->head, &t);
+    const float *d = t.data;
+    if (!M->task) memcpy(ro, d, dim * sizeof(float));
+    else at_pool(M->pool, d, M->lens[i], dim, ro);
+    at_outputs_free(o);
+    const float *eo = M->items[i].out;
+    size_t a1 = 0, a2 = 0;
+    for (size_t k = 0; k < dim; k++) {
+      double df = fabs((double)ro[k] - (double)eo[k]);
+      if (df > x->max_abs_diff) x->max_abs_diff = df;
+      if (ro[k] > ro[a1]) a1 = k;
+      if (eo[k] > eo[a2]) a2 = k;
+    }
+    if (!M->task && a1 != a2) x->pred_disagreements++;
+    if (M->task) {
+      double dot = 0, na = 0, nb = 0;
+      for (size_t k = 0; k < dim; k++)
+        dot += (double)ro[k] * eo[k], na += (double)ro[k] * ro[k], nb += (double)eo[k] * eo[k];
+      double cs = dot / (sqrt(na * nb) + 1e-30);
+      if (cs < x->min_cosine) x->min_cosine = cs;
+    }
+  }
+  return AT_EXIT_OK;
+}
+
+/* Service time of variant v at batch size bs[bi], alone and with the whole
+ * pool busy, --repeats passes of --iters batches; at batch 1 the same
+ * sentences go through the plain session too, interleaved. */
+static int measure_batch(prof *P, pmodel *M, int v, int bi, at_session *ref, int64_t *mask,
+                         int64_t *zeros, size_t sample[16][512], int it_n) {
+  vres *x = &M->vr[v];
+  const cli_dataset *ds = &P->ds;
+  const at_model_info *rinfo = at_session_info(ref);
+  int bsz = P->bs[bi], workers = P->cfg.workers;
+  at_batcher_params bq = at_batcher_default_params();
+  bq.max_batch_size = bsz;
+  bq.max_queue_delay_us = 1000000; /* close only when exactly b are there */
+  bq.max_seq_len = M->max_tokens;
+  at_batcher *bb = NULL;
+  at_status st;
+  if ((st = at_batcher_create(M->eng, &bq, &bb)) != AT_OK) return cli_report("profile", st);
+  for (int p = 0; p < P->repeats; p++) {
+    double t[512], tr[512];
+    for (int k = 0; k < it_n; k++) {
+      size_t idx[256];
+      if (bsz == 1) {
+        /* The same sentence through the plain session and then through
+         * the engine, alternating item by item, so load from elsewhere
+         * on the host falls on both paths alike. */
+        size_t i = sample[p][k];
         at_tensor in[3];
-        size_t n_in = 0;
-        for (size_t k = 0; k < rinfo->n_inputs && n_in < 3; k++) {
-          const char *nm = rinfo->inputs[k].name;
-          in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                                   .shape = {1, (int64_t)lens[i]},
-                                   .data = !strcmp(nm, "input_ids") ? ids[i]
-                                           : !strcmp(nm, "attention_mask") ? mask : zeros};
-        }
+        size_t n_in = plain_inputs(rinfo, M, i, mask, zeros, in);
         at_outputs *o = NULL;
-        if ((st = at_session_run(ref, in, n_in, NULL, 0, &o)) != AT_OK) return cli_report("profile", st);
-        at_tensor t;
-        at_outputs_get(o, (size_t)head, &t);
-        const float *d = t.data;
-        if (!task) memcpy(ref_outs, d, dim * sizeof(float));
-        else at_pool(pool, d, lens[i], dim, ref_outs);
+        uint64_t t0 = at_now_ns();
+        at_session_run(ref, in, n_in, NULL, 0, &o);
+        tr[k] = (double)(at_now_ns() - t0) / 1e9;
         at_outputs_free(o);
-        size_t a1 = 0, a2 = 0;
-        for (size_t k = 0; k < dim; k++) {
-          double df = fabs((double)ref_outs[k] - (double)items[i].out[k]);
-          if (df > vr[v].max_abs_diff) vr[v].max_abs_diff = df;
-          if (ref_outs[k] > ref_outs[a1]) a1 = k;
-          if (items[i].out[k] > items[i].out[a2]) a2 = k;
-        }
-        if (!task && a1 != a2) vr[v].pred_disagreements++;
-        if (task) {
-          double dot = 0, na = 0, nb = 0;
-          for (size_t k = 0; k < dim; k++)
-            dot += (double)ref_outs[k] * items[i].out[k], na += (double)ref_outs[k] * ref_outs[k],
-                nb += (double)items[i].out[k] * items[i].out[k];
-          double cs = dot / (sqrt(na * nb) + 1e-30);
-          if (cs < vr[v].min_cosine) vr[v].min_cosine = cs;
+        idx[0] = i;
+        if (run_items(bb, v, M->items, idx, 1) != 0) return AT_EXIT_FAIL;
+        t[k] = M->items[idx[0]].service_s;
+        continue;
+      }
+      pick_distinct(&M->rng, ds->n, idx, (size_t)bsz);
+      if (run_items(bb, v, M->items, idx, (size_t)bsz) != 0 || M->items[idx[0]].batch != bsz)
+        return fprintf(stderr, "anytime profile: batch of %d did not run as one\n", bsz), AT_EXIT_FAIL;
+      t[k] = M->items[idx[0]].service_s;
+    }
+    x->pass_medians[bi][p] = median(t, (size_t)it_n);
+    if (bsz == 1) x->ref_passes[p] = median(tr, (size_t)it_n);
+    /* With the whole pool busy: four batches of bsz per worker
+     * submitted at once, so the workers run them side by side and
+     * back to back; only Runs that had every other worker busy
+     * (peers == workers - 1) count. A model that runs in microseconds
+     * may still finish before the next worker wakes, so up to 20x
+     * --iters rounds are tried to collect --iters such Runs. */
+    if (workers > 1) {
+      double tb[512];
+      size_t nb = 0;
+      size_t n_batches = 4 * (size_t)workers;
+      while (n_batches > (size_t)workers && n_batches * (size_t)bsz > ds->n) n_batches--;
+      for (int k = 0; nb < (size_t)it_n && k < 20 * it_n; k++) {
+        size_t idx[1024];
+        size_t n_all = (size_t)bsz * n_batches;
+        if (n_all > ds->n || n_all > 1024) break;
+        pick_distinct(&M->rng, ds->n, idx, n_all);
+        if (run_items(bb, v, M->items, idx, n_all) != 0) return AT_EXIT_FAIL;
+        for (size_t w = 0; w < n_batches && nb < 512; w++) {
+          const pitem *first = &M->items[idx[w * (size_t)bsz]];
+          if (first->peers >= workers - 1 && first->batch == bsz) tb[nb++] = first->service_s;
         }
       }
-      /* The batch-1 samples: the same sentences are timed through the plain
-       * session and through the engine, pass by pass, interleaved. */
-      int it_n = iters < 512 ? iters : 512;
-      static size_t sample[16][512];
-      for (int p = 0; p < repeats; p++)
-        for (int k = 0; k < it_n; k++) {
-          sample[p][k] = pick(&rng, ds.n);
-        }
-      step++;
+      x->busy_pass_medians[bi][p] = nb ? median(tb, nb) : 0;
+    }
+  }
+  at_batcher_destroy(bb);
+  int repeats = P->repeats;
+  double pm[16];
+  memcpy(pm, x->pass_medians[bi], (size_t)repeats * sizeof(double));
+  double med = median(pm, (size_t)repeats);
+  x->batch[bi] = bsz;
+  x->service_s[bi] = med;
+  x->spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
+  memcpy(pm, x->busy_pass_medians[bi], (size_t)repeats * sizeof(double));
+  double bmed = median(pm, (size_t)repeats);
+  x->busy_s[bi] = pm[0] > 0 ? bmed : 0; /* a pass without full-pool Runs: unknown */
+  x->busy_spread_pct[bi] = bmed > 0 ? 100.0 * (pm[repeats - 1] - pm[0]) / bmed : 0;
+  if (x->busy_s[bi] > 7.95 * med) { /* the planner refuses a busy factor above 8 */
+    fprintf(stderr,
+            "profile: WARNING: %s/%s batch %d: busy %.4f ms is %.1fx alone %.4f ms; written "
+            "as 7.95x, under the planner's bound (other work on the host during profiling?)\n",
+            M->mc->name, x->name, bsz, x->busy_s[bi] * 1e3, x->busy_s[bi] / med, med * 1e3);
+    x->busy_s[bi] = 7.95 * med; /* under 8 after the YAML rounding too */
+  }
+  return AT_EXIT_OK;
+}
 
-      /* service time per batch size, through the batcher */
-      vr[v].n_b = n_bs;
-      for (int bi = 0; bi < n_bs; bi++) {
-        int bsz = bs[bi];
-        snprintf(what, sizeof what, "%s/%s: service time, batch %d", mc->name, vr[v].name, bsz);
-        progress((double)step / total_steps, what);
-        at_batcher_params bq = at_batcher_default_params();
-        bq.max_batch_size = bsz;
-        bq.max_queue_delay_us = 1000000; /* close only when exactly b are there */
-        bq.max_seq_len = max_tokens;
-        at_batcher *bb = NULL;
-        if ((st = at_batcher_create(eng, &bq, &bb)) != AT_OK) return cli_report("profile", st);
-        for (int p = 0; p < repeats; p++) {
-          double t[512];
-          double tr[512];
-          for (int k = 0; k < it_n; k++) {
-            size_t idx[256];
-            if (bsz == 1) {
-              /* The same sentence through the plain session and then through
-               * the engine, alternating item by item, so load from elsewhere
-               * on the host falls on both paths alike. */
-              size_t i = sample[p][k];
-              at_tensor in[3];
-              size_t n_in = 0;
-              for (size_t q = 0; q < rinfo->n_inputs && n_in < 3; q++) {
-                const char *nm = rinfo->inputs[q].name;
-                in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                                         .shape = {1, (int64_t)lens[i]},
-                                         .data = !strcmp(nm, "input_ids") ? ids[i]
-                                                 : !strcmp(nm, "attention_mask") ? mask : zeros};
-              }
-              at_outputs *o = NULL;
-              uint64_t t0 = at_now_ns();
-              at_session_run(ref, in, n_in, NULL, 0, &o);
-              tr[k] = (double)(at_now_ns() - t0) / 1e9;
-              at_outputs_free(o);
-              idx[0] = i;
-              if (run_items(bb, v, items, idx, 1) != 0) return AT_EXIT_FAIL;
-              t[k] = items[idx[0]].service_s;
-              continue;
-            }
-            pick_distinct(&rng, ds.n, idx, (size_t)bsz);
-            if (run_items(bb, v, items, idx, (size_t)bsz) != 0 || items[idx[0]].batch != bsz)
-              return fprintf(stderr, "anytime profile: batch of %d did not run as one\n", bsz), AT_EXIT_FAIL;
-            t[k] = items[idx[0]].service_s;
-          }
-          vr[v].pass_medians[bi][p] = median(t, (size_t)it_n);
-          if (bsz == 1) vr[v].ref_passes[p] = median(tr, (size_t)it_n);
-          /* With the whole pool busy: four batches of bsz per worker
-           * submitted at once, so the workers run them side by side and
-           * back to back; only Runs that had every other worker busy
-           * (peers == workers - 1) count. A model that runs in microseconds
-           * may still finish before the next worker wakes, so up to 20x
-           * --iters rounds are tried to collect --iters such Runs. */
-          if (cfg.workers > 1) {
-            double tb[512];
-            size_t nb = 0;
-            size_t n_batches = 4 * (size_t)cfg.workers;
-            while (n_batches > (size_t)cfg.workers && n_batches * (size_t)bsz > ds.n) n_batches--;
-            for (int k = 0; nb < (size_t)it_n && k < 20 * it_n; k++) {
-              size_t idx[1024];
-              size_t n_all = (size_t)bsz * n_batches;
-              if (n_all > ds.n || n_all > 1024) break;
-              pick_distinct(&rng, ds.n, idx, n_all);
-              if (run_items(bb, v, items, idx, n_all) != 0) return AT_EXIT_FAIL;
-              for (size_t w = 0; w < n_batches && nb < 512; w++) {
-                const pitem *first = &items[idx[w * (size_t)bsz]];
-                if (first->peers >= cfg.workers - 1 && first->batch == bsz) tb[nb++] = first->service_s;
-              }
-            }
-            vr[v].busy_pass_medians[bi][p] = nb ? median(tb, nb) : 0;
-          }
-        }
-        at_batcher_destroy(bb);
-        double pm[16];
-        memcpy(pm, vr[v].pass_medians[bi], (size_t)repeats * sizeof(double));
-        double med = median(pm, (size_t)repeats);
-        vr[v].batch[bi] = bsz;
-        vr[v].service_s[bi] = med;
-        vr[v].spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
-        memcpy(pm, vr[v].busy_pass_medians[bi], (size_t)repeats * sizeof(double));
-        double bmed = median(pm, (size_t)repeats);
-        vr[v].busy_s[bi] = pm[0] > 0 ? bmed : 0; /* a pass without full-pool Runs: unknown */
-        vr[v].busy_spread_pct[bi] = bmed > 0 ? 100.0 * (pm[repeats - 1] - pm[0]) / bmed : 0;
-        if (vr[v].busy_s[bi] > 7.95 * med) { /* the planner refuses a busy factor above 8 */
-          fprintf(stderr,
-                  "profile: WARNING: %s/%s batch %d: busy %.4f ms is %.1fx alone %.4f ms; written "
-                  "as 7.95x, under the planner's bound (other work on the host during profiling?)\n",
-                  mc->name, vr[v].name, bsz, vr[v].busy_s[bi] * 1e3, vr[v].busy_s[bi] / med,
-                  med * 1e3);
-          vr[v].busy_s[bi] = 7.95 * med; /* under 8 after the YAML rounding too */
-        }
-        step++;
+/* Does variant v's engine path agree with its plain session? Prints the
+ * figures; counts a disagreement in P->failures. */
+static void judge_variant(prof *P, pmodel *M, int v) {
+  vres *x = &M->vr[v];
+  const char *mn = M->mc->name;
+  double rp[16];
+  memcpy(rp, x->ref_passes, (size_t)P->repeats * sizeof(double));
+  x->ref_s1 = median(rp, (size_t)P->repeats);
+  x->agree_pct = 100.0 * fabs(x->service_s[0] - x->ref_s1) / x->ref_s1;
+  bool time_ok = x->agree_pct <= P->tol * 100.0;
+  /* Classifiers: identical predictions. Embedders: every text's two vectors
+   * point the same way (cosine >= 0.99). Not a tight abs tolerance: int8
+   * graphs quantise activations with one scale per batch, so a padded
+   * batch legitimately differs from batch 1 by more than float rounding
+   * (measured: worst cosine 0.9985 for the default int8 embedder). */
+  bool pred_ok = M->task ? x->min_cosine >= 0.99 : x->pred_disagreements == 0;
+  fprintf(stderr, "%sprofile: %s/%s accuracy %.4f, s(1) %.4f ms (reference %.4f ms, %.1f%% apart)"
+          ", with every worker busy %.4f ms\n", g_tty ? "\r" : "", mn, x->name, x->accuracy,
+          x->service_s[0] * 1e3, x->ref_s1 * 1e3, x->agree_pct, x->busy_s[0] * 1e3);
+  if (!M->task) fprintf(stderr, "profile:   %zu prediction disagreements, max |logit diff| %.3g\n",
+                        x->pred_disagreements, x->max_abs_diff);
+  else fprintf(stderr, "profile:   max |embedding diff| %.3g, min cosine %.6f\n", x->max_abs_diff,
+               x->min_cosine);
+  if (!time_ok) {
+    fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine batch-1 service time %.4f ms vs plain "
+            "session %.4f ms differ by %.1f%% > tolerance %.1f%%\n", mn, x->name,
+            x->service_s[0] * 1e3, x->ref_s1 * 1e3, x->agree_pct, P->tol * 100);
+    P->failures++;
+  }
+  if (!pred_ok) {
+    fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine and plain session disagree: %zu "
+            "predictions, max |diff| %.3g\n", mn, x->name, x->pred_disagreements, x->max_abs_diff);
+    P->failures++;
+  }
+}
+
+/* Every measurement of variant v, in order, with progress. */
+static int profile_variant(prof *P, pmodel *M, int v) {
+  vres *x = &M->vr[v];
+  const char *mn = M->mc->name;
+  char what[160];
+  snprintf(what, sizeof what, "%s/%s: accuracy on %zu texts", mn, x->name, P->ds.n);
+  progress((double)P->step / P->total_steps, what);
+  int rc = measure_accuracy(P, M, v);
+  if (rc != AT_EXIT_OK) return rc;
+  P->step++;
+
+  snprintf(what, sizeof what, "%s/%s: reference session cross-check", mn, x->name);
+  progress((double)P->step / P->total_steps, what);
+  at_session *ref = NULL;
+  at_status st;
+  if ((st = at_session_create(x->path, &M->sp, &ref)) != AT_OK) return cli_report("profile", st);
+  int64_t *mask = malloc(M->max_tokens * sizeof(int64_t)), *zeros = calloc(M->max_tokens, sizeof(int64_t));
+  for (size_t k = 0; k < M->max_tokens; k++) mask[k] = 1;
+  rc = cross_check(P, M, v, ref, mask, zeros);
+  /* The batch-1 samples: the same sentences are timed through the plain
+   * session and through the engine, pass by pass, interleaved. */
+  int it_n = P->iters < 512 ? P->iters : 512;
+  static size_t sample[16][512];
+  for (int p = 0; p < P->repeats; p++)
+    for (int k = 0; k < it_n; k++) sample[p][k] = pick(&M->rng, P->ds.n);
+  P->step++;
+
+  x->n_b = P->n_bs;
+  for (int bi = 0; bi < P->n_bs && rc == AT_EXIT_OK; bi++) {
+    snprintf(what, sizeof what, "%s/%s: service time, batch %d", mn, x->name, P->bs[bi]);
+    progress((double)P->step / P->total_steps, what);
+    rc = measure_batch(P, M, v, bi, ref, mask, zeros, sample, it_n);
+    P->step++;
+  }
+  free(mask);
+  free(zeros);
+  at_session_destroy(ref);
+  if (rc == AT_EXIT_OK) judge_variant(P, M, v);
+  return rc;
+}
+
+/* The model's frontier, the batch size its most accurate frontier variant
+ * prefers (into P->best_b), its YAML section and its JSON record. */
+static void emit_model(prof *P, pmodel *M) {
+  at_server_model_config *mc = M->mc;
+  vres *vr = M->vr;
+  int repeats = P->repeats;
+  /* frontier over (accuracy, cost = s(1) relative to the most accurate) */
+  double acc[AT_SERVER_MAX_VARIANTS], cost[AT_SERVER_MAX_VARIANTS], best_acc = -1, ref_cost = 1;
+  for (int v = 0; v < mc->n_variants; v++)
+    if (vr[v].accuracy > best_acc) best_acc = vr[v].accuracy, ref_cost = vr[v].service_s[0];
+  bool on[AT_SERVER_MAX_VARIANTS];
+  for (int v = 0; v < mc->n_variants; v++) {
+    acc[v] = vr[v].accuracy;
+    cost[v] = vr[v].cost = vr[v].service_s[0] / ref_cost;
+  }
+  at_plan_frontier(acc, cost, (size_t)mc->n_variants, on);
+  int top = 0;
+  for (int v = 1; v < mc->n_variants; v++)
+    if (on[v] && (!on[top] || vr[v].accuracy > vr[top].accuracy)) top = v;
+  int bb = 1;
+  double best_rate = 0;
+  for (int bi = 0; bi < vr[top].n_b; bi++)
+    if (vr[top].batch[bi] / vr[top].service_s[bi] > best_rate)
+      best_rate = vr[top].batch[bi] / vr[top].service_s[bi], bb = vr[top].batch[bi];
+  if (bb < P->best_b) P->best_b = bb;
+
+  ybuf *yaml = P->yaml;
+  json_t *jv = json_array();
+  char mdir[PATH_MAX];
+  yput(yaml, "  - name: %s\n    task: %s\n", mc->name, mc->task);
+  rel_path(mdir, sizeof mdir, mc->tokenizer, P->famdir);
+  yput(yaml, "    tokenizer: %s\n", mdir);
+  if (mc->config_json[0]) {
+    rel_path(mdir, sizeof mdir, mc->config_json, P->famdir);
+    yput(yaml, "    config: %s\n", mdir);
+  }
+  yput(yaml, "    variants:\n");
+  for (int v = 0; v < mc->n_variants; v++) {
+    vres *x = &vr[v];
+    x->frontier = on[v];
+    char rp2[PATH_MAX];
+    rel_path(rp2, sizeof rp2, x->path, P->famdir);
+    const char *pre = on[v] ? "" : "#";
+    if (!on[v]) yput(yaml, "      # dominated (not on the accuracy/cost frontier), not offered:\n");
+    yput(yaml,
+         "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
+         "%s        cost: %.4f\n%s        service_ms: {",
+         pre, x->name, pre, rp2, pre, x->accuracy, pre, x->cost, pre);
+    json_t *jb = json_array();
+    for (int bi = 0; bi < x->n_b; bi++) {
+      yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->service_s[bi] * 1e3);
+      json_t *passes = json_array();
+      for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
+      json_t *row = json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
+                              "service_time_ms", x->service_s[bi] * 1e3,
+                              "service_time_spread_pct", x->spread_pct[bi],
+                              "pass_medians_ms", passes);
+      if (x->busy_s[bi] > 0) {
+        json_t *bp = json_array();
+        for (int p = 0; p < repeats; p++)
+          json_array_append_new(bp, json_real(x->busy_pass_medians[bi][p] * 1e3));
+        json_object_set_new(row, "busy_service_time_ms", json_real(x->busy_s[bi] * 1e3));
+        json_object_set_new(row, "busy_service_time_spread_pct", json_real(x->busy_spread_pct[bi]));
+        json_object_set_new(row, "busy_pass_medians_ms", bp);
       }
-      free(mask);
-      free(zeros);
-      at_session_destroy(ref);
-      double rp[16];
-      memcpy(rp, vr[v].ref_passes, (size_t)repeats * sizeof(double));
-      vr[v].ref_s1 = median(rp, (size_t)repeats);
-      vr[v].agree_pct = 100.0 * fabs(vr[v].service_s[0] - vr[v].ref_s1) / vr[v].ref_s1;
-      bool time_ok = vr[v].agree_pct <= tol * 100.0;
-      /* Classifiers: identical predictions. Embedders: every text's two vectors
-       * point the same way (cosine >= 0.99). Not a tight abs tolerance: int8
-       * graphs quantise activations with one scale per batch, so a padded
-       * batch legitimately differs from batch 1 by more than float rounding
-       * (measured: worst cosine 0.9985 for the default int8 embedder). */
-      bool pred_ok = task ? vr[v].min_cosine >= 0.99 : vr[v].pred_disagreements == 0;
-      fprintf(stderr, "%sprofile: %s/%s accuracy %.4f, s(1) %.4f ms (reference %.4f ms, %.1f%% apart)"
-              ", with every worker busy %.4f ms\n", g_tty ? "\r" : "", mc->name, vr[v].name,
-              vr[v].accuracy, vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct,
-              vr[v].busy_s[0] * 1e3);
-      if (!task) fprintf(stderr, "profile:   %zu prediction disagreements, max |logit diff| %.3g\n",
-                         vr[v].pred_disagreements, vr[v].max_abs_diff);
-      else fprintf(stderr, "profile:   max |embedding diff| %.3g, min cosine %.6f\n",
-                   vr[v].max_abs_diff, vr[v].min_cosine);
-      if (!time_ok) {
-        fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine batch-1 service time %.4f ms vs plain "
-                "session %.4f ms differ by %.1f%% > tolerance %.1f%%\n", mc->name, vr[v].name,
-                vr[v].service_s[0] * 1e3, vr[v].ref_s1 * 1e3, vr[v].agree_pct, tol * 100);
-        failures++;
-      }
-      if (!pred_ok) {
-        fprintf(stderr, "profile: DISAGREEMENT: %s/%s engine and plain session disagree: %zu "
-                "predictions, max |diff| %.3g\n", mc->name, vr[v].name, vr[v].pred_disagreements,
-                vr[v].max_abs_diff);
-        failures++;
-      }
-      if (failures) break;
+      json_array_append_new(jb, row);
     }
-    at_engine_destroy(eng);
-    if (failures) break;
-    /* frontier over (accuracy, cost = s(1) relative to the most accurate) */
-    double acc[AT_SERVER_MAX_VARIANTS], cost[AT_SERVER_MAX_VARIANTS], best_acc = -1, ref_cost = 1;
-    for (int v = 0; v < mc->n_variants; v++)
-      if (vr[v].accuracy > best_acc) best_acc = vr[v].accuracy, ref_cost = vr[v].service_s[0];
-    bool on[AT_SERVER_MAX_VARIANTS];
-    for (int v = 0; v < mc->n_variants; v++) {
-      acc[v] = vr[v].accuracy;
-      cost[v] = vr[v].cost = vr[v].service_s[0] / ref_cost;
-    }
-    at_plan_frontier(acc, cost, (size_t)mc->n_variants, on);
-    {
-      int top = 0;
-      for (int v = 1; v < mc->n_variants; v++)
-        if (on[v] && (!on[top] || vr[v].accuracy > vr[top].accuracy)) top = v;
-      int bb = 1;
-      double best_rate = 0;
-      for (int bi = 0; bi < vr[top].n_b; bi++)
-        if (vr[top].batch[bi] / vr[top].service_s[bi] > best_rate)
-          best_rate = vr[top].batch[bi] / vr[top].service_s[bi], bb = vr[top].batch[bi];
-      if (bb < best_b) best_b = bb;
-    }
-    json_t *jv = json_array();
-    char mdir[PATH_MAX];
-    yput(yaml, "  - name: %s\n    task: %s\n", mc->name, mc->task);
-    rel_path(mdir, sizeof mdir, mc->tokenizer, famdir);
-    yput(yaml, "    tokenizer: %s\n", mdir);
-    if (mc->config_json[0]) {
-      rel_path(mdir, sizeof mdir, mc->config_json, famdir);
-      yput(yaml, "    config: %s\n", mdir);
-    }
-    yput(yaml, "    variants:\n");
-    for (int v = 0; v < mc->n_variants; v++) {
-      vres *x = &vr[v];
-      x->frontier = on[v];
-      char rp2[PATH_MAX];
-      rel_path(rp2, sizeof rp2, x->path, famdir);
-      const char *pre = on[v] ? "" : "#";
-      if (!on[v])
-        yput(yaml, "      # dominated (not on the accuracy/cost frontier), not offered:\n");
-      yput(yaml,
-           "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
-           "%s        cost: %.4f\n%s        service_ms: {",
-           pre, x->name, pre, rp2, pre, x->accuracy, pre, x->cost, pre);
-      json_t *jb = json_array();
-      for (int bi = 0; bi < x->n_b; bi++) {
-        yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->service_s[bi] * 1e3);
-        json_t *passes = json_array();
-        for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
-        json_t *row = json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
-                                "service_time_ms", x->service_s[bi] * 1e3,
-                                "service_time_spread_pct", x->spread_pct[bi],
-                                "pass_medians_ms", passes);
-        if (x->busy_s[bi] > 0) {
-          json_t *bp = json_array();
-          for (int p = 0; p < repeats; p++)
-            json_array_append_new(bp, json_real(x->busy_pass_medians[bi][p] * 1e3));
-          json_object_set_new(row, "busy_service_time_ms", json_real(x->busy_s[bi] * 1e3));
-          json_object_set_new(row, "busy_service_time_spread_pct", json_real(x->busy_spread_pct[bi]));
-          json_object_set_new(row, "busy_pass_medians_ms", bp);
-        }
-        json_array_append_new(jb, row);
-      }
+    yput(yaml, "}\n");
+    int nbusy = 0;
+    while (nbusy < x->n_b && x->busy_s[nbusy] > 0) nbusy++;
+    if (nbusy > 0) {
+      yput(yaml, "%s        service_busy_ms: {", pre);
+      for (int bi = 0; bi < nbusy; bi++)
+        yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->busy_s[bi] * 1e3);
       yput(yaml, "}\n");
-      int nbusy = 0;
-      while (nbusy < x->n_b && x->busy_s[nbusy] > 0) nbusy++;
-      if (nbusy > 0) {
-        yput(yaml, "%s        service_busy_ms: {", pre);
-        for (int bi = 0; bi < nbusy; bi++)
-          yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->busy_s[bi] * 1e3);
-        yput(yaml, "}\n");
-      }
-      json_t *rpasses = json_array();
-      for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
-      json_array_append_new(jv, json_pack(
-          "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f, s:f}}", "name", x->name,
-          "path", rp2, "accuracy", x->accuracy, "accuracy_metric",
-          task ? "5nn_label_agreement" : "argmax_accuracy", "cost", x->cost,
-          "service_time_ms", x->service_s[0] * 1e3, "on_frontier", (int)on[v], "by_batch", jb,
-          "reference", "service_time_ms", x->ref_s1 * 1e3, "pass_medians_ms", rpasses,
-          "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
-          (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff,
-          "min_cosine", x->min_cosine));
     }
-    json_array_append_new(jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
-                                             mc->task, "texts", (json_int_t)ds.n, "variants", jv));
-    for (size_t i = 0; i < ds.n; i++) free(ids[i]);
-    free(ids), free(lens), free(items), free(outs), free(ref_outs), free(all), free(vr);
+    json_t *rpasses = json_array();
+    for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
+    json_array_append_new(jv, json_pack(
+        "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f, s:f}}", "name", x->name,
+        "path", rp2, "accuracy", x->accuracy, "accuracy_metric",
+        M->task ? "5nn_label_agreement" : "argmax_accuracy", "cost", x->cost,
+        "service_time_ms", x->service_s[0] * 1e3, "on_frontier", (int)on[v], "by_batch", jb,
+        "reference", "service_time_ms", x->ref_s1 * 1e3, "pass_medians_ms", rpasses,
+        "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
+        (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff,
+        "min_cosine", x->min_cosine));
   }
-  progress(1.0, failures ? "aborted" : "done");
-  if (failures) {
-    fprintf(stderr, "anytime profile: %d disagreement(s) between the serving path and the plain "
-                    "session; nothing was written\n", failures);
-    json_decref(jmodels);
-    cli_dataset_free(&ds);
-    return AT_EXIT_FAIL;
-  }
-  char cpu[256] = "unknown";
+  json_array_append_new(P->jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
+                                              mc->task, "texts", (json_int_t)P->ds.n, "variants", jv));
+}
+
+/* This host's CPU, for the record. */
+static void host_cpu(char *cpu, size_t cap) {
+  snprintf(cpu, cap, "unknown");
   FILE *ci = fopen("/proc/cpuinfo", "r");
-  if (ci) {
-    char line[512];
-    while (fgets(line, sizeof line, ci))
-      if (!strncmp(line, "model name", 10)) {
-        char *c = strchr(line, ':');
-        if (c) snprintf(cpu, sizeof cpu, "%s", c + 2);
-        cpu[strcspn(cpu, "\n")] = '\0';
-        break;
-      }
-    fclose(ci);
-  }
+  if (!ci) return;
+  char line[512];
+  while (fgets(line, sizeof line, ci))
+    if (!strncmp(line, "model name", 10)) {
+      char *c = strchr(line, ':');
+      if (c) snprintf(cpu, cap, "%s", c + 2);
+      cpu[strcspn(cpu, "\n")] = '\0';
+      break;
+    }
+  fclose(ci);
+}
+
+/* The configuration and the raw figures, written atomically. */
+static int write_outputs(prof *P) {
+  char cpu[256];
+  host_cpu(cpu, sizeof cpu);
   json_t *batches = json_array();
-  for (int k = 0; k < n_bs; k++) json_array_append_new(batches, json_integer(bs[k]));
-  json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:f, s:s, s:o}",
-                           "command", cmdline, "date", now, "anytime", AT_VERSION_STRING,
-                           "ort_version", vi.library_release, "host_cpu", cpu, "cpus",
-                           (int)sysconf(_SC_NPROCESSORS_ONLN), "workers", cfg.workers,
-                           "intra_op_threads", cfg.intra_op_threads, "repeats", repeats, "iters",
-                           iters, "batch_sizes", batches, "agreement_tolerance", tol, "data", data,
-                           "models", jmodels);
-  if (best_b == 256) best_b = cfg.max_batch_size;
+  for (int k = 0; k < P->n_bs; k++) json_array_append_new(batches, json_integer(P->bs[k]));
+  json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:f, s:s, s:O}",
+                           "command", P->cmdline, "date", P->now, "anytime", AT_VERSION_STRING,
+                           "ort_version", P->vi.library_release, "host_cpu", cpu, "cpus",
+                           (int)sysconf(_SC_NPROCESSORS_ONLN), "workers", P->cfg.workers,
+                           "intra_op_threads", P->cfg.intra_op_threads, "repeats", P->repeats,
+                           "iters", P->iters, "batch_sizes", batches, "agreement_tolerance", P->tol,
+                           "data", P->data, "models", P->jmodels);
+  if (P->best_b == 256) P->best_b = P->cfg.max_batch_size;
   /* every setting of the family file carries over (one writer: config.c),
    * with the batch size and deadline this profile chose */
-  at_server_config wcfg = cfg;
-  wcfg.deadline_ms = deadline;
-  if (wcfg.max_deadline_ms < deadline) wcfg.max_deadline_ms = deadline;
-  char *settings = at_server_config_settings_yaml(&wcfg, best_b);
-  if (!settings)
+  at_server_config wcfg = P->cfg;
+  wcfg.deadline_ms = P->deadline;
+  if (wcfg.max_deadline_ms < P->deadline) wcfg.max_deadline_ms = P->deadline;
+  char *settings = at_server_config_settings_yaml(&wcfg, P->best_b);
+  if (!settings) {
+    json_decref(root);
     return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"),
            AT_EXIT_FAIL;
-  ybuf *out = &g_yaml_out;
+  }
+  ybuf *out = &g_yaml_out, *yaml = P->yaml;
   ybuf_free(out);
   yput(out,
        "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
        "# the serving path; results/variant_profiles.json has every raw figure.\n"
        "# batching.max_batch_size: the batch size with the most texts per second for the\n"
        "# most accurate variant(s) on this host (b / s(b) from the tables below).\n%smodels:\n",
-       cmdline, now, vi.library_release, repeats, settings);
+       P->cmdline, P->now, P->vi.library_release, P->repeats, settings);
   free(settings);
   yput(out, "%s", yaml->len ? yaml->s : "");
   /* the generation lane is not profiled here: carry its section over */
   char gen_yaml[2048];
-  int gl = at_server_config_generator_yaml(&cfg, gen_yaml, sizeof gen_yaml);
-  if (gl < 0 || (size_t)gl >= sizeof gen_yaml)
+  int gl = at_server_config_generator_yaml(&P->cfg, gen_yaml, sizeof gen_yaml);
+  if (gl < 0 || (size_t)gl >= sizeof gen_yaml) {
+    json_decref(root);
     return fprintf(stderr, "anytime profile: the generator section does not fit its buffer\n"),
            AT_EXIT_FAIL;
+  }
   yput(out, "%s", gen_yaml);
-  if (out->oom || yaml->oom)
+  if (out->oom || yaml->oom) {
+    json_decref(root);
     return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"), AT_EXIT_FAIL;
+  }
   char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
   json_decref(root);
-  int w1 = write_atomic(out_json, js), w2 = write_atomic(out_cfg, out->s);
-  ybuf_free(yaml);
+  int w1 = write_atomic(P->out_json, js), w2 = write_atomic(P->out_cfg, out->s);
   ybuf_free(out);
   free(js);
-  cli_dataset_free(&ds);
   if (w1 || w2) {
-    fprintf(stderr, "anytime profile: cannot write %s or %s: %s\n", out_json, out_cfg, strerror(errno));
+    fprintf(stderr, "anytime profile: cannot write %s or %s: %s\n", P->out_json, P->out_cfg,
+            strerror(errno));
     return AT_EXIT_FAIL;
   }
-  fprintf(stderr, "profile: wrote %s and %s\n", out_cfg, out_json);
+  fprintf(stderr, "profile: wrote %s and %s\n", P->out_cfg, P->out_json);
   return AT_EXIT_OK;
+}
+
+int at_cli_profile(int argc, char **argv) {
+  if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
+  static prof P; /* large (paths, the config): not on the stack */
+  memset(&P, 0, sizeof P);
+  P.family = "configs/family.yaml", P.out_cfg = "configs/serving.yaml";
+  P.out_json = "results/variant_profiles.json";
+  cli_default_test_csv(P.data, sizeof P.data);
+  P.repeats = 3, P.iters = 40, P.tol = 0.15, P.deadline = -1;
+  static const int def_bs[] = {1, 2, 4, 8, 16};
+  memcpy(P.bs, def_bs, sizeof def_bs);
+  P.n_bs = 5;
+  int rc = parse_args(argc, argv, &P);
+  if (rc != AT_EXIT_OK) return rc;
+  g_tty = isatty(2);
+  P.cfg = at_server_config_default();
+  at_status st = P.model ? cli_config_from_model(P.model, NULL, true, &P.cfg)
+                         : at_server_config_load(P.family, &P.cfg);
+  if (st != AT_OK) return cli_report("profile", st);
+  if (P.model && P.cfg.n_models == 0)
+    return fprintf(stderr, "anytime profile: %s is a text-generation model; profile measures "
+                   "classifiers and embedders\n", P.model), AT_EXIT_USAGE;
+  if (P.model) P.family = P.model; /* for messages; written paths are relative to the output */
+  if (P.deadline <= 0) P.deadline = P.cfg.deadline_ms;
+  char err[512];
+  if (cli_dataset_load(P.data, &P.ds, err, sizeof err) != 0)
+    return fprintf(stderr, "anytime profile: %s\n", err), AT_EXIT_FAIL;
+  fprintf(stderr, "profile: %s, %zu held-out texts from %s, %d repeats x %d batches\n", P.family,
+          P.ds.n, P.data, P.repeats, P.iters);
+  if ((st = at_runtime_version_info(&P.vi)) != AT_OK) return cli_report("profile", st);
+  P.jmodels = json_array();
+  P.yaml = &g_yaml_body;
+  ybuf_free(P.yaml);
+  char tmpd[PATH_MAX];
+  snprintf(tmpd, sizeof tmpd, "%s", P.model ? P.out_cfg : P.family);
+  snprintf(P.famdir, sizeof P.famdir, "%s", dirname(tmpd));
+  time_t tt = time(NULL);
+  strftime(P.now, sizeof P.now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
+  snprintf(P.cmdline, sizeof P.cmdline, "anytime");
+  for (int i = 0; i < argc; i++) {
+    strncat(P.cmdline, " ", sizeof P.cmdline - strlen(P.cmdline) - 1);
+    strncat(P.cmdline, argv[i], sizeof P.cmdline - strlen(P.cmdline) - 1);
+  }
+  P.best_b = 256; /* min over models of argmax_b b/s(b) of the most accurate variant */
+  for (int mi = 0; mi < P.cfg.n_models; mi++)
+    P.total_steps += P.cfg.models[mi].n_variants * (P.n_bs + 2);
+
+  for (int mi = 0; mi < P.cfg.n_models && !P.failures; mi++) {
+    pmodel M;
+    memset(&M, 0, sizeof M);
+    rc = model_prepare(&P, mi, &M);
+    for (int v = 0; rc == AT_EXIT_OK && v < M.mc->n_variants && !P.failures; v++)
+      rc = profile_variant(&P, &M, v);
+    if (rc == AT_EXIT_OK && !P.failures) emit_model(&P, &M);
+    model_free(&P, &M);
+    if (rc != AT_EXIT_OK) {
+      json_decref(P.jmodels);
+      cli_dataset_free(&P.ds);
+      return rc;
+    }
+  }
+  progress(1.0, P.failures ? "aborted" : "done");
+  if (P.failures) {
+    fprintf(stderr, "anytime profile: %d disagreement(s) between the serving path and the plain "
+                    "session; nothing was written\n", P.failures);
+    json_decref(P.jmodels);
+    cli_dataset_free(&P.ds);
+    return AT_EXIT_FAIL;
+  }
+  rc = write_outputs(&P);
+  json_decref(P.jmodels);
+  ybuf_free(P.yaml);
+  cli_dataset_free(&P.ds);
+  return rc;
 }
