@@ -814,10 +814,12 @@ static void test_closed_loop(void **state) {
         assert_true(b->origin_s == a->origin_s);
         gap_min = real < gap_min ? real : gap_min;
         gap_max = real > gap_max ? real : gap_max;
-        /* the rule, exactly: the retry is due at the 429's arrival (at
-         * once) or 30 ms after it (the advice) */
+        /* the rule: the retry is due at the 429's arrival (at once) or 30
+         * ms after it (the advice), counted from when the loop handled the
+         * answer — microseconds after it was recorded (release: under
+         * 1e-6 s; ASan on a loaded host: more), so 1 ms of room */
         double want = modes[m] == LG_RETRY_NOW ? 0 : 0.030;
-        assert_true(fabs(gap - want) < 1e-6);
+        assert_true(gap >= want - 1e-9 && gap < want + 1e-3);
         /* when it really left: loose on purpose, this host is shared.
          * Measured 2026-12-02 (release 8 runs, ASan 3): at once 0.00-0.14 ms
          * after the 429, the advice 30.08-33.91 ms; the bounds allow a 25 ms / 50 ms
