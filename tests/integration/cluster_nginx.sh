@@ -110,6 +110,17 @@ c429=$(awk '/\[429\]/ { print $2 }' "$D/hey3.txt"); c429=${c429:-0}
 [ "$c200" -ge 1980 ] || fail "3 replicas, 2 clients: only $c200 of 2000 were 200"
 echo "cluster: 3 replicas, 2 clients: $c200 of 2000 answered 200 ($c429 429), each counted once by a replica"
 
+# 3b. the client's x-request-id reaches the replica and comes back through
+# nginx; without one, nginx's own (32 hex digits) does. (Seen to fail with
+# the configuration before 2026-12-02, which always sent $request_id: "the
+# client's x-request-id came back through nginx as '25b2fe00…'".)
+rid=$(curl -s -D - -o /dev/null "$URL/predict" -H 'x-request-id: trace-42.a' -d '{"inputs":"a"}' |
+      tr -d '\r' | awk -F': ' 'tolower($1) == "x-request-id" { print $2 }')
+[ "$rid" = trace-42.a ] || fail "the client's x-request-id came back through nginx as '$rid'"
+rid=$(curl -s -D - -o /dev/null "$URL/predict" -d '{"inputs":"a"}' |
+      tr -d '\r' | awk -F': ' 'tolower($1) == "x-request-id" { print $2 }')
+grep -Eq '^[0-9a-f]{32}$' <<<"$rid" || fail "without a client id, nginx's id should come back, got '$rid'"
+
 # 4. a streamed completion passes through nginx token by token: the events
 # reach the client spread over the generation, not together at its end —
 # from the first event to the last must be at least half the time from the
