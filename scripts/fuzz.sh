@@ -46,6 +46,9 @@ if [ $long = 1 ]; then
     seed="$here/tests/fuzz/corpus/${d#fuzz_}"
     work="$here/build-fuzz/long/${d#fuzz_}"
     art="$here/build-fuzz/long/crashes-${d#fuzz_}/"
+    # crash inputs of an earlier run are not this run's: a fixed one belongs
+    # in the seeds as a regression input (tests/fuzz/corpus/<name>/regress-*)
+    rm -rf "$art"
     mkdir -p "$work" "$art" "$seed"
     before=$(ls "$seed" | wc -l)
     echo "fuzz --long: $d: up to $runs executions or ${cap}s ($(date -u +%H:%M) UTC)"

@@ -337,6 +337,7 @@ typedef struct tk_xf {
   uint32_t pos;          /* bytes of the source consumed */
   uint32_t out;          /* where the output starts in nb */
   uint32_t base;
+  size_t limit;          /* most output bytes one pass may write (tk_norm.c) */
   at_status st;
 } tk_xf;
 void tk_xf_begin(tk_xf *x, at_tok_workspace *ws, const tk_split *sp, uint32_t initial_chars);

@@ -13,8 +13,29 @@
 #include "text/tk.h"
 
 /* ------------------------------------------------------------ transforms */
+/* The normalised text of one request may not pass this many bytes. A
+ * Replace whose pattern matches the empty string inserts its content at
+ * every position, and a Sequence of such passes multiplies the length each
+ * time (the long fuzz found a tokenizer.json that grew 20 characters past a
+ * gigabyte of RAM and 15 s). Real normalisers expand a text a few times at
+ * most; the request body itself is capped at server.max_body_bytes. */
+#define TK_MAX_NORM_BYTES ((size_t)64 << 20)
+/* ... and one pass may not write more than 32 bytes per input byte plus
+ * 4 KiB (NFKD expands a character 18x at most; Prepend adds a constant),
+ * so such a Replace is refused at its first pass, before it costs time. */
+#define TK_PASS_GROWTH 32
+#define TK_PASS_SLACK ((size_t)4 << 10)
+
+static at_status pass_too_long(void) {
+  return at_fail(AT_ERR_LIMIT, "tokenizer: a normalizer grew the text more than %dx (a Replace "
+                 "that matches the empty string?)", TK_PASS_GROWTH);
+}
+
 static inline at_status reserve_out(at_tok_workspace *ws, size_t extra) {
   at_status st;
+  if (ws->nb_len + extra > TK_MAX_NORM_BYTES)
+    return at_fail(AT_ERR_LIMIT, "tokenizer: the normalizers grew the text past %zu MiB "
+                   "(a Replace that matches the empty string?)", TK_MAX_NORM_BYTES >> 20);
   if ((st = TK_RESERVE(ws->nb, ws->nb_cap, ws->nb_len + extra)) != AT_OK) return st;
   return TK_RESERVE(ws->al, ws->al_cap, ws->nb_len + extra);
 }
@@ -32,6 +53,7 @@ void tk_xf_begin(tk_xf *x, at_tok_workspace *ws, const tk_split *sp, uint32_t in
   x->src_len = sp->len;
   x->pos = 0;
   x->out = (uint32_t)ws->nb_len;
+  x->limit = TK_PASS_GROWTH * (size_t)sp->len + TK_PASS_SLACK;
   x->base = sp->base;
   x->st = reserve_out(ws, (size_t)sp->len + 16);
   for (uint32_t i = 0; i < initial_chars; i++) skip_char(x);
@@ -53,6 +75,10 @@ void tk_xf_emit(tk_xf *x, uint32_t cp, int change) {
   }
   if (change <= 0) skip_char(x);
   for (int k = 0; k < -change; k++) skip_char(x);
+  if (ws->nb_len - x->out + 4 > x->limit) {
+    x->st = pass_too_long();
+    return;
+  }
   if ((x->st = reserve_out(ws, 4)) != AT_OK) return;
   uint32_t n = tk_utf8_enc(cp, ws->nb + ws->nb_len);
   for (uint32_t i = 0; i < n; i++) ws->al[ws->nb_len + i] = a;
@@ -63,6 +89,10 @@ void tk_xf_copy(tk_xf *x, uint32_t bytes) {
   if (x->st != AT_OK) return;
   at_tok_workspace *ws = x->ws;
   if (bytes > x->src_len - x->pos) bytes = x->src_len - x->pos;
+  if (ws->nb_len - x->out + bytes > x->limit) {
+    x->st = pass_too_long();
+    return;
+  }
   if ((x->st = reserve_out(ws, bytes)) != AT_OK) return;
   memcpy(ws->nb + ws->nb_len, ws->nb + x->src + x->pos, bytes);
   memcpy(ws->al + ws->nb_len, ws->al + x->src + x->pos, bytes * sizeof(tk_span));
