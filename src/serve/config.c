@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "anytime/server.h"
+#include "serve/serve_internal.h"
 #include "core/internal.h"
 
 at_server_config at_server_config_default(void) {
@@ -616,16 +617,20 @@ at_status at_server_config_parse(const char *yaml, size_t len, const char *base_
   return s;
 }
 
-bool at_server_name_valid(const char *name) {
-  size_t n = name ? strlen(name) : 0;
-  if (n < 1 || n > 63 || name[0] == '.' || name[0] == '-') return false;
+bool serve_token_ok(const char *s, size_t max_len) {
+  size_t n = s ? strlen(s) : 0;
+  if (n < 1 || n > max_len) return false;
   for (size_t i = 0; i < n; i++) {
-    char ch = name[i];
+    char ch = s[i];
     if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
           ch == '.' || ch == '_' || ch == ':' || ch == '-'))
       return false;
   }
   return true;
+}
+
+bool at_server_name_valid(const char *name) {
+  return serve_token_ok(name, 63) && name[0] != '.' && name[0] != '-';
 }
 
 at_status at_server_default_config_path(char *buf, size_t cap) {

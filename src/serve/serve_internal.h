@@ -182,6 +182,11 @@ typedef struct job {
   bool truncated_any;
 } job;
 
+/* Is `s` 1..max_len characters of [A-Za-z0-9._:-]? The one alphabet for
+ * what the server echoes into headers and metric labels: served names
+ * (at_server_name_valid) and request ids. (config.c) */
+bool serve_token_ok(const char *s, size_t max_len);
+
 /* ---- response helpers (server.c) ---- */
 /* The HTTP status for a tokeniser failure `st`: 413 for a text past a
  * limit, 500 when the tokenizer itself cannot encode it (AT_ERR_MODEL: e.g.

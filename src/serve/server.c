@@ -537,15 +537,8 @@ static enum MHD_Result dispatch(req_ctx *r, const char *url, const char *method)
  * process's start time and a counter, 16 + 8 hex digits, unique per
  * server run. Echoed in the answer and written in the access log. */
 static void set_request_id(at_server *s, req_ctx *r, const char *given) {
-  size_t n = given ? strlen(given) : 0;
-  bool ok = n >= 1 && n <= 64;
-  for (size_t i = 0; ok && i < n; i++) {
-    char ch = given[i];
-    ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-         ch == '.' || ch == '_' || ch == ':' || ch == '-';
-  }
-  if (ok) {
-    memcpy(r->request_id, given, n + 1);
+  if (serve_token_ok(given, 64)) {
+    memcpy(r->request_id, given, strlen(given) + 1);
     return;
   }
   uint64_t k = atomic_fetch_add(&s->next_request_id, 1);
