@@ -24,9 +24,10 @@
  *   Ownership: req_ctx (and its job) is created on the first call for a
  *     request and freed by MHD's request-completed callback, which runs
  *     exactly once per request, including when the client went away.
- *   Shutdown: at_server_stop() sets `stopping` (new requests get 503),
- *     quiesces the listening socket, waits until `inflight` (admitted async
- *     requests) reaches 0, then stops MHD, the batcher and the engine.
+ *   Shutdown: at_server_stop() sets `stopping` (new requests, on old and
+ *     new connections, get 503 with Connection: close), waits until
+ *     `inflight` (admitted async requests) reaches 0, then stops MHD (which
+ *     closes the listening socket), the batcher and the engine.
  *   Lock: `lock` guards inflight and stopping only.
  */
 #include <arpa/inet.h>
@@ -266,6 +267,12 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
   if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
   if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
+  if (status == 503) { /* draining: a kept-alive client should reconnect elsewhere */
+    pthread_mutex_lock(&s->lock);
+    bool stopping = s->stopping;
+    pthread_mutex_unlock(&s->lock);
+    if (stopping) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+  }
   uint64_t now = at_now_ns();
   uint64_t total = now - r->t0_ns, queue = 0, infer = 0, tok = 0;
   /* An answer given on the HTTP thread while admitted texts are still held
@@ -871,8 +878,13 @@ void at_server_stop(at_server *s) {
   s->stopping = 1;
   pthread_mutex_unlock(&s->lock);
   if (s->daemon) {
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
+    /* The listener stays open through the drain (new connections are
+     * answered 503 with Connection: close) and closes in MHD_stop_daemon().
+     * MHD_quiesce_daemon() is not used: with MHD_USE_EPOLL and a thread
+     * pool it races the worker that removes the listen socket from its
+     * epoll set at the connection limit, and libmicrohttpd 0.9.75 aborts
+     * the process ("Failed to remove listen FD from epoll set", seen in
+     * serve_soak on 2026-12-02). */
     serve_holdq_flush(s->holdq); /* held refusals are answered now */
     /* Drain: every admitted request is answered before the daemon stops.
      * A drain that takes over 5 s says where the requests are, every 5 s
