@@ -1,20 +1,18 @@
-/* src/model/sha256.h — a compact SHA-256 (FIPS 180-4) used for the
+/* src/model/sha256.h — SHA-256 (FIPS 180-4, nettle's) for the
  * compiled-artifact cache: the content hash of model files, the cache key and
  * the artifact checksum. Not part of the public API. Pure functions; a
  * context is owned by one thread at a time. */
 #ifndef ANYTIME_MODEL_SHA256_H
 #define ANYTIME_MODEL_SHA256_H
 
+#include <nettle/sha2.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "anytime/status.h"
 
 typedef struct at_sha256_ctx {
-  uint32_t h[8];
-  uint64_t total;     /* bytes hashed so far */
-  uint8_t buf[64];
-  size_t used;        /* bytes pending in buf */
+  struct sha256_ctx n;
 } at_sha256_ctx;
 
 void at_sha256_init(at_sha256_ctx *c);
