@@ -163,10 +163,10 @@ at_status at_server_config_planner_params(const at_server_config *cfg, at_planne
  * false, with *out's table empty, when the config has no table for it. */
 bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out);
 
-/* The `generator:` section of `cfg` as YAML (nothing when it is not enabled),
- * for tools that rewrite a configuration. Returns bytes written, or -1 if
- * `cap` is too small. */
-int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size_t cap);
+/* The `generator:` section of `cfg` as YAML ("" when it is not enabled),
+ * for tools that rewrite a configuration. Returns a malloc'ed string (the
+ * caller frees it), or NULL without memory. */
+char *at_server_config_generator_yaml(const at_server_config *cfg);
 
 /* The server:, engine:, batching: and planner: sections of `cfg` as YAML,
  * every key the parser knows (the planner's tuning keys only where `cfg`

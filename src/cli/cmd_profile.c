@@ -302,7 +302,7 @@ typedef struct pmodel {
 } pmodel;
 
 static int parse_args(int argc, char **argv, prof *P) {
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return fprintf(stderr, "anytime profile: %s needs a value\n", a), AT_EXIT_USAGE;
     if (!strcmp(a, "--family")) P->family = v;
@@ -327,7 +327,6 @@ static int parse_args(int argc, char **argv, prof *P) {
       usage(stderr);
       return AT_EXIT_USAGE;
     }
-    i++;
   }
   if (P->repeats < 1 || P->repeats > 16 || P->iters < 3 || !(P->tol > 0) || P->n_bs < 1 ||
       P->bs[0] != 1) {
@@ -844,14 +843,14 @@ static int write_outputs(prof *P) {
   free(settings);
   yput(out, "%s", yaml->len ? yaml->s : "");
   /* the generation lane is not profiled here: carry its section over */
-  char gen_yaml[2048];
-  int gl = at_server_config_generator_yaml(&P->cfg, gen_yaml, sizeof gen_yaml);
-  if (gl < 0 || (size_t)gl >= sizeof gen_yaml) {
+  char *gen_yaml = at_server_config_generator_yaml(&P->cfg);
+  if (!gen_yaml) {
     json_decref(root);
-    return fprintf(stderr, "anytime profile: the generator section does not fit its buffer\n"),
+    return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"),
            AT_EXIT_FAIL;
   }
   yput(out, "%s", gen_yaml);
+  free(gen_yaml);
   if (out->oom || yaml->oom) {
     json_decref(root);
     return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"), AT_EXIT_FAIL;

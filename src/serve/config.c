@@ -1,7 +1,10 @@
 /* src/serve/config.c — the server's configuration: defaults, the YAML file
- * (libyaml's document API; format in docs/configuration.md) and where the
- * built-in default configuration lives. Unknown keys are errors, so a typo
- * never silently falls back to a default. */
+ * (libyaml's document API; format in docs/configuration.md), the writers
+ * (libyaml's emitter) and where the built-in default configuration lives.
+ * Every setting is a row of one table (config_keys.c) that the defaults,
+ * the parser and the writers read; models: and the variants are parsed
+ * here. Unknown keys are errors, so a typo never silently falls back to a
+ * default. */
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -13,135 +16,167 @@
 #include <yaml.h>
 
 #include "anytime/server.h"
+#include "serve/config_keys.h"
 #include "serve/serve_internal.h"
 #include "core/internal.h"
 
 at_server_config at_server_config_default(void) {
   at_server_config c;
   memset(&c, 0, sizeof c);
-  snprintf(c.host, sizeof c.host, "127.0.0.1");
-  c.port = 8000;
-  c.http_threads = 2;
-  c.workers = 2;
-  c.intra_op_threads = 1;
-  c.max_body_bytes = 1u << 20;
-  c.idle_timeout_s = 60;
-  c.max_connections = 4096;
-  c.max_connections_per_client = 0;
-  c.max_header_bytes = 32768;
-  c.max_inputs = 64;
-  c.max_tokens = 512;
-  c.max_queued = 4096;
-  c.max_batch_size = 16;
-  c.max_queue_delay_us = 0;
-  snprintf(c.policy, sizeof c.policy, "adaptive");
-  snprintf(c.rate_basis, sizeof c.rate_basis, "offered");
-  c.deadline_ms = 50;
-  c.max_deadline_ms = 10000;
-  c.scale_half_life_s = -1;
-  c.service_alpha = -1;
-  c.service_tau_s = -1;
-  c.wait_quantile = -1;
-  c.inflight_limit = 512;
-  c.overrun_quantile = -1;
-  c.overrun_window_s = -1;
-  c.adaptive_fill = -1;
-  c.window_s = -1;
-  c.retry_horizon_ms = -1;
-  c.hold_early_retries = true;
-  at_server_generator_config *g = &c.generator;
-  snprintf(g->name, sizeof g->name, "decoder");
-  g->threads = 1;
-  g->block_tokens = 16;
-  g->blocks = 512;
-  g->safety = 1.0;
-  g->chunk_tokens = 64;
-  g->max_batch = 8;
-  g->preempt = true;
-  g->max_waiting = 256;
-  g->ttft_slo_ms = 2000;
-  g->tpot_slo_ms = 200;
-  snprintf(g->admission, sizeof g->admission, "slo");
-  g->default_max_tokens = 16;
-  g->max_tokens = 256;
+  size_t n;
+  const cfg_key *k = serve_cfg_keys(&n);
+  for (size_t i = 0; i < n; i++, k++) {
+    void *f = serve_cfg_field(&c, k);
+    switch (k->type) {
+    case CFG_INT: *(int *)f = (int)k->def; break;
+    case CFG_SIZE: *(size_t *)f = (size_t)k->def; break;
+    case CFG_DOUBLE: *(double *)f = k->def; break;
+    case CFG_BOOL: *(bool *)f = k->def != 0; break;
+    case CFG_STRING:
+    case CFG_PATH:
+    case CFG_CHOICE:
+    case CFG_MODEL: snprintf(f, k->size, "%s", k->sdef ? k->sdef : ""); break;
+    }
+  }
   return c;
 }
 
-int at_server_config_generator_yaml(const at_server_config *cfg, char *buf, size_t cap) {
-  const at_server_generator_config *g = &cfg->generator;
-  if (!g->enabled) {
-    if (cap) buf[0] = '\0';
-    return 0;
+/* ---- writing: libyaml's emitter into a growing buffer -------------------- */
+
+typedef struct ywriter {
+  yaml_emitter_t em;
+  FILE *f;
+  bool ok;
+} ywriter;
+
+static int yw_out(void *data, unsigned char *buf, size_t size) {
+  return fwrite(buf, 1, size, (FILE *)data) == size;
+}
+
+static void yw_emit(ywriter *w, yaml_event_t *ev, int made) {
+  if (!made) w->ok = false;
+  else if (!w->ok) yaml_event_delete(ev);
+  else if (!yaml_emitter_emit(&w->em, ev)) w->ok = false; /* takes the event either way */
+}
+
+static void yw_scalar(ywriter *w, const char *v) {
+  yaml_event_t ev;
+  yw_emit(w, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v),
+                                               1, 1, YAML_ANY_SCALAR_STYLE));
+}
+
+static void yw_map(ywriter *w, bool start) {
+  yaml_event_t ev;
+  if (start)
+    yw_emit(w, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE));
+  else
+    yw_emit(w, &ev, yaml_mapping_end_event_initialize(&ev));
+}
+
+static bool yw_begin(ywriter *w, char **buf, size_t *len) {
+  memset(w, 0, sizeof *w);
+  if (!(w->f = open_memstream(buf, len))) return false;
+  if (!yaml_emitter_initialize(&w->em)) {
+    fclose(w->f);
+    free(*buf);
+    return false;
   }
-  int n = snprintf(buf, cap,
-                   "generator:\n  name: %s\n  model: %s\n%s%s%s  threads: %d\n"
-                   "  block_tokens: %d\n  blocks: %d\n  safety: %g\n  chunk_tokens: %d\n"
-                   "  max_batch: %d\n  bucketing: %s\n  preempt: %s\n  max_waiting: %d\n"
-                   "  ttft_slo_ms: %g\n  tpot_slo_ms: %g\n  admission: %s\n"
-                   "  default_max_tokens: %d\n  max_tokens: %d\n",
-                   g->name, g->model_raw[0] ? g->model_raw : g->model,
-                   g->variant[0] ? "  variant: " : "", g->variant, g->variant[0] ? "\n" : "",
-                   g->threads, g->block_tokens, g->blocks, g->safety, g->chunk_tokens,
-                   g->max_batch, g->bucketing ? "true" : "false", g->preempt ? "true" : "false",
-                   g->max_waiting, g->ttft_slo_ms, g->tpot_slo_ms, g->admission,
-                   g->default_max_tokens,
-                   g->max_tokens);
-  return n < 0 || (size_t)n >= cap ? -1 : n;
+  w->ok = true;
+  yaml_emitter_set_output(&w->em, yw_out, w->f);
+  yaml_emitter_set_unicode(&w->em, 1);
+  yaml_emitter_set_width(&w->em, -1); /* never fold a long path */
+  yaml_event_t ev;
+  yw_emit(w, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+  yw_emit(w, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
+  yw_map(w, true);
+  return true;
+}
+
+static char *yw_end(ywriter *w, char **buf) {
+  yaml_event_t ev;
+  yw_map(w, false);
+  yw_emit(w, &ev, yaml_document_end_event_initialize(&ev, 1));
+  yw_emit(w, &ev, yaml_stream_end_event_initialize(&ev));
+  if (w->ok && !yaml_emitter_flush(&w->em)) w->ok = false;
+  yaml_emitter_delete(&w->em);
+  if (fclose(w->f) != 0) w->ok = false;
+  if (!w->ok) {
+    free(*buf);
+    return NULL;
+  }
+  return *buf;
+}
+
+/* The shortest decimal form that reads back as the same double. */
+static void fmt_double(char *out, size_t cap, double v) {
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(out, cap, "%.*g", prec, v);
+    if (strtod(out, NULL) == v) return;
+  }
+}
+
+/* Whether a key is written: a tuning key left to the planner, or an empty
+ * optional string, is not. */
+static bool key_is_set(at_server_config *c, const cfg_key *k) {
+  const void *f = serve_cfg_field(c, k);
+  if ((k->flags & CFG_IF_SET) && !((const char *)f)[0]) return false;
+  if (k->flags & CFG_UNSET_NEG) {
+    double v = *(const double *)f;
+    return (k->flags & CFG_UNSET_ZERO) ? v > 0 : v >= 0;
+  }
+  return true;
+}
+
+static void write_key(ywriter *w, at_server_config *c, const cfg_key *k) {
+  const void *f = serve_cfg_field(c, k);
+  char v[64];
+  const char *text = v;
+  switch (k->type) {
+  case CFG_INT: snprintf(v, sizeof v, "%d", *(const int *)f); break;
+  case CFG_SIZE: snprintf(v, sizeof v, "%zu", *(const size_t *)f); break;
+  case CFG_DOUBLE: fmt_double(v, sizeof v, *(const double *)f); break;
+  case CFG_BOOL: text = *(const bool *)f ? "true" : "false"; break;
+  case CFG_MODEL: /* as written in the file when it came from one */
+    text = c->generator.model_raw[0] ? c->generator.model_raw : c->generator.model;
+    break;
+  default: text = f; break;
+  }
+  yw_scalar(w, k->key);
+  yw_scalar(w, text);
+}
+
+/* Every key of the listed sections, in the table's order. */
+static char *write_sections(const at_server_config *cfg, const char *const *sections, int n_sec) {
+  at_server_config c = *cfg; /* a copy: serve_cfg_field needs a mutable pointer */
+  char *buf = NULL;
+  size_t len = 0, n;
+  ywriter w;
+  if (!yw_begin(&w, &buf, &len)) return NULL;
+  const cfg_key *keys = serve_cfg_keys(&n);
+  for (int s = 0; s < n_sec; s++) {
+    yw_scalar(&w, sections[s]);
+    yw_map(&w, true);
+    for (size_t i = 0; i < n; i++)
+      if (!strcmp(keys[i].section, sections[s]) && key_is_set(&c, &keys[i]))
+        write_key(&w, &c, &keys[i]);
+    yw_map(&w, false);
+  }
+  return yw_end(&w, &buf);
+}
+
+char *at_server_config_generator_yaml(const at_server_config *cfg) {
+  if (!cfg) return NULL;
+  if (!cfg->generator.enabled) return strdup("");
+  static const char *const sec[] = {"generator"};
+  return write_sections(cfg, sec, 1);
 }
 
 char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_size) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  fprintf(f,
-          "server:\n  host: %s\n  port: %d\n  http_threads: %d\n  max_body_bytes: %zu\n"
-          "  max_inputs: %zu\n  max_tokens: %zu\n  max_queued: %zu\n  hold_early_retries: %s\n"
-          "  auto_truncate: %s\n  idle_timeout_s: %d\n  max_connections: %d\n"
-          "  max_connections_per_client: %d\n  max_header_bytes: %d\n",
-          c->host, c->port, c->http_threads, c->max_body_bytes, c->max_inputs, c->max_tokens,
-          c->max_queued, c->hold_early_retries ? "true" : "false",
-          c->auto_truncate ? "true" : "false", c->idle_timeout_s, c->max_connections,
-          c->max_connections_per_client, c->max_header_bytes);
-  /* paths (absolute once parsed), written only when set; keys given on the
-   * command line are never written */
-  if (c->api_key_file[0]) fprintf(f, "  api_key_file: %s\n", c->api_key_file);
-  if (c->tls_cert[0]) fprintf(f, "  tls_cert: %s\n", c->tls_cert);
-  if (c->tls_key[0]) fprintf(f, "  tls_key: %s\n", c->tls_key);
-  if (c->access_log[0]) fprintf(f, "  access_log: %s\n", c->access_log);
-  fprintf(f,
-          "engine:\n  workers: %d\n  intra_op_threads: %d\n"
-          "batching:\n  max_batch_size: %d\n  max_queue_delay_us: %d\n"
-          "planner:\n  policy: %s\n  rate_basis: %s\n  deadline_ms: %.17g\n"
-          "  max_deadline_ms: %.17g\n  inflight_limit: %d\n",
-          c->workers, c->intra_op_threads, max_batch_size > 0 ? max_batch_size : c->max_batch_size,
-          c->max_queue_delay_us, c->policy, c->rate_basis, c->deadline_ms, c->max_deadline_ms,
-          c->inflight_limit);
-  /* the tuning keys a configuration may leave to the planner's defaults
-   * (< 0, or <= 0 where 0 is not a value): written only when set */
-  const struct {
-    const char *key;
-    double v;
-    bool zero_is_default; /* else only < 0 is */
-  } opt[] = {
-      {"scale_half_life_s", c->scale_half_life_s, false},
-      {"service_alpha", c->service_alpha, false},
-      {"service_tau_s", c->service_tau_s, false},
-      {"wait_quantile", c->wait_quantile, false},
-      {"overrun_quantile", c->overrun_quantile, false},
-      {"overrun_window_s", c->overrun_window_s, true},
-      {"adaptive_fill", c->adaptive_fill, true},
-      {"window_s", c->window_s, true},
-      {"retry_horizon_ms", c->retry_horizon_ms, false},
-  };
-  for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
-    if (opt[i].zero_is_default ? opt[i].v > 0 : opt[i].v >= 0)
-      fprintf(f, "  %s: %.17g\n", opt[i].key, opt[i].v);
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  if (!c) return NULL;
+  at_server_config w = *c;
+  if (max_batch_size > 0) w.max_batch_size = max_batch_size;
+  static const char *const sec[] = {"server", "engine", "batching", "planner"};
+  return write_sections(&w, sec, 4);
 }
 
 typedef struct ctx {
@@ -323,71 +358,89 @@ static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out) {
   return AT_OK;
 }
 
-/* generator: the decoder lane. `model` is a path (relative to this file)
- * when it names an existing directory that way, otherwise a model spec. */
-static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_generator_config *g) {
-  at_status s = need_map(c, n, "generator");
+/* A value of table key k from node v into cfg. */
+static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, at_server_config *cfg) {
+  void *f = serve_cfg_field(cfg, k);
+  double d = 0;
+  at_status s;
+  switch (k->type) {
+  case CFG_INT:
+  case CFG_SIZE:
+    if ((s = get_num(c, v, k->key, k->lo, k->hi, &d))) return s;
+    if (d != floor(d)) {
+      char m[160];
+      snprintf(m, sizeof m, "'%s' must be a whole number", k->key);
+      return bad(c, v, m);
+    }
+    if (k->type == CFG_INT) *(int *)f = (int)d;
+    else *(size_t *)f = (size_t)d;
+    return AT_OK;
+  case CFG_DOUBLE:
+    if ((s = get_num(c, v, k->key, k->lo, k->hi, &d))) return s;
+    *(double *)f = d;
+    return AT_OK;
+  case CFG_BOOL: return get_bool(c, v, k->key, f);
+  case CFG_STRING: return get_str(c, v, k->key, f, k->size);
+  case CFG_PATH: return get_path(c, v, k->key, f, k->size);
+  case CFG_CHOICE: {
+    if ((s = get_str(c, v, k->key, f, k->size))) return s;
+    const char *ch = k->choices; /* "a|b|c" */
+    size_t len = strlen(f);
+    for (const char *p = ch; *p;) {
+      const char *e = strchr(p, '|');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      if (n == len && !strncmp(p, f, n)) return AT_OK;
+      p += n + (e ? 1 : 0);
+    }
+    char m[200], list[120];
+    size_t o = 0;
+    for (const char *p = ch; *p && o < sizeof list - 8;) { /* "a, b or c" */
+      const char *e = strchr(p, '|');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      const char *sep = !e ? "" : strchr(e + 1, '|') ? ", " : " or ";
+      o += (size_t)snprintf(list + o, sizeof list - o, "%.*s%s", (int)n, p, sep);
+      p += n + (e ? 1 : 0);
+    }
+    snprintf(m, sizeof m, "'%s' must be %s", k->key, list);
+    return bad(c, v, m);
+  }
+  case CFG_MODEL: { /* a directory relative to this file when one is there, else a spec */
+    at_server_generator_config *g = &cfg->generator;
+    if ((s = get_str(c, v, k->key, g->model_raw, sizeof g->model_raw))) return s;
+    char rel[2048];
+    struct stat st;
+    int w = g->model_raw[0] == '/' ? snprintf(rel, sizeof rel, "%s", g->model_raw)
+                                   : snprintf(rel, sizeof rel, "%s/%s", c->dir, g->model_raw);
+    bool is_dir = w > 0 && (size_t)w < sizeof g->model && stat(rel, &st) == 0 && S_ISDIR(st.st_mode);
+    const char *pick = is_dir ? rel : g->model_raw;
+    size_t pl = strlen(pick);
+    if (pl >= sizeof g->model) return bad(c, v, "'model' path too long");
+    memcpy(g->model, pick, pl + 1);
+    return AT_OK;
+  }
+  }
+  return bad(c, v, "internal: a configuration key of unknown type");
+}
+
+/* One settings section: every key must be in the table. */
+static at_status parse_section(ctx *c, yaml_node_t *sec, const char *name, at_server_config *cfg) {
+  at_status s = need_map(c, sec, name);
   if (s) return s;
   const char *k;
   yaml_node_t *v;
-  FOR_PAIRS(c, n, pg, k, v) {
-    double d = 0;
-    if (!k) return unknown(c, v, "generator", k);
-#define GNUM(key, lo, hi, field)                          \
-  if (!strcmp(k, key)) {                                  \
-    if ((s = get_num(c, v, key, lo, hi, &d))) return s;   \
-    field = d;                                            \
-    continue;                                             \
+  FOR_PAIRS(c, sec, ps, k, v) {
+    const cfg_key *key = k ? serve_cfg_key(name, k) : NULL;
+    if (!key) return unknown(c, v, name, k);
+    if ((s = get_key(c, v, key, cfg))) return s;
   }
-    if (!strcmp(k, "name")) {
-      if ((s = get_str(c, v, k, g->name, sizeof g->name))) return s;
-      continue;
-    }
-    if (!strcmp(k, "model")) {
-      if ((s = get_str(c, v, k, g->model_raw, sizeof g->model_raw))) return s;
-      char rel[2048];
-      struct stat st;
-      int w = g->model_raw[0] == '/' ? snprintf(rel, sizeof rel, "%s", g->model_raw)
-                                     : snprintf(rel, sizeof rel, "%s/%s", c->dir, g->model_raw);
-      bool is_dir = w > 0 && (size_t)w < sizeof g->model && stat(rel, &st) == 0 && S_ISDIR(st.st_mode);
-      const char *pick = is_dir ? rel : g->model_raw;
-      size_t pl = strlen(pick);
-      if (pl >= sizeof g->model) return bad(c, v, "'model' path too long");
-      memcpy(g->model, pick, pl + 1);
-      continue;
-    }
-    if (!strcmp(k, "variant")) {
-      if ((s = get_str(c, v, k, g->variant, sizeof g->variant))) return s;
-      continue;
-    }
-    if (!strcmp(k, "admission")) {
-      if ((s = get_str(c, v, k, g->admission, sizeof g->admission))) return s;
-      if (strcmp(g->admission, "slo") && strcmp(g->admission, "queue"))
-        return bad(c, v, "'admission' must be slo or queue");
-      continue;
-    }
-    if (!strcmp(k, "bucketing")) {
-      if ((s = get_bool(c, v, k, &g->bucketing))) return s;
-      continue;
-    }
-    if (!strcmp(k, "preempt")) {
-      if ((s = get_bool(c, v, k, &g->preempt))) return s;
-      continue;
-    }
-    GNUM("threads", 1, 256, g->threads)
-    GNUM("block_tokens", 1, 4096, g->block_tokens)
-    GNUM("blocks", 1, 1 << 20, g->blocks)
-    GNUM("safety", 0.01, 100, g->safety)
-    GNUM("chunk_tokens", 1, 65536, g->chunk_tokens)
-    GNUM("max_batch", 1, 256, g->max_batch)
-    GNUM("max_waiting", 1, 1 << 20, g->max_waiting)
-    GNUM("ttft_slo_ms", 0.001, 3600000, g->ttft_slo_ms)
-    GNUM("tpot_slo_ms", 0.001, 3600000, g->tpot_slo_ms)
-    GNUM("default_max_tokens", 1, 1 << 20, g->default_max_tokens)
-    GNUM("max_tokens", 1, 1 << 20, g->max_tokens)
-#undef GNUM
-    return unknown(c, v, "generator", k);
-  }
+  return AT_OK;
+}
+
+/* generator: the decoder lane; `model` is required. */
+static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_config *cfg) {
+  at_status s = parse_section(c, n, "generator", cfg);
+  if (s) return s;
+  at_server_generator_config *g = &cfg->generator;
   if (!g->model[0]) return bad(c, n, "'generator' needs 'model'");
   if (g->default_max_tokens > g->max_tokens)
     return bad(c, n, "'default_max_tokens' is above 'max_tokens'");
@@ -398,10 +451,9 @@ static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_generator_con
 static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
   at_status s = need_map(c, root, "the document");
   if (s) return s;
-  const char *k, *k2;
-  yaml_node_t *sec, *v;
+  const char *k;
+  yaml_node_t *sec;
   FOR_PAIRS(c, root, pr, k, sec) {
-    double d = 0;
     if (!k) return unknown(c, sec, "top level", k);
     if (!strcmp(k, "models")) {
       if (sec->type != YAML_SEQUENCE_NODE) return bad(c, sec, "'models' must be a list");
@@ -414,96 +466,13 @@ static at_status parse_root(ctx *c, yaml_node_t *root, at_server_config *cfg) {
         if ((s = parse_model(c, node(c, *it), m))) return s;
         cfg->n_models++;
       }
-      continue;
-    }
-    if (!strcmp(k, "generator")) {
-      if ((s = parse_generator(c, sec, &cfg->generator))) return s;
-      continue;
-    }
-    if ((s = need_map(c, sec, k))) return s;
-    int known = !strcmp(k, "server") || !strcmp(k, "engine") || !strcmp(k, "batching") ||
-                !strcmp(k, "planner");
-    if (!known) return unknown(c, sec, "top level", k);
-    FOR_PAIRS(c, sec, ps, k2, v) {
-      if (!k2) return unknown(c, v, k, k2);
-#define NUM(sect, key, lo, hi, field)                                   \
-  if (!strcmp(k, sect) && !strcmp(k2, key)) {                           \
-    if ((s = get_num(c, v, key, lo, hi, &d))) return s;                 \
-    field = d;                                                          \
-    continue;                                                           \
-  }
-      if (!strcmp(k, "server") && !strcmp(k2, "host")) {
-        if ((s = get_str(c, v, k2, cfg->host, sizeof cfg->host))) return s;
-        continue;
-      }
-      if (!strcmp(k, "planner") && !strcmp(k2, "rate_basis")) {
-        if ((s = get_str(c, v, k2, cfg->rate_basis, sizeof cfg->rate_basis))) return s;
-        if (strcmp(cfg->rate_basis, "admitted") && strcmp(cfg->rate_basis, "offered"))
-          return bad(c, v, "'rate_basis' must be 'admitted' or 'offered'");
-        continue;
-      }
-      if (!strcmp(k, "planner") && !strcmp(k2, "policy")) {
-        if ((s = get_str(c, v, k2, cfg->policy, sizeof cfg->policy))) return s;
-        if (strcmp(cfg->policy, "adaptive") && strcmp(cfg->policy, "accurate-only") &&
-            strcmp(cfg->policy, "none") && strcmp(cfg->policy, "limit"))
-          return bad(c, v, "'policy' must be 'adaptive', 'accurate-only', 'none' or 'limit'");
-        continue;
-      }
-      if (!strcmp(k, "server") && !strcmp(k2, "hold_early_retries")) {
-        if ((s = get_bool(c, v, k2, &cfg->hold_early_retries))) return s;
-        continue;
-      }
-      if (!strcmp(k, "server") &&
-          (!strcmp(k2, "api_key_file") || !strcmp(k2, "tls_cert") || !strcmp(k2, "tls_key") ||
-           !strcmp(k2, "access_log"))) {
-        char *dst = !strcmp(k2, "api_key_file") ? cfg->api_key_file
-                    : !strcmp(k2, "tls_cert")   ? cfg->tls_cert
-                    : !strcmp(k2, "tls_key")    ? cfg->tls_key
-                                                : cfg->access_log;
-        if ((s = get_path(c, v, k2, dst, sizeof cfg->tls_cert))) return s;
-        continue;
-      }
-      if (!strcmp(k, "server") && !strcmp(k2, "auto_truncate")) {
-        if ((s = get_bool(c, v, k2, &cfg->auto_truncate))) return s;
-        continue;
-      }
-      if (!strcmp(k, "planner") && !strcmp(k2, "inflight_limit")) {
-        if ((s = get_num(c, v, k2, 1, 1000000, &d))) return s;
-        if (d != floor(d)) return bad(c, v, "'inflight_limit' must be a whole number");
-        cfg->inflight_limit = (int)d;
-        continue;
-      }
-      if (!strcmp(k, "planner") && !strcmp(k2, "overrun_quantile")) {
-        if ((s = get_num(c, v, k2, 0, 0.999999, &d))) return s;
-        cfg->overrun_quantile = d; /* 0 turns the feedback off; else a quantile in (0, 1) */
-        continue;
-      }
-      NUM("server", "port", 0, 65535, cfg->port)
-      NUM("server", "http_threads", 1, 256, cfg->http_threads)
-      NUM("server", "max_body_bytes", 1024, 1 << 30, cfg->max_body_bytes)
-      NUM("server", "max_inputs", 1, 100000, cfg->max_inputs)
-      NUM("server", "max_tokens", 3, 65536, cfg->max_tokens)
-      NUM("server", "max_queued", 1, 1 << 24, cfg->max_queued)
-      NUM("server", "idle_timeout_s", 1, 86400, cfg->idle_timeout_s)
-      NUM("server", "max_connections", 16, 1000000, cfg->max_connections)
-      NUM("server", "max_connections_per_client", 0, 1000000, cfg->max_connections_per_client)
-      NUM("server", "max_header_bytes", 4096, 1 << 24, cfg->max_header_bytes)
-      NUM("engine", "workers", 1, 1024, cfg->workers)
-      NUM("engine", "intra_op_threads", 1, 1024, cfg->intra_op_threads)
-      NUM("batching", "max_batch_size", 1, 1024, cfg->max_batch_size)
-      NUM("batching", "max_queue_delay_us", 0, 10000000, cfg->max_queue_delay_us)
-      NUM("planner", "deadline_ms", 0.01, 3600000, cfg->deadline_ms)
-      NUM("planner", "max_deadline_ms", 0.01, 3600000, cfg->max_deadline_ms)
-      NUM("planner", "scale_half_life_s", 0, 3600, cfg->scale_half_life_s)
-      NUM("planner", "service_alpha", 0, 1, cfg->service_alpha)
-      NUM("planner", "service_tau_s", 0, 3600, cfg->service_tau_s)
-      NUM("planner", "wait_quantile", 0, 0.999999, cfg->wait_quantile)
-      NUM("planner", "overrun_window_s", 0.01, 60, cfg->overrun_window_s)
-      NUM("planner", "adaptive_fill", 0.1, 1, cfg->adaptive_fill)
-      NUM("planner", "window_s", 0.01, 60, cfg->window_s)
-      NUM("planner", "retry_horizon_ms", 0, 60000, cfg->retry_horizon_ms)
-#undef NUM
-      return unknown(c, v, k, k2);
+    } else if (!strcmp(k, "generator")) {
+      if ((s = parse_generator(c, sec, cfg))) return s;
+    } else if (!strcmp(k, "server") || !strcmp(k, "engine") || !strcmp(k, "batching") ||
+               !strcmp(k, "planner")) {
+      if ((s = parse_section(c, sec, k, cfg))) return s;
+    } else {
+      return unknown(c, sec, "top level", k);
     }
   }
   return AT_OK;

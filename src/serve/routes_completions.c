@@ -790,14 +790,12 @@ out:
   return res;
 }
 
-enum MHD_Result route_completions(req_ctx *r, const char *method) {
-  snprintf(r->route, sizeof r->route, "/v1/completions");
-  if (strcmp(method, "POST")) return serve_error(r, 405, "use POST for /v1/completions");
+/* Handlers for the route table (routes.c). */
+enum MHD_Result serve_route_completions(req_ctx *r, served_model *m) {
+  (void)m;
   return generate(r, false);
 }
-
-enum MHD_Result route_chat_completions(req_ctx *r, const char *method) {
-  snprintf(r->route, sizeof r->route, "/v1/chat/completions");
-  if (strcmp(method, "POST")) return serve_error(r, 405, "use POST for /v1/chat/completions");
+enum MHD_Result serve_route_chat_completions(req_ctx *r, served_model *m) {
+  (void)m;
   return generate(r, true);
 }

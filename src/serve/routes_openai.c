@@ -109,15 +109,12 @@ static enum MHD_Result list_models(req_ctx *r) {
   return serve_reply_json(r, 200, json_pack("{s:s, s:o}", "object", "list", "data", data));
 }
 
-enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method) {
-  snprintf(r->route, sizeof r->route, "%s", url);
-  if (!strcmp(url, "/v1/embeddings"))
-    return !strcmp(method, "POST") ? embeddings(r)
-                                   : serve_error(r, 405, "use POST for /v1/embeddings");
-  if (!strcmp(url, "/v1/completions")) return route_completions(r, method);
-  if (!strcmp(url, "/v1/chat/completions")) return route_chat_completions(r, method);
-  if (!strcmp(url, "/v1/models"))
-    return !strcmp(method, "GET") ? list_models(r) : serve_error(r, 405, "use GET for /v1/models");
-  snprintf(r->route, sizeof r->route, "other");
-  return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);
+/* Handlers for the route table (routes.c). */
+enum MHD_Result serve_route_embeddings(req_ctx *r, served_model *m) {
+  (void)m;
+  return embeddings(r);
+}
+enum MHD_Result serve_route_models(req_ctx *r, served_model *m) {
+  (void)m;
+  return list_models(r);
 }

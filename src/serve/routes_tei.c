@@ -355,20 +355,28 @@ static enum MHD_Result info_route(req_ctx *r) {
   return serve_reply_json(r, 200, j);
 }
 
-enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method) {
-  snprintf(r->route, sizeof r->route, "%s", url);
-  bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
-  if (!strcmp(url, "/health")) return get ? serve_reply(r, 200, NULL, NULL, 0)
-                                          : serve_error(r, 405, "use GET for /health");
-  if (!strcmp(url, "/info")) return get ? info_route(r) : serve_error(r, 405, "use GET for /info");
-  if (!strcmp(url, "/embed"))
-    return post ? text_route(r, TASK_EMBED) : serve_error(r, 405, "use POST for /embed");
-  if (!strcmp(url, "/predict"))
-    return post ? text_route(r, TASK_CLASSIFY) : serve_error(r, 405, "use POST for /predict");
-  if (!strcmp(url, "/rerank"))
-    return post ? rerank_route(r) : serve_error(r, 405, "use POST for /rerank");
-  if (!strcmp(url, "/tokenize"))
-    return post ? tokenize_route(r) : serve_error(r, 405, "use POST for /tokenize");
-  snprintf(r->route, sizeof r->route, "other");
-  return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);
+/* Handlers for the route table (routes.c); the method is already checked. */
+enum MHD_Result serve_route_health(req_ctx *r, served_model *m) {
+  (void)m;
+  return serve_reply(r, 200, NULL, NULL, 0);
+}
+enum MHD_Result serve_route_info(req_ctx *r, served_model *m) {
+  (void)m;
+  return info_route(r);
+}
+enum MHD_Result serve_route_embed(req_ctx *r, served_model *m) {
+  (void)m;
+  return text_route(r, TASK_EMBED);
+}
+enum MHD_Result serve_route_predict(req_ctx *r, served_model *m) {
+  (void)m;
+  return text_route(r, TASK_CLASSIFY);
+}
+enum MHD_Result serve_route_rerank(req_ctx *r, served_model *m) {
+  (void)m;
+  return rerank_route(r);
+}
+enum MHD_Result serve_route_tokenize(req_ctx *r, served_model *m) {
+  (void)m;
+  return tokenize_route(r);
 }

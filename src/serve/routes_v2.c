@@ -499,44 +499,19 @@ static json_t *io_list(served_model *m, const at_model_info *mi, bool inputs) {
   return a;
 }
 
-enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method) {
-  at_server *s = r->srv;
-  bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-  snprintf(r->route, sizeof r->route, "%s", url);
-  if (!strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready"))
-    return get ? serve_reply(r, 200, NULL, NULL, 0) : serve_error(r, 405, "use GET");
-  if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
-    if (!get) return serve_error(r, 405, "use GET for /v2");
-    return serve_reply_json(r, 200, json_pack("{s:s, s:s, s:[]}", "name", "anytime", "version",
-                                              AT_VERSION_STRING, "extensions"));
-  }
-  if (!strncmp(url, "/v2/models/", 11)) {
-    char name[128];
-    const char *rest = url + 11, *slash = strchr(rest, '/');
-    size_t nl = slash ? (size_t)(slash - rest) : strlen(rest);
-    if (nl == 0 || nl >= sizeof name) return serve_error(r, 404, "no model named in %s", url);
-    memcpy(name, rest, nl);
-    name[nl] = '\0';
-    const char *tail = slash ? slash : "";
-    /* metrics label: the route shape, not the model name */
-    snprintf(r->route, sizeof r->route, "/v2/models/{m}%s", tail);
-    served_model *m = serve_find_model(s, name);
-    if (!m) return serve_error(r, 404, "model '%s' is not served here", name);
-    if (!*tail) {
-      if (!get) return serve_error(r, 405, "use GET for model metadata");
-      const at_model_info *mi = at_engine_variant_info(s->engine, m->variants[0].engine_index);
-      json_t *vs = json_array();
-      for (int v = 0; v < m->n_variants; v++) json_array_append_new(vs, json_string(m->variants[v].name));
-      return serve_reply_json(r, 200, json_pack("{s:s, s:[s], s:s, s:o, s:o, s:o}", "name", m->name,
-                                                "versions", "1", "platform", "onnxruntime_onnx",
-                                                "inputs", io_list(m, mi, true), "outputs",
-                                                io_list(m, mi, false), "variants", vs));
-    }
-    if (!strcmp(tail, "/ready"))
-      return get ? serve_reply(r, 200, NULL, NULL, 0) : serve_error(r, 405, "use GET");
-    if (!strcmp(tail, "/infer"))
-      return !strcmp(method, "POST") ? infer(r, m) : serve_error(r, 405, "use POST for infer");
-  }
-  snprintf(r->route, sizeof r->route, "other");
-  return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);
+/* Handlers for the route table (routes.c); m is the {m} of the path. */
+enum MHD_Result serve_route_v2_server(req_ctx *r, served_model *m) {
+  (void)m;
+  return serve_reply_json(r, 200, json_pack("{s:s, s:s, s:[]}", "name", "anytime", "version",
+                                            AT_VERSION_STRING, "extensions"));
 }
+enum MHD_Result serve_route_v2_model(req_ctx *r, served_model *m) {
+  const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
+  json_t *vs = json_array();
+  for (int v = 0; v < m->n_variants; v++) json_array_append_new(vs, json_string(m->variants[v].name));
+  return serve_reply_json(r, 200, json_pack("{s:s, s:[s], s:s, s:o, s:o, s:o}", "name", m->name,
+                                            "versions", "1", "platform", "onnxruntime_onnx",
+                                            "inputs", io_list(m, mi, true), "outputs",
+                                            io_list(m, mi, false), "variants", vs));
+}
+enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m) { return infer(r, m); }

@@ -268,9 +268,38 @@ job *serve_job_alloc(req_ctx *r, served_model *m, size_t n, size_t extra);
 enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r));
 
 /* ---- routes ---- */
-enum MHD_Result route_tei(req_ctx *r, const char *url, const char *method);
-enum MHD_Result route_openai(req_ctx *r, const char *url, const char *method);
-enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method);
+/* routes.c: the route table. serve_dispatch answers a request whose body
+ * has been read: the route whose path (exact, or with one {m} segment, a
+ * served model's name) and method match, 405 naming the method when only
+ * the path matches, 404 otherwise; it sets r->route, the metrics label (the
+ * pattern). serve_route_open: whether a path answers without an API key
+ * (the health probes). Any HTTP thread. */
+enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method);
+bool serve_route_open(const char *url);
+/* One route's handler: the method is checked, m is the {m} model (or NULL). */
+typedef enum MHD_Result (*serve_route_fn)(req_ctx *r, served_model *m);
+typedef struct serve_route {
+  const char *method; /* "GET" (HEAD answers too) or "POST" */
+  const char *path;   /* exact, or with one "{m}" segment */
+  serve_route_fn fn;
+  bool open;          /* answers without an API key */
+} serve_route;
+/* The table itself, for the tests that hold docs/api.md to it. */
+const serve_route *serve_routes(size_t *n);
+enum MHD_Result serve_route_metrics(req_ctx *r, served_model *m);        /* server.c */
+enum MHD_Result serve_route_health(req_ctx *r, served_model *m);         /* routes_tei.c */
+enum MHD_Result serve_route_info(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_embed(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_predict(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_rerank(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_tokenize(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_embeddings(req_ctx *r, served_model *m);     /* routes_openai.c */
+enum MHD_Result serve_route_models(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_completions(req_ctx *r, served_model *m);    /* routes_completions.c */
+enum MHD_Result serve_route_chat_completions(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_v2_server(req_ctx *r, served_model *m);      /* routes_v2.c */
+enum MHD_Result serve_route_v2_model(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m);
 /* A refusal in two steps (server.c), shared by the encoder planner's and
  * the generation lane's 429s. serve_refusal_hold: the hold rule
  * (holdq.h) for this request; returns when to answer (0: now) and sets
@@ -280,8 +309,6 @@ enum MHD_Result route_v2(req_ctx *r, const char *url, const char *method);
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
 enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, size_t len,
                                    uint64_t now, uint64_t hold_until, double ra_s);
-enum MHD_Result route_completions(req_ctx *r, const char *method);
-enum MHD_Result route_chat_completions(req_ctx *r, const char *method);
 /* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})
  * rendered by the generator model's chat template, with the generation
  * prompt. Returns 0 (*text malloc'd, the caller frees it) or the HTTP status

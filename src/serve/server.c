@@ -508,36 +508,21 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
   return o < cap ? o : 0;
 }
 
-static enum MHD_Result route_builtin(req_ctx *r, const char *url, const char *method,
-                                     bool *handled) {
+/* GET /metrics (a route table handler, routes.c). */
+enum MHD_Result serve_route_metrics(req_ctx *r, served_model *m) {
+  (void)m;
   at_server *s = r->srv;
-  *handled = true;
-  if (!strcmp(url, "/metrics")) {
-    snprintf(r->route, sizeof r->route, "/metrics");
-    if (strcmp(method, "GET")) return serve_error(r, 405, "use GET for /metrics");
-    pthread_mutex_lock(&s->lock);
-    int inflight = s->inflight;
-    pthread_mutex_unlock(&s->lock);
-    at_metrics_set_inflight(s->metrics, inflight);
-    size_t len;
-    char *body = at_metrics_render(s->metrics, (int64_t)at_batcher_queued(s->batcher, -1),
-                                   planner_metrics, s, &len);
-    return serve_reply(r, 200, "text/plain; version=0.0.4", body, len);
-  }
-  *handled = false;
-  return MHD_YES;
+  pthread_mutex_lock(&s->lock);
+  int inflight = s->inflight;
+  pthread_mutex_unlock(&s->lock);
+  at_metrics_set_inflight(s->metrics, inflight);
+  size_t len;
+  char *body = at_metrics_render(s->metrics, (int64_t)at_batcher_queued(s->batcher, -1),
+                                 planner_metrics, s, &len);
+  return serve_reply(r, 200, "text/plain; version=0.0.4", body, len);
 }
 
 /* --------------------------------------------------------- MHD callbacks */
-
-static enum MHD_Result dispatch(req_ctx *r, const char *url, const char *method) {
-  bool handled;
-  enum MHD_Result res = route_builtin(r, url, method, &handled);
-  if (handled) return res;
-  if (!strncmp(url, "/v2", 3)) return route_v2(r, url, method);
-  if (!strncmp(url, "/v1/", 4)) return route_openai(r, url, method);
-  return route_tei(r, url, method);
-}
 
 /* x-request-id: the client's when it is 1..64 characters of [A-Za-z0-9._:-]
  * (what balancers and tracing headers use), else one made here: the
@@ -551,13 +536,6 @@ static void set_request_id(at_server *s, req_ctx *r, const char *given) {
   uint64_t k = atomic_fetch_add(&s->next_request_id, 1);
   snprintf(r->request_id, sizeof r->request_id, "%016llx%08llx",
            (unsigned long long)s->started_ns, (unsigned long long)(k & 0xffffffffull));
-}
-
-/* The health probes answer without a key (balancers and kubelets probe
- * without credentials); every other route needs one when keys are set. */
-static bool auth_exempt(const char *url) {
-  return !strcmp(url, "/health") || !strcmp(url, "/v2/health/live") ||
-         !strcmp(url, "/v2/health/ready");
 }
 
 static enum MHD_Result answer_unauthorized(req_ctx *r) {
@@ -584,7 +562,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     snprintf(r->method, sizeof r->method, "%s", method);
     set_request_id(s, r, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-request-id"));
     *con_cls = r;
-    if (s->auth.n > 0 && !auth_exempt(url) && /* no keys: no header lookup per request */
+    if (s->auth.n > 0 && !serve_route_open(url) && /* no keys: no header lookup per request */
         !serve_auth_check(&s->auth, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                  "Authorization")))
       r->unauthorized = true; /* answered 401 once the body has been read (and dropped) */
@@ -647,7 +625,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   int stopping = s->stopping;
   pthread_mutex_unlock(&s->lock);
   if (stopping) return serve_error(r, 503, "server is shutting down");
-  return dispatch(r, url, method);
+  return serve_dispatch(r, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -9,3 +9,5 @@ at_unit_test(test_serve_parsers tests/unit/test_serve_parsers.c)
 at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)
 # API keys and the Bearer check.
 at_unit_test(test_serve_auth tests/unit/test_serve_auth.c)
+# The route table against docs/api.md, both ways; which routes need no key.
+at_unit_test(test_serve_routes tests/unit/test_serve_routes.c)

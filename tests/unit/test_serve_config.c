@@ -6,11 +6,14 @@
  * the parser accepts with no unknown key. `anytime sweep` and `anytime
  * profile` rewrite configurations through this writer: before it, the
  * sweep's cheap-only configuration silently dropped wait_quantile,
- * rate_basis and every other planner key it did not list. */
+ * rate_basis and every other planner key it did not list. Then the key
+ * table itself: every row round-trips, the docs name every key, and the
+ * checks the table implies (whole numbers, choices, ranges). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "anytime/server.h"
+#include "serve/config_keys.h"
 #include "testutil.h"
 
 /* Only the settings sections: models, the generator and the cache dir are
@@ -121,15 +124,133 @@ static void test_generator_round_trip(void **state) {
   snprintf(c.generator.model, sizeof c.generator.model, "some/model");
   snprintf(c.generator.admission, sizeof c.generator.admission, "queue");
   c.generator.ttft_slo_ms = 750;
-  char buf[4096];
-  assert_true(at_server_config_generator_yaml(&c, buf, sizeof buf) > 0);
+  char *buf = at_server_config_generator_yaml(&c);
+  assert_non_null(buf);
   at_server_config back = at_server_config_default();
   assert_int_equal(at_server_config_parse(buf, strlen(buf), NULL, &back), AT_OK);
+  free(buf);
   assert_string_equal(back.generator.admission, "queue");
   assert_true(back.generator.ttft_slo_ms == 750);
   const char *bad = "generator:\n  model: m\n  admission: sometimes\n";
   assert_int_equal(at_server_config_parse(bad, strlen(bad), NULL, &back), AT_ERR_PARSE);
   assert_non_null(strstr(at_last_error(), "slo or queue"));
+}
+
+/* Every row of the key table (src/serve/config_keys.c), set away from its
+ * default (to the top of its range, another choice, a path that needs
+ * quoting), is written and parsed back to the same value, the generator's
+ * section included: a key added to the table is covered here without a
+ * line of this test changing. */
+static void test_every_table_key_round_trips(void **state) {
+  (void)state;
+  size_t n;
+  const cfg_key *k = serve_cfg_keys(&n);
+  for (size_t i = 0; i < n; i++) {
+    at_server_config c = at_server_config_default();
+    c.generator.enabled = true;
+    snprintf(c.generator.model, sizeof c.generator.model, "org/model");
+    void *f = serve_cfg_field(&c, &k[i]);
+    char text[1100];
+    switch (k[i].type) {
+    case CFG_INT: *(int *)f = (int)k[i].hi; break;
+    case CFG_SIZE: *(size_t *)f = (size_t)k[i].hi; break;
+    case CFG_DOUBLE: *(double *)f = k[i].lo + (k[i].hi - k[i].lo) / 3; break;
+    case CFG_BOOL: *(bool *)f = !(k[i].def != 0); break;
+    case CFG_CHOICE: { /* the last choice, or the first if that is the default */
+      const char *last = strrchr(k[i].choices, '|') + 1;
+      size_t len = strcmp(last, k[i].sdef) ? strlen(last) : strcspn(k[i].choices, "|");
+      snprintf(f, k[i].size, "%.*s", (int)len, strcmp(last, k[i].sdef) ? last : k[i].choices);
+      break;
+    }
+    case CFG_PATH: /* absolute (a relative one is resolved), long, needing quotes */
+      memset(text, 'p', 1000);
+      memcpy(text, "/a dir: \"quoted\" #x/", 20);
+      text[1000] = '\0';
+      snprintf(f, k[i].size, "%s", text);
+      break;
+    case CFG_STRING:
+    case CFG_MODEL: snprintf(f, k[i].size, "v: #1"); break;
+    }
+    /* the rules between keys hold: max_deadline_ms >= deadline_ms,
+     * max_tokens >= default_max_tokens */
+    if (!strcmp(k[i].key, "deadline_ms")) c.max_deadline_ms = c.deadline_ms;
+    if (!strcmp(k[i].key, "default_max_tokens")) c.generator.max_tokens = c.generator.default_max_tokens;
+    if (k[i].type == CFG_MODEL) snprintf(c.generator.model_raw, sizeof c.generator.model_raw, "v: #1");
+    char *a = at_server_config_settings_yaml(&c, 0), *g = at_server_config_generator_yaml(&c);
+    assert_non_null(a);
+    assert_non_null(g);
+    size_t la = strlen(a), lg = strlen(g);
+    char *doc = malloc(la + lg + 1);
+    assert_non_null(doc);
+    memcpy(doc, a, la);
+    memcpy(doc + la, g, lg + 1);
+    at_server_config back = at_server_config_default();
+    if (at_server_config_parse(doc, la + lg, NULL, &back) != AT_OK)
+      fail_msg("%s.%s: %s\n%s", k[i].section, k[i].key, at_last_error(), doc);
+    bool is_text = k[i].type == CFG_STRING || k[i].type == CFG_PATH ||
+                   k[i].type == CFG_CHOICE || k[i].type == CFG_MODEL;
+    const void *got = serve_cfg_field(&back, &k[i]);
+    if (is_text ? strcmp(got, f) != 0 : memcmp(got, f, k[i].size) != 0)
+      fail_msg("%s.%s did not survive writing and parsing:\n%s", k[i].section, k[i].key, doc);
+    free(a);
+    free(g);
+    free(doc);
+  }
+}
+
+/* docs/configuration.md names every key of the table in its section of the
+ * annotated example, and every key it names there is one. */
+static void test_docs_name_every_key(void **state) {
+  (void)state;
+  const char *src = getenv("ANYTIME_SOURCE_DIR");
+  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/docs/configuration.md", src);
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot open %s", path);
+  char line[1024], section[64] = "";
+  bool in_yaml = false;
+  size_t n;
+  const cfg_key *k = serve_cfg_keys(&n);
+  bool *seen = calloc(n, sizeof *seen);
+  assert_non_null(seen);
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "```", 3)) {
+      in_yaml = !in_yaml && !strncmp(line, "```yaml", 7);
+      section[0] = '\0';
+      continue;
+    }
+    if (!in_yaml) continue;
+    char key[128];
+    if (line[0] != ' ' && line[0] != '#' && sscanf(line, "%63[a-z_]:", section) == 1) continue;
+    if (strncmp(line, "  ", 2) || line[2] == ' ' || line[2] == '#' || line[2] == '-') continue;
+    if (sscanf(line + 2, "%127[a-z_]:", key) != 1) continue;
+    if (strcmp(section, "server") && strcmp(section, "engine") && strcmp(section, "batching") &&
+        strcmp(section, "planner") && strcmp(section, "generator"))
+      continue;
+    const cfg_key *hit = serve_cfg_key(section, key);
+    if (!hit) fail_msg("docs/configuration.md names %s.%s, which the parser does not know", section, key);
+    seen[hit - k] = true;
+  }
+  fclose(f);
+  for (size_t i = 0; i < n; i++)
+    if (!seen[i]) fail_msg("docs/configuration.md does not name %s.%s", k[i].section, k[i].key);
+  free(seen);
+}
+
+/* Whole-number keys refuse fractions; choices name what they accept. */
+static void test_key_checks(void **state) {
+  (void)state;
+  at_server_config c = at_server_config_default();
+  const char *frac = "server:\n  port: 80.5\n";
+  assert_int_equal(at_server_config_parse(frac, strlen(frac), NULL, &c), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'port' must be a whole number"));
+  const char *pol = "planner:\n  policy: greedy\n";
+  assert_int_equal(at_server_config_parse(pol, strlen(pol), NULL, &c), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'policy' must be adaptive, accurate-only, none or limit"));
+  const char *range = "engine:\n  workers: 0\n";
+  assert_int_equal(at_server_config_parse(range, strlen(range), NULL, &c), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "out of range [1, 1024]"));
 }
 
 int main(void) {
@@ -138,6 +259,9 @@ int main(void) {
       cmocka_unit_test(test_defaults_stay_defaults),
       cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_generator_round_trip),
+      cmocka_unit_test(test_every_table_key_round_trips),
+      cmocka_unit_test(test_docs_name_every_key),
+      cmocka_unit_test(test_key_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
