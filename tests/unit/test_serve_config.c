@@ -202,10 +202,7 @@ static void test_every_table_key_round_trips(void **state) {
  * annotated example, and every key it names there is one. */
 static void test_docs_name_every_key(void **state) {
   (void)state;
-  const char *src = getenv("ANYTIME_SOURCE_DIR");
-  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/docs/configuration.md", src);
+  const char *path = test_source("docs/configuration.md");
   FILE *f = fopen(path, "r");
   if (!f) fail_msg("cannot open %s", path);
   char line[1024], section[64] = "";

@@ -55,11 +55,7 @@ static void check_tokenizer(const char *path) {
 
 static void test_byte_level_bpe(void **state) {
   (void)state;
-  const char *src = getenv("ANYTIME_SOURCE_DIR");
-  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
-  char p[4096];
-  snprintf(p, sizeof p, "%s/models/decoder/tokenizer.json", src);
-  check_tokenizer(p);
+  check_tokenizer(test_source("models/decoder/tokenizer.json"));
 }
 
 static void test_wordpiece(void **state) {

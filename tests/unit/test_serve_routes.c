@@ -12,10 +12,7 @@
 #include "testutil.h"
 
 static char *read_doc(void) {
-  const char *src = getenv("ANYTIME_SOURCE_DIR");
-  if (!src) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/docs/api.md", src);
+  const char *path = test_source("docs/api.md");
   FILE *f = fopen(path, "rb");
   if (!f) fail_msg("cannot open %s", path);
   fseek(f, 0, SEEK_END);

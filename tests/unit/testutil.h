@@ -22,4 +22,15 @@ static inline const char *test_data(const char *rel) {
   return buf;
 }
 
+/* Path of a file in the source tree (ANYTIME_SOURCE_DIR: docs, models),
+ * in a static buffer that the next call overwrites. Fails the test if the
+ * variable is unset. */
+static inline const char *test_source(const char *rel) {
+  static _Thread_local char buf[4096];
+  const char *root = getenv("ANYTIME_SOURCE_DIR");
+  if (!root) fail_msg("ANYTIME_SOURCE_DIR is not set (run the tests through ctest)");
+  snprintf(buf, sizeof buf, "%s/%s", root, rel);
+  return buf;
+}
+
 #endif
