@@ -543,7 +543,13 @@ static int run_all(sweep *sw, FILE *csv) {
     if (sw->cheap_measured)
       fprintf(stderr, "sweep: repeat %d/%d: cheapest variant's capacity %.0f req/s (the oracle's "
               "for this repeat)\n", r + 1, sw->repeats, sw->cheap_capacity);
-    for (int pi = 0; pi < sw->n_pol; pi++) {
+    /* The policies take turns going first: repeat r starts with policy r.
+     * In a fixed order (before 2026-12-02) a drift of the host's speed
+     * within a repeat lands on the same policy every time: the sweep of
+     * 2026-12-02 08:34 had adaptive below cheap-only at open-loop rho = 3
+     * in all three repeats, and an A/B minutes later did not reproduce it. */
+    for (int step = 0; step < sw->n_pol; step++) {
+      int pi = (step + r) % sw->n_pol;
       const char *pol = all_policies[sw->pol[pi]];
       int port;
       pid_t pid = start_server(sw, sw->cfg_path, pol, &port);
@@ -963,6 +969,8 @@ static void usage(FILE *f) {
           "--clients-model (default poisson,closed-retry): poisson = open-loop Poisson\n"
           "arrivals; closed-retry = N = rho x C x Z closed-loop clients thinking Z\n"
           "(--think-ms, default 50) on average and resending every 429 at once.\n"
+          "Repeat r starts with the r-th policy (they take turns going first), so a drift\n"
+          "of the host's speed within a repeat does not always land on the same policy.\n"
           "C is measured when the sweep starts: the requests per second a server\n"
           "without admission control (--policy none, the most accurate variant) answers\n"
           "while 2 x workers clients send back to back: the best of three 1.5 s windows\n"
