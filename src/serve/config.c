@@ -117,8 +117,8 @@ static void fmt_double(char *out, size_t cap, double v) {
 
 /* Whether a key is written: a tuning key left to the planner, or an empty
  * optional string, is not. */
-static bool key_is_set(at_server_config *c, const cfg_key *k) {
-  const void *f = serve_cfg_field(c, k);
+static bool key_is_set(const at_server_config *c, const cfg_key *k) {
+  const void *f = serve_cfg_value(c, k);
   if ((k->flags & CFG_IF_SET) && !((const char *)f)[0]) return false;
   if (k->flags & CFG_UNSET_NEG) {
     double v = *(const double *)f;
@@ -127,12 +127,15 @@ static bool key_is_set(at_server_config *c, const cfg_key *k) {
   return true;
 }
 
-static void write_key(ywriter *w, at_server_config *c, const cfg_key *k) {
-  const void *f = serve_cfg_field(c, k);
+/* batch > 0 replaces batching.max_batch_size (profile writes the one it chose). */
+static void write_key(ywriter *w, const at_server_config *c, const cfg_key *k, int batch) {
+  const void *f = serve_cfg_value(c, k);
   char v[64];
   const char *text = v;
   switch (k->type) {
-  case CFG_INT: snprintf(v, sizeof v, "%d", *(const int *)f); break;
+  case CFG_INT:
+    snprintf(v, sizeof v, "%d", batch > 0 && f == &c->max_batch_size ? batch : *(const int *)f);
+    break;
   case CFG_SIZE: snprintf(v, sizeof v, "%zu", *(const size_t *)f); break;
   case CFG_DOUBLE: fmt_double(v, sizeof v, *(const double *)f); break;
   case CFG_BOOL: text = *(const bool *)f ? "true" : "false"; break;
@@ -146,8 +149,8 @@ static void write_key(ywriter *w, at_server_config *c, const cfg_key *k) {
 }
 
 /* Every key of the listed sections, in the table's order. */
-static char *write_sections(const at_server_config *cfg, const char *const *sections, int n_sec) {
-  at_server_config c = *cfg; /* a copy: serve_cfg_field needs a mutable pointer */
+static char *write_sections(const at_server_config *c, const char *const *sections, int n_sec,
+                            int batch) {
   char *buf = NULL;
   size_t len = 0, n;
   ywriter w;
@@ -157,8 +160,8 @@ static char *write_sections(const at_server_config *cfg, const char *const *sect
     yw_scalar(&w, sections[s]);
     yw_map(&w, true);
     for (size_t i = 0; i < n; i++)
-      if (!strcmp(keys[i].section, sections[s]) && key_is_set(&c, &keys[i]))
-        write_key(&w, &c, &keys[i]);
+      if (!strcmp(keys[i].section, sections[s]) && key_is_set(c, &keys[i]))
+        write_key(&w, c, &keys[i], batch);
     yw_map(&w, false);
   }
   return yw_end(&w, &buf);
@@ -168,15 +171,13 @@ char *at_server_config_generator_yaml(const at_server_config *cfg) {
   if (!cfg) return NULL;
   if (!cfg->generator.enabled) return strdup("");
   static const char *const sec[] = {"generator"};
-  return write_sections(cfg, sec, 1);
+  return write_sections(cfg, sec, 1, 0);
 }
 
 char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_size) {
   if (!c) return NULL;
-  at_server_config w = *c;
-  if (max_batch_size > 0) w.max_batch_size = max_batch_size;
   static const char *const sec[] = {"server", "engine", "batching", "planner"};
-  return write_sections(&w, sec, 4);
+  return write_sections(c, sec, 4, max_batch_size);
 }
 
 typedef struct ctx {
@@ -384,21 +385,16 @@ static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, at_server_con
   case CFG_PATH: return get_path(c, v, k->key, f, k->size);
   case CFG_CHOICE: {
     if ((s = get_str(c, v, k->key, f, k->size))) return s;
-    const char *ch = k->choices; /* "a|b|c" */
-    size_t len = strlen(f);
-    for (const char *p = ch; *p;) {
+    /* one pass over "a|b|c": a match, or the message's "a, b or c" */
+    char m[200], list[120];
+    size_t len = strlen(f), o = 0;
+    for (const char *p = k->choices; *p;) {
       const char *e = strchr(p, '|');
       size_t n = e ? (size_t)(e - p) : strlen(p);
       if (n == len && !strncmp(p, f, n)) return AT_OK;
-      p += n + (e ? 1 : 0);
-    }
-    char m[200], list[120];
-    size_t o = 0;
-    for (const char *p = ch; *p && o < sizeof list - 8;) { /* "a, b or c" */
-      const char *e = strchr(p, '|');
-      size_t n = e ? (size_t)(e - p) : strlen(p);
       const char *sep = !e ? "" : strchr(e + 1, '|') ? ", " : " or ";
-      o += (size_t)snprintf(list + o, sizeof list - o, "%.*s%s", (int)n, p, sep);
+      if (o < sizeof list)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%.*s%s", (int)n, p, sep);
       p += n + (e ? 1 : 0);
     }
     snprintf(m, sizeof m, "'%s' must be %s", k->key, list);

@@ -88,3 +88,7 @@ const cfg_key *serve_cfg_key(const char *section, const char *key) {
 }
 
 void *serve_cfg_field(at_server_config *cfg, const cfg_key *k) { return (char *)cfg + k->off; }
+
+const void *serve_cfg_value(const at_server_config *cfg, const cfg_key *k) {
+  return (const char *)cfg + k->off;
+}

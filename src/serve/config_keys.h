@@ -45,7 +45,8 @@ typedef struct cfg_key {
 const cfg_key *serve_cfg_keys(size_t *n);
 /* The entry for section.key, or NULL. */
 const cfg_key *serve_cfg_key(const char *section, const char *key);
-/* Where the entry's value lives in cfg. */
+/* Where the entry's value lives in cfg (to set it, or to read it). */
 void *serve_cfg_field(at_server_config *cfg, const cfg_key *k);
+const void *serve_cfg_value(const at_server_config *cfg, const cfg_key *k);
 
 #endif /* ANYTIME_SERVE_CONFIG_KEYS_H */

@@ -54,20 +54,29 @@ const serve_route *serve_routes(size_t *n) {
   return table;
 }
 
-/* Does url match pattern? The {m} segment, if any, goes to name[cap]
- * (a name that does not fit does not match). */
-static bool path_match(const char *pattern, const char *url, char *name, size_t cap) {
-  const char *hole = strstr(pattern, "{m}");
-  if (!hole) return !strcmp(pattern, url);
+/* For a pattern with "{m}" at `hole`: when url has the pattern's prefix
+ * and a non-empty segment there that fits name[cap], copy the segment to
+ * name and return what follows it in url; else NULL. */
+static const char *model_segment(const char *pattern, const char *hole, const char *url,
+                                 char *name, size_t cap) {
   size_t pre = (size_t)(hole - pattern);
-  if (strncmp(pattern, url, pre)) return false;
-  const char *seg = url + pre, *end = strchr(seg, '/');
-  size_t len = end ? (size_t)(end - seg) : strlen(seg);
-  if (len == 0 || len >= cap) return false;
-  if (strcmp(hole + 3, seg + len)) return false; /* the rest after {m}, exactly */
+  if (strncmp(pattern, url, pre)) return NULL;
+  const char *seg = url + pre;
+  size_t len = strcspn(seg, "/");
+  if (len == 0 || len >= cap) return NULL;
   memcpy(name, seg, len);
   name[len] = '\0';
-  return true;
+  return seg + len;
+}
+
+/* Does url match pattern? The {m} segment, if any, goes to name[cap]
+ * (name is "" for a pattern without one). */
+static bool path_match(const char *pattern, const char *url, char *name, size_t cap) {
+  const char *hole = strstr(pattern, "{m}");
+  name[0] = '\0';
+  if (!hole) return !strcmp(pattern, url);
+  const char *rest = model_segment(pattern, hole, url, name, cap);
+  return rest && !strcmp(hole + 3, rest); /* the rest after {m}, exactly */
 }
 
 static bool method_ok(const char *want, const char *method) {
@@ -89,7 +98,7 @@ enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method) 
     if (!path_match(rt->path, url, name, sizeof name)) continue;
     snprintf(r->route, sizeof r->route, "%s", rt->path);
     served_model *m = NULL;
-    if (strstr(rt->path, "{m}") && !(m = serve_find_model(r->srv, name)))
+    if (name[0] && !(m = serve_find_model(r->srv, name)))
       return serve_error(r, 404, "model '%s' is not served here", name);
     if (method_ok(rt->method, method)) return rt->fn(r, m);
     if (!path_only) path_only = rt;
@@ -101,13 +110,7 @@ enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method) 
    * follows it (a known one with an unknown tail is "no route") */
   for (size_t i = 0; i < N_ROUTES; i++) {
     const char *hole = strstr(table[i].path, "{m}");
-    size_t pre = hole ? (size_t)(hole - table[i].path) : 0;
-    if (!hole || strncmp(table[i].path, url, pre)) continue;
-    const char *seg = url + pre;
-    size_t len = strcspn(seg, "/");
-    if (len == 0 || len >= sizeof name) break;
-    memcpy(name, seg, len);
-    name[len] = '\0';
+    if (!hole || !model_segment(table[i].path, hole, url, name, sizeof name)) continue;
     if (!serve_find_model(r->srv, name))
       return serve_error(r, 404, "model '%s' is not served here", name);
     break;
