@@ -3,8 +3,10 @@
 # retries a replica's 429 on another (deploy/nginx/anytime.conf).
 #
 #   scripts/cluster.sh start N [--port P] [--config FILE] [--dir DIR] [-- SERVE ARGS...]
-#       replicas on 127.0.0.1:P+1..P+N, nginx on 127.0.0.1:P (default 8000);
-#       returns once every replica answers /v2/health/ready and nginx answers
+#       nginx on 127.0.0.1:P (default 8000); each replica on a free loopback
+#       port the kernel picks (--port 0; `status` lists them), so replicas
+#       never collide with other listeners; returns once every replica answers
+#       /v2/health/ready and nginx answers
 #   scripts/cluster.sh stop [--dir DIR]
 #       nginx first (no new requests), then SIGTERM to every replica: each
 #       finishes what it admitted and exits 0 (non-zero exit if one did not)
@@ -93,9 +95,8 @@ trap 'echo "cluster: start failed; stopping what started" >&2; stop_all || true'
 cfg_args=()
 [ -n "$config" ] && cfg_args=(--config "$config")
 for i in $(seq 1 "$n"); do
-  p=$((port + i))
   rm -f "$dir/replica-$i.port" "$dir/replica-$i.exit"
-  ( "$bin" serve "${cfg_args[@]}" --host 127.0.0.1 --port "$p" --port-file "$dir/replica-$i.port" \
+  ( "$bin" serve "${cfg_args[@]}" --host 127.0.0.1 --port 0 --port-file "$dir/replica-$i.port" \
         "${extra[@]}" >"$dir/replica-$i.log" 2>&1; echo $? > "$dir/replica-$i.exit" ) &
   # the subshell's child is the server: record the server's own pid
   for _ in $(seq 1 50); do
@@ -104,17 +105,19 @@ for i in $(seq 1 "$n"); do
   [ -n "${pid:-}" ] || die "replica $i did not start (see $dir/replica-$i.log)"
   echo "$pid" > "$dir/replica-$i.pid"
 done
+rport() { cat "$dir/replica-$1.port" 2>/dev/null || true; }
 for i in $(seq 1 "$n"); do
   for _ in $(seq 1 1200); do
-    [ -s "$dir/replica-$i.port" ] && curl -sf "http://127.0.0.1:$((port + i))/v2/health/ready" >/dev/null && break
+    [ -s "$dir/replica-$i.port" ] && curl -sf "http://127.0.0.1:$(rport "$i")/v2/health/ready" >/dev/null && break
     [ -e "$dir/replica-$i.exit" ] && die "replica $i exited during start-up: $(tail -n 3 "$dir/replica-$i.log")"
     sleep 0.05
   done
-  curl -sf "http://127.0.0.1:$((port + i))/v2/health/ready" >/dev/null || die "replica $i not ready after 60 s"
+  [ -s "$dir/replica-$i.port" ] && curl -sf "http://127.0.0.1:$(rport "$i")/v2/health/ready" >/dev/null ||
+    die "replica $i not ready after 60 s"
 done
 
 # 2. nginx, from the committed configuration with these replicas and port
-servers=$(for i in $(seq 1 "$n"); do printf '    server 127.0.0.1:%d max_fails=0;\\n' $((port + i)); done)
+servers=$(for i in $(seq 1 "$n"); do printf '    server 127.0.0.1:%d max_fails=0;\\n' "$(rport "$i")"; done)
 sed -e "/# replicas: begin/,/# replicas: end/c\\    # replicas: begin\\n$servers    # replicas: end" \
     -e "s/listen 127.0.0.1:8000;/listen 127.0.0.1:$port;/" \
     "$here/deploy/nginx/anytime.conf" > "$dir/nginx.conf"

@@ -26,21 +26,28 @@ command -v hey >/dev/null || fail "hey is not installed (scripts/install-deps.sh
 D=$(mktemp -d)
 cluster() { bash "$ANYTIME_SOURCE_DIR/scripts/cluster.sh" "$@"; }
 trap 'cluster stop --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"' EXIT
-# a free base port: replicas at base+1, base+2
-base=$(( 20000 + (RANDOM % 20000) ))
+# nginx on a port nothing listens on; the replicas take ports the kernel
+# picks (cluster.sh passes --port 0) and name them in $D/replica-N.port
+base=
+for _ in $(seq 1 50); do
+  p=$(( 20000 + (RANDOM % 20000) ))
+  (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { base=$p; break; }
+done
+[ -n "$base" ] || fail "no free port found for nginx"
+replica_ports() { cat "$D"/replica-[0-9]*.port; }
 cluster start 2 --port "$base" --config "$ANYTIME_TEST_DATA/serve/tiny.yaml" --dir "$D" \
     -- --policy limit --inflight-limit 1 || fail "cluster did not start"
 URL="http://127.0.0.1:$base"
 refusals() { # total 429s counted by both replicas
   local t=0 p
-  for p in $((base + 1)) $((base + 2)); do
+  for p in $(replica_ports); do
     t=$(( t + $(curl -s "http://127.0.0.1:$p/metrics" |
                 awk '/^anytime_rejections_total\{/ { s += $NF } END { printf "%d", s }') ))
   done
   echo "$t"
 }
 answered() { # 200s per replica, as "a b"
-  for p in $((base + 1)) $((base + 2)); do
+  for p in $(replica_ports); do
     curl -s "http://127.0.0.1:$p/metrics" |
       awk '/^anytime_requests_total\{.*route="\/predict".*status="200"/ { s += $NF } END { printf "%d ", s }'
   done
@@ -94,7 +101,7 @@ cluster start 3 --port "$base" --config "$ANYTIME_TEST_DATA/serve/tiny.yaml" --d
     -- --policy limit --inflight-limit 1 || fail "3-replica cluster did not start"
 ok3() { # 200s over the three replicas
   local t=0 p
-  for p in $((base + 1)) $((base + 2)) $((base + 3)); do
+  for p in $(replica_ports); do
     t=$(( t + $(curl -s "http://127.0.0.1:$p/metrics" |
                 awk '/^anytime_requests_total\{.*route="\/predict".*status="200"/ { s += $NF } END { printf "%d", s }') ))
   done
