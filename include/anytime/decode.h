@@ -188,14 +188,20 @@ typedef struct at_decoder at_decoder;
 
 /* What the decoder learned from the graph's signature. */
 typedef struct at_decoder_info {
-  int layers, heads, head_dim, vocab;
+  int layers, heads, head_dim, vocab; /* heads: key/value heads (fewer than the
+                                         query heads under grouped-query attention) */
   int max_positions; /* from config.json n_positions, 0 if unknown */
+  /* The graph takes position_ids. Without them (older GPT-2 exports) it
+   * counts positions from the past's length, so one step may only hold
+   * sequences whose past lengths are equal: at_decoder_step refuses others,
+   * and the generator groups its decode steps that way. */
+  bool position_ids;
 } at_decoder_info;
 
 /* Open a decoder over `model_path` (an ONNX export with input_ids,
- * attention_mask, position_ids and past_key_values.{i}.key/value in;
- * logits and present.{i}.key/value out). `n_positions` (0 = unknown) bounds
- * positions. AT_ERR_MODEL names what the signature lacks. */
+ * attention_mask, optionally position_ids, and past_key_values.{i}.key/value
+ * in; logits and present.{i}.key/value out). `n_positions` (0 = unknown)
+ * bounds positions. AT_ERR_MODEL names what the signature lacks. */
 at_status at_decoder_create(const char *model_path, const at_session_params *sp,
                             int n_positions, at_decoder **out);
 void at_decoder_destroy(at_decoder *d);

@@ -186,6 +186,13 @@ const at_decoder_info *at_gen_decoder_info(const at_generator *g);
 int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
                       int *pick);
 
+/* The same for a graph without position_ids (at_decoder_info): the
+ * longest-waiting sequence, then up to max_batch - 1 more of the same cached
+ * length, longest-waiting first. Every sequence still gets its turn: the
+ * anchor is always the one that waited longest. */
+int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
+                            int *pick);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,7 +29,8 @@ struct at_decoder {
   size_t ids_cap, pos_cap, mask_cap;
   float *past;
   size_t past_cap;
-  at_tensor *inputs;
+  at_tensor *inputs; /* ids, mask, [positions,] then 2 * layers pasts */
+  int n_fixed;       /* 3 with position_ids, else 2: where the pasts start */
 };
 
 static void *grow(void *p, size_t *cap, size_t want, size_t elem) {
@@ -75,8 +76,11 @@ at_status at_decoder_create(const char *model_path, const at_session_params *sp,
     return st;
   }
   const at_model_info *mi = at_session_info(d->s);
+  /* position_ids is optional: older GPT-2 exports count positions from the
+   * past's length inside the graph */
   const char *need[] = {"input_ids", "attention_mask", "position_ids"};
-  for (int i = 0; i < 3; i++) {
+  bool has_pos = find(mi->inputs, mi->n_inputs, "position_ids") != NULL;
+  for (int i = 0; i < (has_pos ? 3 : 2); i++) {
     const at_value_info *v = find(mi->inputs, mi->n_inputs, need[i]);
     if (!v || v->dtype != AT_DTYPE_INT64 || v->ndim != 2) {
       at_decoder_destroy(d);
@@ -116,11 +120,13 @@ at_status at_decoder_create(const char *model_path, const at_session_params *sp,
                               .heads = (int)k0->dims[1],
                               .head_dim = (int)k0->dims[3],
                               .vocab = (int)lg->dims[2],
-                              .max_positions = n_positions};
+                              .max_positions = n_positions,
+                              .position_ids = has_pos};
+  d->n_fixed = has_pos ? 3 : 2;
   d->in_names = calloc((size_t)2 * layers, sizeof *d->in_names);
   d->out_names = calloc((size_t)1 + 2 * layers, sizeof *d->out_names);
   d->out_ptrs = calloc((size_t)1 + 2 * layers, sizeof *d->out_ptrs);
-  d->inputs = calloc((size_t)3 + 2 * layers, sizeof *d->inputs);
+  d->inputs = calloc((size_t)d->n_fixed + 2 * layers, sizeof *d->inputs);
   if (!d->in_names || !d->out_names || !d->out_ptrs || !d->inputs) {
     at_decoder_destroy(d);
     return at_fail(AT_ERR_NOMEM, "decoder names");
@@ -148,8 +154,8 @@ at_status at_decoder_create(const char *model_path, const at_session_params *sp,
 
 const at_decoder_info *at_decoder_get_info(const at_decoder *d) { return d ? &d->info : NULL; }
 
-/* Fill the three int64 inputs; per item i: past length len[i], P padded
- * past, S new tokens. */
+/* Fill the int64 inputs (ids, mask, positions when the graph takes them);
+ * per item i: past length len[i], P padded past, S new tokens. */
 static at_status fill_ids(at_decoder *d, int B, int S, int P, const int *len,
                           const int32_t *const *tok) {
   size_t n_ids = (size_t)B * S, n_mask = (size_t)B * (P + S);
@@ -172,7 +178,7 @@ static at_status fill_ids(at_decoder *d, int B, int S, int P, const int *len,
   }
   d->inputs[0] = (at_tensor){"input_ids", AT_DTYPE_INT64, 2, {B, S}, ids};
   d->inputs[1] = (at_tensor){"attention_mask", AT_DTYPE_INT64, 2, {B, P + S}, mask};
-  d->inputs[2] = (at_tensor){"position_ids", AT_DTYPE_INT64, 2, {B, S}, pos};
+  if (d->info.position_ids) d->inputs[2] = (at_tensor){"position_ids", AT_DTYPE_INT64, 2, {B, S}, pos};
   return AT_OK;
 }
 
@@ -201,6 +207,9 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
     lens[i] = q->len;
     toks[i] = items[i].tokens;
     if (q->len > P) P = q->len;
+    if (!in->position_ids && q->len != lens[0])
+      return at_fail(AT_ERR_INVALID_ARG, "decoder step: the graph takes no position_ids, so every "
+                                         "sequence in a step needs the same past length");
   }
   at_status st = fill_ids(d, n, S, P, lens, toks);
   if (st != AT_OK) return st;
@@ -214,11 +223,12 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
       float *dst = past + per * (size_t)(2 * li + kv);
       for (int i = 0; i < n; i++)
         at_kv_gather(a, items[i].seq, li, kv, dst + (size_t)i * H * P * D, P);
-      d->inputs[3 + 2 * li + kv] =
+      d->inputs[d->n_fixed + 2 * li + kv] =
           (at_tensor){d->in_names[2 * li + kv], AT_DTYPE_FLOAT32, 4, {n, H, P, D}, dst};
     }
   at_outputs *o = NULL;
-  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * L, d->out_ptrs, (size_t)1 + 2 * L, &o);
+  st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs, (size_t)1 + 2 * L,
+                      &o);
   if (st != AT_OK) return st;
   at_tensor t;
   at_outputs_get(o, 0, &t);
@@ -272,10 +282,11 @@ at_status at_decoder_step_reference(at_decoder *d, const at_decoder_past *past,
   at_status st = fill_ids(d, 1, n_new, P, lens, toks);
   if (st != AT_OK) return st;
   for (int i = 0; i < 2 * L; i++)
-    d->inputs[3 + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {1, H, P, D},
-                                   P ? past->kv[i] : NULL};
+    d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {1, H, P, D},
+                                            P ? past->kv[i] : NULL};
   at_outputs *o = NULL;
-  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * L, d->out_ptrs, (size_t)1 + 2 * L, &o);
+  st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs, (size_t)1 + 2 * L,
+                      &o);
   if (st != AT_OK) return st;
   at_tensor t;
   at_outputs_get(o, 0, &t);
@@ -315,10 +326,10 @@ at_status at_decoder_nll(at_decoder *d, const int32_t *tokens, int n, double *nl
   at_status st = fill_ids(d, 1, n, 0, lens, toks);
   if (st != AT_OK) return st;
   for (int i = 0; i < 2 * in->layers; i++)
-    d->inputs[3 + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4,
-                                   {1, in->heads, 0, in->head_dim}, NULL};
+    d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4,
+                                            {1, in->heads, 0, in->head_dim}, NULL};
   at_outputs *o = NULL;
-  st = at_session_run(d->s, d->inputs, (size_t)3 + 2 * in->layers, d->out_ptrs, 1, &o);
+  st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * in->layers, d->out_ptrs, 1, &o);
   if (st != AT_OK) return st;
   at_tensor t;
   at_outputs_get(o, 0, &t);

@@ -143,6 +143,29 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
   return k;
 }
 
+int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
+                            int *pick) {
+  if (n <= 0 || max_batch <= 0) return 0;
+  int anchor = 0;
+  for (int i = 1; i < n; i++)
+    if (last[i] < last[anchor]) anchor = i;
+  int k = 0;
+  pick[k++] = anchor;
+  /* then the longest-waiting of those with the anchor's length */
+  while (k < max_batch) {
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+      if (len[i] != len[anchor]) continue;
+      bool taken = false;
+      for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
+      if (!taken && (best < 0 || last[i] < last[best])) best = i;
+    }
+    if (best < 0) break;
+    pick[k++] = best;
+  }
+  return k;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static bool is_decoding(const gseq *s);
@@ -551,7 +574,9 @@ static bool decode_one(at_generator *g) {
     n++;
   }
   if (n == 0) return false;
-  int m = at_gen_pick_batch(len, last, n, g->p.max_batch, g->p.bucketing, pick);
+  int m = g->info->position_ids
+              ? at_gen_pick_batch(len, last, n, g->p.max_batch, g->p.bucketing, pick)
+              : at_gen_pick_same_length(len, last, n, g->p.max_batch, pick);
   int b = 0, P = 0;
   for (int j = 0; j < m; j++) {
     gseq *s = g->running[idx[pick[j]]];

@@ -12,3 +12,8 @@ add_test(NAME test_chat_reference COMMAND test_decoder_reference)
 set_tests_properties(test_chat_reference PROPERTIES
                      ENVIRONMENT "${AT_TEST_ENV};ANYTIME_DECODER_MODEL=${PROJECT_SOURCE_DIR}/models/chat"
                      LABELS unit)
+# Decoders in the layouts of users' exports (tests/data/models/decoders,
+# tools/testmodels/make_decoder_standins.py): GPT-2 without position_ids,
+# Qwen2 with grouped-query attention and rotary positions, each against
+# numpy's logits and greedy tokens.
+at_unit_test(test_decoder_standins tests/unit/test_decoder_standins.c)
