@@ -50,6 +50,7 @@ extern "C" {
 #endif
 
 #define AT_MODEL_MAX_VARIANTS 32
+#define AT_MODEL_MAX_PROMPTS 16
 
 typedef enum at_model_task {
   AT_TASK_UNKNOWN = 0,
@@ -125,6 +126,15 @@ typedef struct at_model_desc {
   const char *dense_module;    /* a sentence-transformers Dense module after pooling
                                   ("2_Dense") or NULL: served only when the graph
                                   includes it (a "sentence_embedding" output) */
+  /* Prompts (config_sentence_transformers.json "prompts": name -> text put
+   * before the input, e.g. "query: "), the one used when a request names
+   * none (default_prompt_name; -1: none), and whether pooling leaves the
+   * prompt's tokens out (1_Pooling's include_prompt: false). */
+  size_t n_prompts;
+  const char *prompt_names[AT_MODEL_MAX_PROMPTS];
+  const char *prompt_texts[AT_MODEL_MAX_PROMPTS];
+  int default_prompt;
+  bool pool_excludes_prompt;
 
   at_model_task task;          /* from config and the default variant's outputs */
   const char *task_output;     /* the graph output the task reads ("logits", ...) or NULL */

@@ -101,6 +101,14 @@ void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
  * as `mode` says; AT_POOL_NONE copies row 0. n_rows >= 1. Pure. */
 void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out);
 
+/* The same, leaving the first `skip` rows out of the modes that read every
+ * row (mean, max, mean_sqrt_len, weighted mean: its weights stay the rows'
+ * positions t + 1), as sentence-transformers does for a prompt with
+ * include_prompt false; cls and lasttoken are unchanged. At least the last
+ * row is always kept. Pure. */
+void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, size_t dim,
+                  float *out);
+
 /* A classifier's scores from its n logits into out[n]: one softmax over
  * them, or, for a multi-label model (problem_type
  * multi_label_classification), an independent sigmoid per logit. Sums in

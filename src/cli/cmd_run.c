@@ -45,6 +45,7 @@ typedef struct result {
   size_t n_values;
   int64_t shape[AT_MAX_DIMS];
   size_t ndim;
+  size_t pool_skip; /* leading tokens pooling leaves out (a prompt's, include_prompt false) */
 } result;
 
 typedef struct pending {
@@ -238,7 +239,8 @@ static at_status print_result(const at_model_desc *d, const result *r, const cha
   size_t h = r->ndim ? (size_t)r->shape[r->ndim - 1] : 0, seq = r->ndim == 3 ? (size_t)r->shape[1] : 1;
   float *pooled = calloc(h ? h : 1, sizeof *pooled);
   if (!pooled) return AT_ERR_NOMEM;
-  if (h && seq) at_pool(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, h, pooled);
+  if (h && seq)
+    at_pool_from(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, r->pool_skip, h, pooled);
   double norm = 0;
   for (size_t k = 0; k < h; k++) norm += (double)pooled[k] * pooled[k];
   norm = norm > 0 ? sqrt(norm) : 1;
@@ -382,13 +384,39 @@ int at_cli_run(int argc, char **argv) {
   at_encode_params encp = at_encode_default_params();
   if (d->max_tokens > 0) encp.max_length = (int)d->max_tokens;
   encp.pad_to = 0;
-  for (size_t t = 0; t < n_texts; t++) {
-    at_encoding enc;
-    if ((st = at_tokenizer_encode(tok, ws, texts[t], strlen(texts[t]), NULL, 0, &encp, &enc)) !=
-        AT_OK) {
+  /* an embedder's default prompt (config_sentence_transformers.json) goes
+   * before each text, as sentence-transformers' encode() and the server put
+   * it; with include_prompt false its tokens ([CLS] and the prompt's) are
+   * left out of pooling */
+  const char *prompt = d->task == AT_TASK_EMBEDDER && d->default_prompt >= 0 &&
+                               (size_t)d->default_prompt < d->n_prompts
+                           ? d->prompt_texts[d->default_prompt]
+                           : NULL;
+  size_t pool_skip = 0;
+  if (prompt && d->pool_excludes_prompt) {
+    at_encoding pe;
+    at_encode_params pp = encp;
+    pp.max_length = 0;
+    if ((st = at_tokenizer_encode(tok, ws, prompt, strlen(prompt), NULL, 0, &pp, &pe)) != AT_OK) {
       rc = cli_report("run", st);
       goto wait;
     }
+    pool_skip = pe.n > 0 ? pe.n - 1 : 0;
+  }
+  for (size_t t = 0; t < n_texts; t++) {
+    at_encoding enc;
+    char *joined = NULL;
+    if (prompt && (joined = malloc(strlen(prompt) + strlen(texts[t]) + 1)) != NULL)
+      strcat(strcpy(joined, prompt), texts[t]);
+    if (prompt && !joined) st = AT_ERR_NOMEM;
+    else st = at_tokenizer_encode(tok, ws, joined ? joined : texts[t],
+                                  strlen(joined ? joined : texts[t]), NULL, 0, &encp, &enc);
+    free(joined);
+    if (st != AT_OK) {
+      rc = cli_report("run", st);
+      goto wait;
+    }
+    res[t].pool_skip = pool_skip;
     job *j = &jobs[t];
     j->pend = &pend;
     j->res = &res[t];

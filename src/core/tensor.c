@@ -61,13 +61,19 @@ void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out) {
 }
 
 void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out) {
+  at_pool_from(mode, x, n_rows, 0, dim, out);
+}
+
+void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, size_t dim,
+                  float *out) {
+  if (n_rows && skip >= n_rows) skip = n_rows - 1;
   switch (mode) {
     case AT_POOL_CLS:
     case AT_POOL_NONE: memcpy(out, x, dim * sizeof *out); return;
     case AT_POOL_LAST: memcpy(out, x + (n_rows - 1) * dim, dim * sizeof *out); return;
     case AT_POOL_MAX:
-      memcpy(out, x, dim * sizeof *out);
-      for (size_t t = 1; t < n_rows; t++)
+      memcpy(out, x + skip * dim, dim * sizeof *out);
+      for (size_t t = skip + 1; t < n_rows; t++)
         for (size_t h = 0; h < dim; h++)
           if (x[t * dim + h] > out[h]) out[h] = x[t * dim + h];
       return;
@@ -75,17 +81,18 @@ void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *
     case AT_POOL_WEIGHTED_MEAN: {
       /* sums in double: a long text's weights reach n(n+1)/2 */
       int weighted = mode == AT_POOL_WEIGHTED_MEAN;
-      double wsum = weighted ? (double)n_rows * (double)(n_rows + 1) / 2 : sqrt((double)n_rows);
+      double n = (double)n_rows, k = (double)skip;
+      double wsum = weighted ? (n * (n + 1) - k * (k + 1)) / 2 : sqrt(n - k);
       for (size_t h = 0; h < dim; h++) {
         double acc = 0;
-        for (size_t t = 0; t < n_rows; t++)
+        for (size_t t = skip; t < n_rows; t++)
           acc += (weighted ? (double)(t + 1) : 1.0) * (double)x[t * dim + h];
         out[h] = (float)(acc / wsum);
       }
       return;
     }
     case AT_POOL_MEAN:
-    default: at_mean_pool(x, n_rows, dim, out); return;
+    default: at_mean_pool(x + skip * dim, n_rows - skip, dim, out); return;
   }
 }
 

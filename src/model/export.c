@@ -12,6 +12,7 @@
  *   <pooling dir>/config.json   pooling_mode_* (1_Pooling/ when modules.json
  *                               is absent)
  *   sentence_bert_config.json   max_seq_length
+ *   config_sentence_transformers.json   prompts, default_prompt_name
  *   tokenizer_config.json       model_max_length
  *
  * Token limit: the smallest of the position table (max_position_embeddings
@@ -233,12 +234,40 @@ static at_status pooling_from(at_desc_impl *d, json_t *root, const char *path) {
                    "(their concatenation is not supported)", path, modes);
   if (on == 0)
     return at_fail(AT_ERR_MODEL, "%s names no pooling mode (one pooling_mode_* must be true)", path);
-  json_t *ip = json_object_get(root, "include_prompt");
-  if (json_is_false(ip))
-    at_log(AT_LOG_WARN, "model", "%s: include_prompt false is ignored (anytime adds no prompts; "
-           "texts are pooled whole)", path);
+  d->pub.pool_excludes_prompt = json_is_false(json_object_get(root, "include_prompt"));
   d->pub.pooling = mode;
   d->pub.pooling_source = at_model_keep(d, path);
+  return AT_OK;
+}
+
+/* config_sentence_transformers.json: "prompts" (an object of strings) and
+ * "default_prompt_name" (null or one of its keys). */
+static at_status prompts_from(at_desc_impl *d, json_t *root, const char *path) {
+  json_t *pr = json_object_get(root, "prompts");
+  if (pr && !json_is_null(pr)) {
+    if (!json_is_object(pr))
+      return at_fail(AT_ERR_MODEL, "%s: \"prompts\" must be an object of name: text", path);
+    if (json_object_size(pr) > AT_MODEL_MAX_PROMPTS)
+      return at_fail(AT_ERR_MODEL, "%s: %zu prompts; anytime reads at most %d", path,
+                     json_object_size(pr), AT_MODEL_MAX_PROMPTS);
+    const char *k;
+    json_t *v;
+    json_object_foreach(pr, k, v) {
+      if (!json_is_string(v))
+        return at_fail(AT_ERR_MODEL, "%s: prompt \"%s\" is not a string", path, k);
+      size_t i = d->pub.n_prompts++;
+      d->pub.prompt_names[i] = at_model_keep(d, k);
+      d->pub.prompt_texts[i] = at_model_keep(d, json_string_value(v));
+    }
+  }
+  json_t *dn = json_object_get(root, "default_prompt_name");
+  if (dn && !json_is_null(dn)) {
+    const char *name = json_string_value(dn);
+    for (size_t i = 0; name && i < d->pub.n_prompts; i++)
+      if (!strcmp(d->pub.prompt_names[i], name)) d->pub.default_prompt = (int)i;
+    if (d->pub.default_prompt < 0)
+      return at_fail(AT_ERR_MODEL, "%s: default_prompt_name is not one of its \"prompts\"", path);
+  }
   return AT_OK;
 }
 
@@ -308,6 +337,16 @@ at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *con
     at_model_fmt(src, sizeof src, "%s (max_seq_length)", path);
     if (json_is_integer(v)) limit(d, (int64_t)json_integer_value(v), src);
     json_decref(j);
+  }
+  /* config_sentence_transformers.json: prompts */
+  d->pub.default_prompt = -1;
+  if ((rc = load_json(dir, "config_sentence_transformers.json", repo_real, 0, &j, path,
+                      sizeof path)) != AT_OK)
+    return rc;
+  if (j) {
+    rc = prompts_from(d, j, path);
+    json_decref(j);
+    if (rc != AT_OK) return rc;
   }
   /* tokenizer_config.json: model_max_length (1e30 = none, so as reals) */
   if ((rc = load_json(dir, "tokenizer_config.json", repo_real, JSON_DECODE_INT_AS_REAL, &j, path,

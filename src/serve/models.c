@@ -14,6 +14,40 @@
 /* What the model's export files say (anytime/model.h: labels, token limit,
  * pooling, problem type, vocabulary sizes), read by the one reader `run`,
  * `eval` and `profile` use too. */
+/* The prompts of config_sentence_transformers.json, and for each the tokens
+ * pooling leaves out when 1_Pooling says include_prompt: false: as
+ * sentence-transformers counts them, the prompt's own encoding with special
+ * tokens, less one ([CLS] and the prompt; the final [SEP] is the text's). */
+static at_status read_prompts(served_model *m, const at_model_desc *d) {
+  m->default_prompt = d->default_prompt;
+  if (d->n_prompts == 0) return AT_OK;
+  at_tok_workspace *ws = NULL;
+  at_status st = at_tok_workspace_create(&ws);
+  for (size_t i = 0; st == AT_OK && i < d->n_prompts; i++) {
+    m->prompt_name[i] = strdup(d->prompt_names[i]);
+    m->prompt_text[i] = strdup(d->prompt_texts[i]);
+    m->n_prompts = (int)i + 1;
+    if (!m->prompt_name[i] || !m->prompt_text[i]) st = at_fail(AT_ERR_NOMEM, "out of memory");
+    if (st != AT_OK || !d->pool_excludes_prompt) continue;
+    at_encoding enc;
+    at_encode_params ep = at_encode_default_params();
+    ep.max_length = 0;
+    ep.pad_to = 0;
+    st = at_tokenizer_encode(m->tok, ws, m->prompt_text[i], strlen(m->prompt_text[i]), NULL, 0, &ep,
+                             &enc);
+    if (st == AT_OK) m->prompt_skip[i] = enc.n > 0 ? enc.n - 1 : 0;
+    else st = at_fail(st, "model '%s': cannot tokenise prompt '%s': %s", m->name, m->prompt_name[i],
+                      at_last_error());
+  }
+  at_tok_workspace_destroy(ws);
+  if (st == AT_OK)
+    at_log(AT_LOG_INFO, "serve", "model '%s': %d prompt(s) from config_sentence_transformers.json, "
+           "default %s%s", m->name, m->n_prompts,
+           m->default_prompt >= 0 ? m->prompt_name[m->default_prompt] : "none",
+           d->pool_excludes_prompt ? "; pooling leaves the prompt out" : "");
+  return st;
+}
+
 static at_status read_export(served_model *m, const char *config_json) {
   if (!config_json[0]) return AT_OK;
   at_model_desc *d = NULL;
@@ -36,6 +70,10 @@ static at_status read_export(served_model *m, const char *config_json) {
   }
   m->pooling = d->pooling;
   m->multi_label = d->multi_label;
+  if ((st = read_prompts(m, d)) != AT_OK) {
+    at_model_desc_free(d);
+    return st;
+  }
   m->dense_module = d->dense_module != NULL;
   if (d->n_labels) {
     m->labels = calloc(d->n_labels, sizeof *m->labels);

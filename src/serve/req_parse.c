@@ -120,6 +120,15 @@ int tei_req_parse(json_t *body, size_t max_inputs, bool truncate_dflt, tei_req *
     rj_texts_free(&q->t);
     return st;
   }
+  json_t *pn = json_object_get(body, "prompt_name");
+  if (pn && !json_is_null(pn)) {
+    if (!json_is_string(pn)) {
+      snprintf(err, cap, "\"prompt_name\" must be a string (one of the model's prompts)");
+      rj_texts_free(&q->t);
+      return 400;
+    }
+    q->prompt_name = json_string_value(pn);
+  }
   return 0;
 }
 

@@ -42,6 +42,7 @@ int rj_bool_get(json_t *body, const char *key, bool dflt, bool *out, char *err, 
 typedef struct tei_req {
   rj_texts_t t; /* "inputs" */
   bool truncate, normalize, raw_scores;
+  const char *prompt_name; /* "prompt_name" (borrowed from body), NULL if absent or null */
 } tei_req;
 
 /* Fill q from body (a JSON object); "truncate" defaults to truncate_dflt

@@ -86,6 +86,7 @@ static enum MHD_Result embeddings(req_ctx *r) {
   r->free_state = free;
   st = NULL;
   text_opts o = {.truncate = truncate, .deadline_s = dl};
+  serve_pick_prompt(m, NULL, &o, NULL, 0); /* the model's default prompt, if it names one */
   res = serve_run_text_job(r, m, t.texts, t.lens, t.n, &o, finish_embeddings);
 out:
   rj_texts_free(&t);

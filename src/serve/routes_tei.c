@@ -132,14 +132,24 @@ static enum MHD_Result text_route(req_ctx *r, serve_task task) {
     tei_req_free(&q);
     goto out;
   }
+  text_opts o = {.truncate = q.truncate, .deadline_s = dl,
+                 .pairs = (const char *const *)q.t.pairs, .pair_lens = q.t.pair_lens};
+  if (task == TASK_EMBED && !serve_pick_prompt(m, q.prompt_name, &o, err, sizeof err)) {
+    res = serve_error(r, 400, "%s", err);
+    tei_req_free(&q);
+    goto out;
+  }
+  if (task != TASK_EMBED && q.prompt_name) {
+    res = serve_error(r, 400, "\"prompt_name\" is for embedders (POST /embed)");
+    tei_req_free(&q);
+    goto out;
+  }
   st->single = q.t.single;
   st->normalize = q.normalize;
   st->raw_scores = q.raw_scores;
   r->route_state = st;
   r->free_state = free;
   st = NULL;
-  text_opts o = {.truncate = q.truncate, .deadline_s = dl,
-                 .pairs = (const char *const *)q.t.pairs, .pair_lens = q.t.pair_lens};
   res = serve_run_text_job(r, m, q.t.texts, q.t.lens, q.t.n, &o,
                            task == TASK_EMBED ? finish_embed : finish_predict);
   tei_req_free(&q);

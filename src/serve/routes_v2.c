@@ -441,6 +441,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
     r->free_state = v2_free;
     st = NULL;
     text_opts o = {.truncate = q.truncate, .deadline_s = dl};
+    if (m->task == TASK_EMBED) serve_pick_prompt(m, NULL, &o, NULL, 0); /* the default prompt */
     res = serve_run_text_job(r, m, q.texts, q.lens, q.n_texts, &o, finish_text);
     goto out;
   }

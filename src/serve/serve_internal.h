@@ -50,6 +50,14 @@ typedef struct served_model {
   at_pooling pooling;       /* embed: what the export files say (mean by default) */
   at_pooling head_pooling;  /* embed: what the head does (AT_POOL_NONE: graph pooled) */
   bool dense_module;        /* a Dense module follows pooling (the graph must include it) */
+  /* embed: sentence-transformers prompts (config_sentence_transformers.json):
+   * prompt_text[i] goes before every input of a request that names
+   * prompt_name[i] (TEI's "prompt_name"), default_prompt (-1: none) before
+   * every other; prompt_skip[i] tokens ([CLS] and the prompt's) are left out
+   * of pooling when 1_Pooling says include_prompt: false, else 0. */
+  int n_prompts, default_prompt;
+  char *prompt_name[AT_MODEL_MAX_PROMPTS], *prompt_text[AT_MODEL_MAX_PROMPTS];
+  size_t prompt_skip[AT_MODEL_MAX_PROMPTS];
   bool multi_label;         /* classify: problem_type multi_label_classification (sigmoid) */
   int n_variants;           /* ordered most accurate first */
   served_variant variants[AT_SERVER_MAX_VARIANTS];
@@ -179,6 +187,7 @@ typedef struct job {
   uint64_t tokenize_ns;
   atomic_uint_least64_t max_queue_ns, max_compute_ns;
   size_t prompt_tokens;
+  size_t pool_skip;          /* embed: leading tokens pooling leaves out (a prompt's) */
   bool truncated_any;
 } job;
 
@@ -237,6 +246,8 @@ at_tok_workspace *serve_workspace(at_server *s);
 /* ---- text jobs (textjob.c) ---- */
 typedef struct text_opts {
   bool truncate;             /* cut inputs longer than max_tokens instead of 413 */
+  bool use_prompt;           /* embed: put the model's prompt `prompt` before each text */
+  int prompt;
   double deadline_s;         /* <= 0: the planner's default */
   /* Text pairs (cross-encoders): pairs[i] (pair_lens[i] bytes) is encoded as
    * the second sequence with texts[i], token_type_ids from the tokenizer's
@@ -253,6 +264,12 @@ typedef struct text_opts {
  * the HTTP thread, after resume) to build the answer from r->job. On
  * failure an error answer has been sent (4xx/429/503), every admitted text
  * has been released, and the return value says how the answer went. */
+/* The prompt an embed request gets: the one `name` names (NULL: the model's
+ * default, if any). Fills o->use_prompt/o->prompt and returns true, or
+ * writes why not (an unknown name, a model without prompts) to err and
+ * returns false. */
+bool serve_pick_prompt(const served_model *m, const char *name, text_opts *o, char *err,
+                       size_t cap);
 enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *const *texts,
                                    const size_t *lens, size_t n, const text_opts *o,
                                    void (*finish)(req_ctx *r));

@@ -907,6 +907,7 @@ void at_server_stop(at_server *s) {
     at_planner_destroy(m->planner);
     for (int k = 0; k < m->n_labels; k++) free(m->labels[k]);
     free(m->labels);
+    for (int k = 0; k < m->n_prompts; k++) free(m->prompt_name[k]), free(m->prompt_text[k]);
   }
   serve_holdq_destroy(s->holdq); /* a start that failed before the daemon ran */
   at_metrics_destroy(s->metrics);

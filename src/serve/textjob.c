@@ -66,7 +66,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
       if (m->task == TASK_CLASSIFY) {
         memcpy(it->out, data, m->out_dim * sizeof(float));
       } else { /* pool the item's real positions of [1, padded, H], or copy [1, H] */
-        at_pool(m->head_pooling, data, res->len, m->out_dim, it->out);
+        at_pool_from(m->head_pooling, data, res->len, j->pool_skip, m->out_dim, it->out);
       }
     }
     it->batch_size = res->batch_size;
@@ -135,6 +135,10 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
   return MHD_YES;
 }
 
+static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const char *const *texts,
+                                           const size_t *lens, size_t n, const text_opts *o,
+                                           size_t pool_skip, void (*finish)(req_ctx *r));
+
 enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *const *texts,
                                    const size_t *lens, size_t n, const text_opts *o,
                                    void (*finish)(req_ctx *r)) {
@@ -157,8 +161,65 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
     memset(&r->adm, 0, sizeof r->adm);
   }
   if (!r->adm.m && !serve_admit(r, m, o->deadline_s, n, &res)) return res;
-  /* 3. admitted: tokenise; any failure from here releases the n texts */
-  at_tok_workspace *ws = serve_workspace(s);
+  /* 3. admitted: put the prompt before each text, then tokenise */
+  if (!o->use_prompt || o->pairs) return tokenise_and_submit(r, m, texts, lens, n, o, 0, finish);
+  const char *pt = m->prompt_text[o->prompt];
+  size_t pl = strlen(pt), total = 0;
+  for (size_t i = 0; i < n; i++) total += pl + lens[i];
+  char **joined = malloc(n * sizeof *joined + n * sizeof(size_t) + total + 1);
+  if (!joined) {
+    serve_release(r, n);
+    return serve_error(r, 500, "out of memory");
+  }
+  size_t *jl = (size_t *)(joined + n);
+  char *at = (char *)(jl + n);
+  for (size_t i = 0; i < n; i++) {
+    joined[i] = at;
+    memcpy(at, pt, pl);
+    memcpy(at + pl, texts[i], lens[i]);
+    jl[i] = pl + lens[i];
+    at += jl[i];
+  }
+  res = tokenise_and_submit(r, m, (const char *const *)joined, jl, n, o, m->prompt_skip[o->prompt],
+                            finish);
+  free(joined);
+  return res;
+}
+
+bool serve_pick_prompt(const served_model *m, const char *name, text_opts *o, char *err,
+                       size_t cap) {
+  o->use_prompt = false;
+  if (!name) {
+    if (m->default_prompt >= 0 && m->default_prompt < m->n_prompts)
+      o->use_prompt = true, o->prompt = m->default_prompt;
+    return true;
+  }
+  for (int i = 0; i < m->n_prompts; i++)
+    if (!strcmp(m->prompt_name[i], name)) {
+      o->use_prompt = true, o->prompt = i;
+      return true;
+    }
+  if (m->n_prompts == 0) {
+    snprintf(err, cap, "model '%s' has no prompts (config_sentence_transformers.json names none), "
+             "so \"prompt_name\" cannot be used", m->name);
+    return false;
+  }
+  int k = snprintf(err, cap, "prompt_name '%.64s' is not one of model '%s''s prompts (", name,
+                   m->name);
+  for (int i = 0; i < m->n_prompts && k > 0 && (size_t)k < cap; i++)
+    k += snprintf(err + k, cap - (size_t)k, "%s%s", i ? ", " : "", m->prompt_name[i]);
+  if (k > 0 && (size_t)k < cap) snprintf(err + k, cap - (size_t)k, ")");
+  return false;
+}
+
+/* Step 3 of serve_run_text_job for admitted texts (the prompt already put
+ * before each): tokenise, check, and hand the items to the batcher;
+ * `pool_skip` leading tokens are left out of pooling. Any failure releases
+ * the n texts. */
+static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const char *const *texts,
+                                           const size_t *lens, size_t n, const text_opts *o,
+                                           size_t pool_skip, void (*finish)(req_ctx *r)) {
+  at_tok_workspace *ws = serve_workspace(r->srv);
   uint64_t t0 = at_now_ns();
   at_encoding *enc = ws ? malloc(n * sizeof *enc) : NULL;
   if (!enc) {
@@ -243,6 +304,7 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
     serve_release(r, n);
     return serve_error(r, 500, "out of memory");
   }
+  j->pool_skip = pool_skip;
   int64_t *idp = (int64_t *)(j->items + n);
   float *outp = (float *)(idp + total * (o->pairs ? 2 : 1));
   const int64_t *from = pair_buf;

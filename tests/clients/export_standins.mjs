@@ -4,7 +4,7 @@
 // wrote beside each: pooling as 1_Pooling says (cls, max, weighted mean),
 // token limits from sentence_bert_config.json and from a RoBERTa-style
 // position table, a graph that pools itself (sentence_embedding), sigmoid
-// scores for a multi-label classifier; through /embed, /v1/embeddings (the
+// scores for a multi-label classifier, prompts before the text; through /embed, /v1/embeddings (the
 // unmodified npm `openai` client), the V2 text path and /predict.
 // usage: node export_standins.mjs BASE_URL EXPORT_DIR
 import fs from "node:fs";
@@ -130,5 +130,32 @@ for (const name of ["st-cls", "st-max", "st-weighted", "roberta-pos", "st-dense"
   r = await post("/rerank", { model: "reranker", query: "", texts: ["a"] });
   if (r.status !== 400) fail(`/rerank with an empty query: ${r.status}`);
   checks += 3;
+}
+// prompts (config_sentence_transformers.json) with include_prompt false:
+// the default prompt ("query") on every embedding route, "prompt_name" on
+// /embed, the prompt's tokens left out of the mean; clear 400s otherwise
+{
+  const R = ref("st-prompts");
+  const texts = R.texts.slice(0, -1).map((t) => t.text);
+  const rows = R.texts.slice(0, -1);
+  let r = await post("/embed", { model: "st-prompts", inputs: texts, normalize: false });
+  if (r.status !== 200) fail(`st-prompts /embed: ${r.status} ${JSON.stringify(r.body)}`);
+  rows.forEach((t, i) => { worst = Math.max(worst, close(r.body[i], t.prompts.query.embedding, `st-prompts /embed default prompt #${i}`)); checks++; });
+  r = await post("/embed", { model: "st-prompts", inputs: texts, prompt_name: "doc" });
+  rows.forEach((t, i) => { close(r.body[i], t.prompts.doc.normalized, `st-prompts /embed prompt_name doc #${i}`); checks++; });
+  // not the text alone, nor the prompt pooled in: the reference would not match those
+  if (cos(r.body[0], rows[0].normalized) > 0.9999) fail("st-prompts: the prompt made no difference");
+  const e = await client.embeddings.create({ model: "st-prompts", input: texts, encoding_format: "float" });
+  rows.forEach((t, i) => { close(e.data[i].embedding, t.prompts.query.normalized, `st-prompts openai #${i}`); checks++; });
+  r = await post("/v2/models/st-prompts/infer", { inputs: [{ name: "text", datatype: "BYTES", shape: [texts.length], data: texts }] });
+  const dim = rows[0].normalized.length;
+  rows.forEach((t, i) => { close(r.body.outputs[0].data.slice(i * dim, (i + 1) * dim), t.prompts.query.normalized, `st-prompts V2 #${i}`); checks++; });
+  r = await post("/embed", { model: "st-prompts", inputs: texts[0], prompt_name: "passage" });
+  if (r.status !== 400 || !r.body.error.includes("query, doc")) fail(`unknown prompt_name: ${r.status} ${JSON.stringify(r.body)}`);
+  r = await post("/embed", { model: "st-max", inputs: texts[0], prompt_name: "query" });
+  if (r.status !== 400 || !r.body.error.includes("has no prompts")) fail(`prompt_name on a model without prompts: ${r.status} ${JSON.stringify(r.body)}`);
+  r = await post("/embed", { model: "st-prompts", inputs: texts[0], prompt_name: 3 });
+  if (r.status !== 400) fail(`prompt_name 3: ${r.status}`);
+  checks += 4;
 }
 console.log(`export stand-ins: ${checks} checks passed; worst |diff| ${worst.toExponential(2)}`);

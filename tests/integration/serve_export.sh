@@ -38,6 +38,19 @@ for m in st-cls st-max st-weighted roberta-pos st-dense multilabel; do
     | node "$cdir/export_run.mjs" "$exp/$m/reference.json" || fail "anytime run $m"
 done
 
+# 2b. run puts the default prompt before each text (st-prompts: "query",
+# include_prompt false), as the server does
+texts=()
+while IFS= read -r t; do texts+=("$t"); done < <(node -e '
+  for (const t of require(process.argv[1]).texts.slice(0, -1)) console.log(t.text)' "$exp/st-prompts/reference.json")
+"$ANYTIME_BIN" run "$exp/st-prompts" "${texts[@]}" --json 2>/dev/null | node -e '
+  const ref = require(process.argv[1]).texts;
+  const got = JSON.parse(require("fs").readFileSync(0, "utf8")).results;
+  got.forEach((g, i) => g.embedding.forEach((v, k) => {
+    const w = ref[i].prompts.query.normalized[k];
+    if (Math.abs(v - w) > 1e-4) { console.error(`text ${i} dim ${k}: ${v} vs ${w}`); process.exit(1); }
+  }));' "$exp/st-prompts/reference.json" || fail "anytime run st-prompts: not the default prompt's embedding"
+
 # 3. a Dense module the graph lacks is refused, naming it
 if out=$("$ANYTIME_BIN" run "$exp/st-dense-missing" "the movie" 2>&1); then
   fail "st-dense-missing ran; its Dense module would have been skipped silently"

@@ -222,11 +222,62 @@ static void test_pool_arithmetic(void **state) {
   assert_string_equal(at_pooling_name((at_pooling)99), "?");
 }
 
+/* at_pool_from with the first row left out (a prompt's tokens): the modes
+ * over every row read rows 1..2; weighted mean keeps the weights t + 1. */
+static void test_pool_from_skips_rows(void **state) {
+  (void)state;
+  const float x[] = {1, -2, 3, 4, -5, 0};
+  static const struct {
+    at_pooling mode;
+    float want[2];
+  } k[] = {
+      {AT_POOL_MEAN, {-1, 2}},
+      {AT_POOL_CLS, {1, -2}},
+      {AT_POOL_MAX, {3, 4}},
+      {AT_POOL_LAST, {-5, 0}},
+      {AT_POOL_MEAN_SQRT_LEN, {-2 / 1.4142136f, 4 / 1.4142136f}},
+      {AT_POOL_WEIGHTED_MEAN, {(2 * 3 + 3 * -5) / 5.0f, (2 * 4 + 0) / 5.0f}},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    float out[2];
+    at_pool_from(k[i].mode, x, 3, 1, 2, out);
+    for (int h = 0; h < 2; h++)
+      if (fabsf(out[h] - k[i].want[h]) > 1e-6f)
+        fail_msg("%s skip 1: out[%d] = %g, want %g", at_pooling_name(k[i].mode), h, out[h],
+                 k[i].want[h]);
+  }
+  /* skipping every row keeps the last one */
+  float last[2];
+  at_pool_from(AT_POOL_MEAN, x, 3, 7, 2, last);
+  assert_true(last[0] == -5 && last[1] == 0);
+}
+
+/* config_sentence_transformers.json: prompts, the default, include_prompt */
+static void test_prompts_read(void **state) {
+  (void)state;
+  at_model_desc *d = NULL;
+  assert_int_equal(at_model_describe_files(test_data("models/export/st-prompts/config.json"), &d),
+                   AT_OK);
+  assert_int_equal(d->n_prompts, 2);
+  assert_true(d->default_prompt >= 0);
+  assert_string_equal(d->prompt_names[d->default_prompt], "query");
+  assert_string_equal(d->prompt_texts[d->default_prompt], "i love the ");
+  assert_true(d->pool_excludes_prompt);
+  at_model_desc_free(d);
+  assert_int_equal(at_model_describe_files(test_data("models/export/st-max/config.json"), &d),
+                   AT_OK);
+  assert_int_equal(d->n_prompts, 0);
+  assert_int_equal(d->default_prompt, -1);
+  assert_false(d->pool_excludes_prompt);
+  at_model_desc_free(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_standins),          cmocka_unit_test(test_resolve_reads_export),
       cmocka_unit_test(test_bad_files_named),   cmocka_unit_test(test_position_offset),
-      cmocka_unit_test(test_pool_arithmetic),
+      cmocka_unit_test(test_pool_arithmetic),   cmocka_unit_test(test_pool_from_skips_rows),
+      cmocka_unit_test(test_prompts_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

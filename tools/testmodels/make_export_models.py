@@ -25,6 +25,10 @@ routes against those answers (tests/integration/serve_export.sh).
                  multi_label_classification: scores are sigmoids, not a softmax
   reranker/      a cross-encoder (one logit) over text pairs, with
                  token_type_ids: /rerank and pairs on /predict
+  st-prompts/    a mean-pooling embedder with config_sentence_transformers.json
+                 prompts ("query", default, and "doc") and 1_Pooling's
+                 include_prompt false: the prompt goes before the text and
+                 its tokens ([CLS] and the prompt's) are left out of pooling
 
 The encoder: token + position (+ type) embeddings, plus the masked mean of
 those over the text (so every token depends on its context and padding is
@@ -293,6 +297,40 @@ def build_reranker(rng, vocab):
     print("wrote", os.path.relpath(d, ROOT))
 
 
+PROMPTS = {"query": "i love the ", "doc": "the story , "}
+
+
+def build_prompts(vocab):
+    """As sentence-transformers encodes with a prompt: the prompt's text
+    before the input's, then (include_prompt false) pooling that leaves out
+    the first len(tokenize(prompt)) - 1 tokens: [CLS] and the prompt's."""
+    name = "st-prompts"
+    d = os.path.join(OUT, name)
+    rng = np.random.default_rng(20261202)  # its own: the others stay as they were
+    build(name, rng, vocab, mode="mean", limit=64)
+    w_path = os.path.join(d, "onnx", "model.onnx")
+    w = {i.name: numpy_helper.to_array(i) for i in onnx.load(w_path).graph.initializer}
+    pool_cfg = pooling_config("mean")
+    pool_cfg["include_prompt"] = False
+    write_json(os.path.join(d, "1_Pooling", "config.json"), pool_cfg)
+    write_json(os.path.join(d, "config_sentence_transformers.json"),
+               {"prompts": PROMPTS, "default_prompt_name": "query",
+                "similarity_fn_name": "cosine"})
+    ref = json.load(open(os.path.join(d, "reference.json")))
+    ref["note"] = ("numpy on the graph's weights; per text, for each prompt: ids of prompt + "
+                   "text, skip = len(ids of the prompt alone) - 1 tokens left out of the mean")
+    ref["default_prompt"] = "query"
+    for row in ref["texts"]:
+        row["prompts"] = {}
+        for pname, ptext in PROMPTS.items():
+            ids = wordpiece_ids(ptext + row["text"], vocab, 64)
+            skip = len(wordpiece_ids(ptext, vocab, 64)) - 1
+            v = reference_hidden(w, ids, False)[skip:].mean(axis=0)
+            row["prompts"][pname] = {"ids": ids, "skip": skip, "embedding": v.tolist(),
+                                     "normalized": (v / np.linalg.norm(v)).tolist()}
+    write_json(os.path.join(d, "reference.json"), ref)
+
+
 def main():
     rng = np.random.default_rng(20261201)
     with open(VOCAB) as f:
@@ -316,6 +354,7 @@ def main():
                {"in_features": HID, "out_features": 8, "bias": False})
     build("multilabel", rng, vocab, cls_head=3, problem_type="multi_label_classification", limit=64)
     build_reranker(rng, vocab)
+    build_prompts(vocab)
 
 
 if __name__ == "__main__":
