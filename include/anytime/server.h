@@ -50,6 +50,8 @@ typedef struct at_server_model_config {
   char task[16];          /* "classify" | "embed" */
   char tokenizer[1024];   /* tokenizer.json, vocab.txt or a directory */
   char config_json[1024]; /* HF config.json (id2label, max_position_embeddings) */
+  bool shared_space;      /* embed: variants of different models that share one vector
+                             space; unchecked (else start-up checks they agree) */
   int n_variants;
   at_server_variant_config variants[AT_SERVER_MAX_VARIANTS];
 } at_server_model_config;

@@ -314,6 +314,8 @@ static at_status parse_variant(ctx *c, yaml_node_t *n, at_server_variant_config 
   return AT_OK;
 }
 
+static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out);
+
 static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) {
   at_status s = need_map(c, n, "model");
   if (s) return s;
@@ -328,6 +330,7 @@ static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) 
         return bad(c, val, "'task' must be 'classify' or 'embed'");
     } else if (!strcmp(k, "tokenizer")) s = get_path(c, val, k, m->tokenizer, sizeof m->tokenizer);
     else if (!strcmp(k, "config")) s = get_path(c, val, k, m->config_json, sizeof m->config_json);
+    else if (!strcmp(k, "shared_space")) s = get_bool(c, val, k, &m->shared_space);
     else if (!strcmp(k, "variants")) {
       if (val->type != YAML_SEQUENCE_NODE) return bad(c, val, "'variants' must be a list");
       for (yaml_node_item_t *it = val->data.sequence.items.start; it < val->data.sequence.items.top; it++) {

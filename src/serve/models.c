@@ -152,6 +152,99 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
   return t[7];
 }
 
+/* One text through variant `ev`'s session, pooled as the model's head pools:
+ * out[m->out_dim]. Returns AT_OK or the failure. */
+static at_status probe_vector(at_engine *e, int ev, const served_model *m, at_tok_workspace *ws,
+                              const char *text, float *out) {
+  at_encoding enc;
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = (int)m->max_tokens;
+  ep.pad_to = 0;
+  at_status st = at_tokenizer_encode(m->tok, ws, text, strlen(text), NULL, 0, &ep, &enc);
+  if (st != AT_OK) return st;
+  enum { CAP = 64 };
+  int64_t ids[CAP], mask[CAP], zeros[CAP] = {0};
+  size_t n = enc.n < CAP ? enc.n : CAP;
+  for (size_t k = 0; k < n; k++) {
+    int64_t id = enc.ids[k];
+    ids[k] = id >= 0 && id < m->id_limit ? id : 0, mask[k] = 1;
+  }
+  at_session *s = at_engine_variant_session(e, ev);
+  const at_model_info *mi = at_session_info(s);
+  at_tensor in[3];
+  size_t nin = 0;
+  for (size_t k = 0; k < mi->n_inputs && nin < 3; k++) {
+    const char *name = mi->inputs[k].name;
+    in[nin++] = (at_tensor){.name = name, .dtype = AT_DTYPE_INT64, .ndim = 2,
+                            .shape = {1, (int64_t)n},
+                            .data = !strcmp(name, "input_ids")        ? ids
+                                    : !strcmp(name, "attention_mask") ? mask
+                                                                      : zeros};
+  }
+  at_outputs *o = NULL;
+  if ((st = at_session_run(s, in, nin, NULL, 0, &o)) != AT_OK) return st;
+  at_tensor t;
+  at_outputs_get(o, (size_t)m->head_output, &t);
+  size_t rows = t.ndim == 3 ? (size_t)t.shape[1] : 1;
+  at_pool(m->head_pooling, t.data, rows, m->out_dim, out);
+  at_outputs_free(o);
+  return AT_OK;
+}
+
+/* Variants of one embedder must answer in one vector space: a client that
+ * stores vectors from one and queries with another compares nothing
+ * otherwise. Each variant embeds a few fixed sentences; the median cosine to
+ * the most accurate variant's vectors must be at least 0.9 (int8 and fp32
+ * of one model agree to 0.99 and more; two random stand-ins of one
+ * architecture measured 0.52). A
+ * model whose configuration says `shared_space: true` (models trained into
+ * one space) is not checked. */
+static at_status check_one_space(at_engine *e, const served_model *m) {
+  static const char *const k_probe[] = {
+      "the movie was a good film", "the plot was dull and the ending was the worst",
+      "i love the music of this story", "a funny and clever comedy , not very sad"};
+  enum { NP = sizeof k_probe / sizeof *k_probe };
+  size_t dim = m->out_dim;
+  float *ref = calloc(NP * dim * 2, sizeof *ref), *got = ref ? ref + NP * dim : NULL;
+  at_tok_workspace *ws = NULL;
+  at_status st = ref ? at_tok_workspace_create(&ws) : at_fail(AT_ERR_NOMEM, "out of memory");
+  for (int p = 0; st == AT_OK && p < NP; p++)
+    st = probe_vector(e, m->variants[0].engine_index, m, ws, k_probe[p], ref + p * dim);
+  for (int v = 1; st == AT_OK && v < m->n_variants; v++) {
+    double cs[NP];
+    for (int p = 0; st == AT_OK && p < NP; p++) {
+      st = probe_vector(e, m->variants[v].engine_index, m, ws, k_probe[p], got + p * dim);
+      double ab = 0, aa = 0, bb = 0;
+      for (size_t k = 0; k < dim; k++) {
+        double a = ref[p * dim + k], b = got[p * dim + k];
+        ab += a * b, aa += a * a, bb += b * b;
+      }
+      cs[p] = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+    }
+    if (st != AT_OK) break;
+    for (int i = 1; i < NP; i++) /* median of NP = 4: the mean of the middle two */
+      for (int j = i; j > 0 && cs[j - 1] > cs[j]; j--) {
+        double x = cs[j];
+        cs[j] = cs[j - 1];
+        cs[j - 1] = x;
+      }
+    double med = (cs[NP / 2 - 1] + cs[NP / 2]) / 2;
+    if (med < 0.9)
+      st = at_fail(AT_ERR_MODEL,
+                   "model '%s': variant '%s' does not embed into variant '%s''s space (median "
+                   "cosine %.3f over %d probe sentences; one model's fp32 and int8 agree to 0.99): "
+                   "they look like two different models. Serve them as two models, or set "
+                   "`shared_space: true` on the model if they were trained into one space",
+                   m->name, m->variants[v].name, m->variants[0].name, med, NP);
+    else
+      at_log(AT_LOG_INFO, "serve", "model '%s': variant '%s' agrees with '%s' (median cosine "
+             "%.4f)", m->name, m->variants[v].name, m->variants[0].name, med);
+  }
+  at_tok_workspace_destroy(ws);
+  free(ref);
+  return st;
+}
+
 /* The output the task head reads (at_model_info_task_head): every variant
  * must agree on it and on its size. */
 static at_status setup_head(served_model *m, const at_model_info *mi, const char *vname) {
@@ -242,6 +335,9 @@ at_status serve_load_models(at_server *s) {
       if ((st = setup_head(m, at_engine_variant_info(s->engine, ev), vcfg[i][v].name)) != AT_OK)
         return st;
     }
+    if (m->task == TASK_EMBED && m->n_variants > 1 && !mc->shared_space &&
+        (st = check_one_space(s->engine, m)) != AT_OK)
+      return st;
     if (m->task == TASK_CLASSIFY && m->n_labels && (size_t)m->n_labels != m->out_dim)
       return at_fail(AT_ERR_INVALID_ARG, "model '%s': config.json has %d labels, the model %zu",
                      m->name, m->n_labels, m->out_dim);

@@ -73,6 +73,40 @@ for i in "${!labels[@]}"; do [ "${got[$i]}" = "${names[${labels[$i]}]}" ] && wan
   fail "eval says $(jq -c '{count, correct}' <<<"$ev"); run one text at a time gets $want of ${#labels[@]}"
 [ "$(jq '[.confusion[][]] | add' <<<"$ev")" = "${#labels[@]}" ] || fail "the confusion matrix does not add up to the count"
 
+# 3b. one vector space per embedder: two different models as the variants of
+# one is refused at start-up, naming them; shared_space: true lets it start;
+# the same graph twice passes the check
+W=$(mktemp -d)
+space_cfg() { # $1 = shared_space value, $2 = second variant's graph
+  cat <<EOF
+server: {host: 127.0.0.1, port: 0}
+engine: {workers: 1}
+planner: {deadline_ms: 5000}
+models:
+  - name: mixed
+    task: embed
+    tokenizer: $exp/st-max/vocab.txt
+    config: $exp/st-max/config.json
+    shared_space: $1
+    variants:
+      - {name: a, path: $exp/st-max/onnx/model.onnx, accuracy: 0.9}
+      - {name: b, path: $2, accuracy: 0.8}
+EOF
+}
+space_cfg false "$exp/st-weighted/onnx/model.onnx" > "$W/mixed.yaml"
+if out=$(timeout 60 "$ANYTIME_BIN" serve --config "$W/mixed.yaml" --no-cache 2>&1); then
+  fail "two different models served as variants of one embedder"
+fi
+grep -q "variant 'b' does not embed into variant 'a''s space" <<<"$out" ||
+  fail "the refusal does not name the variants: $out"
+space_cfg true "$exp/st-weighted/onnx/model.onnx" > "$W/shared.yaml"
+start_server_args --config "$W/shared.yaml" --no-cache
+stop_server
+space_cfg false "$exp/st-max/onnx/model.onnx" > "$W/same.yaml"
+start_server_args --config "$W/same.yaml" --no-cache   # starts: the check passes
+stop_server
+rm -rf "$W"
+
 # 4. the server: every route against the references
 start_server "$ANYTIME_TEST_DATA/serve/export.yaml"
 node "$cdir/export_standins.mjs" "$BASE" "$exp" || fail "export stand-ins through the server"

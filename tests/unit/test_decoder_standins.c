@@ -7,7 +7,9 @@
  *     positions from the past's length);
  *   - qwen2-gqa: rotary positions, grouped-query attention (4 query heads
  *     on 2 key/value heads), head_dim 8 while hidden / heads = 4, two EOS
- *     ids in generation_config.json.
+ *     ids in generation_config.json;
+ *   - llama-mqa: the same blocks without q/k/v biases, one key/value head
+ *     for 4 query heads, head_dim = hidden / heads.
  * For each: what the decoder reads from the signature; every logit of each
  * prompt's last position within 1e-4, from one Run and from a prefill of
  * half the prompt then one token per Run with the present fed back; and the
@@ -177,6 +179,11 @@ static void test_qwen2_grouped_query(void **state) {
   check_standin("qwen2-gqa");
 }
 
+static void test_llama_multi_query(void **state) {
+  (void)state;
+  check_standin("llama-mqa");
+}
+
 /* The same-length pick: the longest-waiting first, then only its length. */
 static void test_pick_same_length(void **state) {
   (void)state;
@@ -201,6 +208,7 @@ int main(void) {
       cmocka_unit_test(test_pick_same_length),
       cmocka_unit_test(test_gpt2_without_position_ids),
       cmocka_unit_test(test_qwen2_grouped_query),
+      cmocka_unit_test(test_llama_multi_query),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,9 @@ an independent implementation would.
                heads) with q/k/v biases, head_dim 8 while hidden/heads = 4,
                SwiGLU MLP, untied LM head, two EOS ids in
                generation_config.json.
+  llama-mqa/   Llama/Mistral: the same blocks without q/k/v biases, one
+               key/value head for 4 query heads (multi-query), head_dim 4 =
+               hidden / heads, one EOS id.
 
 The tokenizer is a 300-entry cut of models/decoder's byte-level BPE (ids
 0..299, with the merges whose parts and result all lie in it).
@@ -106,14 +109,14 @@ def rotate(g, x, cos, sin, d):
 
 
 def build_graph(kind, w, cfg):
-    """The ONNX graph of one stand-in (kind 'gpt2' or 'qwen2')."""
+    """The ONNX graph of one stand-in (kind "gpt2" or "rope": Llama/Qwen2 blocks)."""
     L, H, KV, D, HID = cfg["layers"], cfg["heads"], cfg["kv_heads"], cfg["head_dim"], cfg["hidden"]
     g = G()
     for k, v in w.items():
         g.w(k, v)
     ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total"])]
-    if kind == "qwen2":
+    if kind == "rope":
         ins.append(helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch", "seq"]))
     for i in range(L):
         for t in ("key", "value"):
@@ -156,10 +159,11 @@ def build_graph(kind, w, cfg):
             h = g.node("LayerNormalization", [x, p + "ln1.w", p + "ln1.b"], axis=-1, epsilon=1e-5)
         else:
             h = rms_norm(g, x, p + "ln1.w", 1e-6)
-        q = heads(g, g.node("Add", [g.node("MatMul", [h, p + "wq"]), p + "bq"]), H, D)
-        k = heads(g, g.node("Add", [g.node("MatMul", [h, p + "wk"]), p + "bk"]), KV, D)
-        v = heads(g, g.node("Add", [g.node("MatMul", [h, p + "wv"]), p + "bv"]), KV, D)
-        if kind == "qwen2":
+        def proj(wn, bn, n):
+            y = g.node("MatMul", [h, p + wn])
+            return heads(g, g.node("Add", [y, p + bn]) if cfg["qkv_bias"] else y, n, D)
+        q, k, v = proj("wq", "bq", H), proj("wk", "bk", KV), proj("wv", "bv", KV)
+        if kind == "rope":
             q, k = rotate(g, q, cos, sin, D), rotate(g, k, cos, sin, D)
         kall = g.named("Concat", [f"past_key_values.{i}.key", k], f"present.{i}.key", axis=2)
         vall = g.named("Concat", [f"past_key_values.{i}.value", v], f"present.{i}.value", axis=2)
@@ -216,9 +220,9 @@ def weights(kind, rng, cfg):
     for i in range(L):
         p = f"l{i}."
         w[p + "ln1.w"], w[p + "ln2.w"] = 1 + n(HID, sd=0.1), 1 + n(HID, sd=0.1)
-        w[p + "wq"], w[p + "bq"] = n(HID, H * D), n(H * D, sd=0.1)
-        w[p + "wk"], w[p + "bk"] = n(HID, KV * D), n(KV * D, sd=0.1)
-        w[p + "wv"], w[p + "bv"] = n(HID, KV * D), n(KV * D, sd=0.1)
+        w[p + "wq"], w[p + "wk"], w[p + "wv"] = n(HID, H * D), n(HID, KV * D), n(HID, KV * D)
+        if cfg["qkv_bias"]:
+            w[p + "bq"], w[p + "bk"], w[p + "bv"] = n(H * D, sd=0.1), n(KV * D, sd=0.1), n(KV * D, sd=0.1)
         w[p + "wo"] = n(H * D, HID, sd=0.3)
         if kind == "gpt2":
             w[p + "ln1.b"], w[p + "ln2.b"] = n(HID, sd=0.1), n(HID, sd=0.1)
@@ -262,10 +266,11 @@ def np_forward(kind, w, cfg, ids):
     for i in range(L):
         p = f"l{i}."
         h = np_ln(x, w[p + "ln1.w"], w[p + "ln1.b"]) if kind == "gpt2" else np_rms(x, w[p + "ln1.w"])
-        q = (h @ w[p + "wq"] + w[p + "bq"]).reshape(n, H, D).transpose(1, 0, 2)
-        k = (h @ w[p + "wk"] + w[p + "bk"]).reshape(n, KV, D).transpose(1, 0, 2)
-        v = (h @ w[p + "wv"] + w[p + "bv"]).reshape(n, KV, D).transpose(1, 0, 2)
-        if kind == "qwen2":
+        b = (lambda name: w[p + name]) if cfg["qkv_bias"] else (lambda name: 0.0)
+        q = (h @ w[p + "wq"] + b("bq")).reshape(n, H, D).transpose(1, 0, 2)
+        k = (h @ w[p + "wk"] + b("bk")).reshape(n, KV, D).transpose(1, 0, 2)
+        v = (h @ w[p + "wv"] + b("bv")).reshape(n, KV, D).transpose(1, 0, 2)
+        if kind == "rope":
             q, k = rot(q), rot(k)
         k, v = np.repeat(k, H // KV, axis=0), np.repeat(v, H // KV, axis=0)
         sc = q @ k.transpose(0, 2, 1) / np.sqrt(D)
@@ -357,19 +362,27 @@ def build(name, kind, seed, cfg, hf_config, eos):
 
 def main():
     gpt2 = {"layers": 2, "heads": 2, "kv_heads": 2, "head_dim": 8, "hidden": 16, "ffn": 32,
-            "positions": 64}
+            "positions": 64, "qkv_bias": True}
     build("gpt2-nopos", "gpt2", 11, gpt2,
           {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": V,
            "n_positions": 64, "n_embd": 16, "n_layer": 2, "n_head": 2, "bos_token_id": 0,
            "eos_token_id": 0, "tie_word_embeddings": True}, 0)
     qwen = {"layers": 2, "heads": 4, "kv_heads": 2, "head_dim": 8, "hidden": 16, "ffn": 24,
-            "positions": 128}
-    build("qwen2-gqa", "qwen2", 12, qwen,
+            "positions": 128, "qkv_bias": True}
+    build("qwen2-gqa", "rope", 12, qwen,
           {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": V,
            "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
            "num_key_value_heads": 2, "head_dim": 8, "max_position_embeddings": 128,
            "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
            "bos_token_id": 0, "eos_token_id": 0}, [0, 5])
+    llama = {"layers": 2, "heads": 4, "kv_heads": 1, "head_dim": 4, "hidden": 16, "ffn": 40,
+             "positions": 96, "qkv_bias": False}
+    build("llama-mqa", "rope", 13, llama,
+          {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": V,
+           "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "num_key_value_heads": 1, "max_position_embeddings": 96, "rope_theta": 10000.0,
+           "rms_norm_eps": 1e-6, "tie_word_embeddings": False, "bos_token_id": 0,
+           "eos_token_id": 0}, 0)
 
 
 if __name__ == "__main__":
