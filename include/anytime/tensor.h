@@ -68,6 +68,15 @@ typedef struct at_model_info {
   int64_t opset;                 /* default-domain opset; 0 if unknown */
 } at_model_info;
 
+/* An encoder's text inputs for a [batch, seq] block of int64 ids, in the
+ * graph's input order: "input_ids" gets ids, "attention_mask" mask, and any
+ * other input (token_type_ids) `other` (zeros, or type ids); at most three
+ * inputs are filled. Returns how many. Pure: the tensors borrow the
+ * buffers. The one place that names the three inputs for the plain paths
+ * (the server's start-up timing and space check, profile's cross-check). */
+size_t at_text_inputs(const at_model_info *mi, int64_t batch, int64_t seq, int64_t *ids,
+                      int64_t *mask, int64_t *other, at_tensor out[3]);
+
 /* "FP32", "INT64", ... (KServe V2 datatype names). Static; never NULL. */
 const char *at_dtype_name(at_dtype t);
 /* Bytes per element; 0 for STRING/UNKNOWN. */

@@ -344,15 +344,7 @@ static int parse_args(int argc, char **argv, prof *P) {
  * zeros for anything else. */
 static size_t plain_inputs(const at_model_info *info, const pmodel *M, size_t i,
                            int64_t *mask, int64_t *zeros, at_tensor in[3]) {
-  size_t n_in = 0;
-  for (size_t k = 0; k < info->n_inputs && n_in < 3; k++) {
-    const char *nm = info->inputs[k].name;
-    in[n_in++] = (at_tensor){.name = nm, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                             .shape = {1, (int64_t)M->lens[i]},
-                             .data = !strcmp(nm, "input_ids") ? M->ids[i]
-                                     : !strcmp(nm, "attention_mask") ? mask : zeros};
-  }
-  return n_in;
+  return at_text_inputs(info, 1, (int64_t)M->lens[i], M->ids[i], mask, zeros, in);
 }
 
 /* Tokenise the split once, start the engine with every variant, and lay

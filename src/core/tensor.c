@@ -53,6 +53,19 @@ size_t at_tensor_numel(const at_tensor *t, int *overflow) {
   return n;
 }
 
+size_t at_text_inputs(const at_model_info *mi, int64_t batch, int64_t seq, int64_t *ids,
+                      int64_t *mask, int64_t *other, at_tensor out[3]) {
+  size_t n = 0;
+  for (size_t k = 0; k < mi->n_inputs && n < 3; k++) {
+    const char *name = mi->inputs[k].name;
+    out[n++] = (at_tensor){.name = name, .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {batch, seq},
+                           .data = !strcmp(name, "input_ids")        ? ids
+                                   : !strcmp(name, "attention_mask") ? mask
+                                                                     : other};
+  }
+  return n;
+}
+
 void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out) {
   for (size_t h = 0; h < dim; h++) out[h] = 0;
   for (size_t t = 0; t < n_rows; t++)

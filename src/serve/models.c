@@ -122,19 +122,9 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
     ids[i] = id >= 0 && id < id_limit ? id : 0, mask[i] = 1;
   }
   at_tok_workspace_destroy(ws);
-  at_tensor in[3];
-  const at_model_info *mi = at_session_info(s);
-  size_t n = 0;
-  for (size_t k = 0; k < mi->n_inputs && n < 3; k++) {
-    in[n] = (at_tensor){.name = mi->inputs[k].name, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                        .shape = {b, L},
-                        .data = strcmp(mi->inputs[k].name, "input_ids") == 0 ? ids : mask};
-    if (strcmp(mi->inputs[k].name, "token_type_ids") == 0) in[n].data = NULL;
-    n++;
-  }
   static int64_t zeros[32 * 26];
-  for (size_t k = 0; k < n; k++)
-    if (!in[k].data) in[k].data = zeros;
+  at_tensor in[3];
+  size_t n = at_text_inputs(at_session_info(s), b, L, ids, mask, zeros, in);
   double t[15];
   for (int i = 0; i < 18; i++) {
     at_outputs *o = NULL;
@@ -170,17 +160,8 @@ static at_status probe_vector(at_engine *e, int ev, const served_model *m, at_to
     ids[k] = id >= 0 && id < m->id_limit ? id : 0, mask[k] = 1;
   }
   at_session *s = at_engine_variant_session(e, ev);
-  const at_model_info *mi = at_session_info(s);
   at_tensor in[3];
-  size_t nin = 0;
-  for (size_t k = 0; k < mi->n_inputs && nin < 3; k++) {
-    const char *name = mi->inputs[k].name;
-    in[nin++] = (at_tensor){.name = name, .dtype = AT_DTYPE_INT64, .ndim = 2,
-                            .shape = {1, (int64_t)n},
-                            .data = !strcmp(name, "input_ids")        ? ids
-                                    : !strcmp(name, "attention_mask") ? mask
-                                                                      : zeros};
-  }
+  size_t nin = at_text_inputs(at_session_info(s), 1, (int64_t)n, ids, mask, zeros, in);
   at_outputs *o = NULL;
   if ((st = at_session_run(s, in, nin, NULL, 0, &o)) != AT_OK) return st;
   at_tensor t;
