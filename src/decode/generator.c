@@ -108,13 +108,12 @@ const char *at_gen_finish_name(at_gen_finish f) {
 
 /* ------------------------------------------------------------ batch pick */
 
-int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
-                      int *pick) {
-  if (n <= 0 || max_batch <= 0) return 0;
-  if (n <= max_batch) {
-    for (int i = 0; i < n; i++) pick[i] = i;
-    return n;
-  }
+/* The anchor (the longest-waiting sequence), then up to max_batch - 1 more:
+ * PICK_WAIT the longest-waiting, PICK_NEAR the closest cached lengths to the
+ * anchor's (ties: longest-waiting), PICK_SAME only the anchor's length. */
+enum { PICK_WAIT, PICK_NEAR, PICK_SAME };
+static int pick_around_anchor(const int *len, const uint64_t *last, int n, int max_batch, int how,
+                              int *pick) {
   int anchor = 0;
   for (int i = 1; i < n; i++)
     if (last[i] < last[anchor]) anchor = i;
@@ -124,6 +123,7 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
   while (k < max_batch) {
     int best = -1;
     for (int i = 0; i < n; i++) {
+      if (how == PICK_SAME && len[i] != len[anchor]) continue;
       bool taken = false;
       for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
       if (taken) continue;
@@ -131,39 +131,33 @@ int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch
         best = i;
         continue;
       }
-      if (bucketing) {
+      if (how == PICK_NEAR) {
         long di = labs((long)len[i] - len[anchor]), db = labs((long)len[best] - len[anchor]);
         if (di < db || (di == db && last[i] < last[best])) best = i;
       } else if (last[i] < last[best]) {
         best = i;
       }
     }
+    if (best < 0) break; /* PICK_SAME: no more of the anchor's length */
     pick[k++] = best;
   }
   return k;
 }
 
+int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
+                      int *pick) {
+  if (n <= 0 || max_batch <= 0) return 0;
+  if (n <= max_batch) {
+    for (int i = 0; i < n; i++) pick[i] = i;
+    return n;
+  }
+  return pick_around_anchor(len, last, n, max_batch, bucketing ? PICK_NEAR : PICK_WAIT, pick);
+}
+
 int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
                             int *pick) {
   if (n <= 0 || max_batch <= 0) return 0;
-  int anchor = 0;
-  for (int i = 1; i < n; i++)
-    if (last[i] < last[anchor]) anchor = i;
-  int k = 0;
-  pick[k++] = anchor;
-  /* then the longest-waiting of those with the anchor's length */
-  while (k < max_batch) {
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-      if (len[i] != len[anchor]) continue;
-      bool taken = false;
-      for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
-      if (!taken && (best < 0 || last[i] < last[best])) best = i;
-    }
-    if (best < 0) break;
-    pick[k++] = best;
-  }
-  return k;
+  return pick_around_anchor(len, last, n, max_batch, PICK_SAME, pick);
 }
 
 /* ------------------------------------------------------------ helpers */

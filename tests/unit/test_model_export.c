@@ -192,14 +192,29 @@ static void test_position_offset(void **state) {
   }
 }
 
+typedef struct pool_case {
+  at_pooling mode;
+  float want[2];
+} pool_case;
+
+/* at_pool_from over the 3 x 2 matrix x, leaving `skip` rows out, against
+ * each case's hand-worked answer. */
+static void check_pools(const float *x, size_t skip, const pool_case *k, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    float out[2];
+    at_pool_from(k[i].mode, x, 3, skip, 2, out);
+    for (int h = 0; h < 2; h++)
+      if (fabsf(out[h] - k[i].want[h]) > 1e-6f)
+        fail_msg("%s skip %zu: out[%d] = %g, want %g", at_pooling_name(k[i].mode), skip, h,
+                 out[h], k[i].want[h]);
+  }
+}
+
 /* at_pool on a 3 x 2 matrix, each mode worked by hand. */
 static void test_pool_arithmetic(void **state) {
   (void)state;
   const float x[] = {1, -2, 3, 4, -5, 0};
-  static const struct {
-    at_pooling mode;
-    float want[2];
-  } k[] = {
+  static const pool_case k[] = {
       {AT_POOL_MEAN, {-1.0f / 3, 2.0f / 3}},
       {AT_POOL_CLS, {1, -2}},
       {AT_POOL_MAX, {3, 4}},
@@ -208,13 +223,10 @@ static void test_pool_arithmetic(void **state) {
       {AT_POOL_WEIGHTED_MEAN, {(1 * 1 + 2 * 3 + 3 * -5) / 6.0f, (1 * -2 + 2 * 4 + 0) / 6.0f}},
       {AT_POOL_NONE, {1, -2}},
   };
-  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
-    float out[2];
-    at_pool(k[i].mode, x, 3, 2, out);
-    for (int h = 0; h < 2; h++)
-      if (fabsf(out[h] - k[i].want[h]) > 1e-6f)
-        fail_msg("%s: out[%d] = %g, want %g", at_pooling_name(k[i].mode), h, out[h], k[i].want[h]);
-  }
+  check_pools(x, 0, k, sizeof k / sizeof *k);
+  float whole[2]; /* at_pool is at_pool_from with nothing skipped */
+  at_pool(AT_POOL_MEAN, x, 3, 2, whole);
+  assert_true(fabsf(whole[0] - k[0].want[0]) < 1e-6f && fabsf(whole[1] - k[0].want[1]) < 1e-6f);
   /* one row: every mode gives the row back, except the sqrt-length one */
   float one[2];
   at_pool(AT_POOL_WEIGHTED_MEAN, x, 1, 2, one);
@@ -227,10 +239,7 @@ static void test_pool_arithmetic(void **state) {
 static void test_pool_from_skips_rows(void **state) {
   (void)state;
   const float x[] = {1, -2, 3, 4, -5, 0};
-  static const struct {
-    at_pooling mode;
-    float want[2];
-  } k[] = {
+  static const pool_case k[] = {
       {AT_POOL_MEAN, {-1, 2}},
       {AT_POOL_CLS, {1, -2}},
       {AT_POOL_MAX, {3, 4}},
@@ -238,14 +247,7 @@ static void test_pool_from_skips_rows(void **state) {
       {AT_POOL_MEAN_SQRT_LEN, {-2 / 1.4142136f, 4 / 1.4142136f}},
       {AT_POOL_WEIGHTED_MEAN, {(2 * 3 + 3 * -5) / 5.0f, (2 * 4 + 0) / 5.0f}},
   };
-  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
-    float out[2];
-    at_pool_from(k[i].mode, x, 3, 1, 2, out);
-    for (int h = 0; h < 2; h++)
-      if (fabsf(out[h] - k[i].want[h]) > 1e-6f)
-        fail_msg("%s skip 1: out[%d] = %g, want %g", at_pooling_name(k[i].mode), h, out[h],
-                 k[i].want[h]);
-  }
+  check_pools(x, 1, k, sizeof k / sizeof *k);
   /* skipping every row keeps the last one */
   float last[2];
   at_pool_from(AT_POOL_MEAN, x, 3, 7, 2, last);
