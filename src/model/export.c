@@ -271,6 +271,18 @@ static at_status prompts_from(at_desc_impl *d, json_t *root, const char *path) {
   return AT_OK;
 }
 
+at_status at_model_parse_prompts(at_desc_impl *d, const char *text, size_t len,
+                                 const char *label) {
+  json_error_t err;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+  if (!root) return at_fail(AT_ERR_MODEL, "%s: line %d: %s", label, err.line, err.text);
+  d->pub.default_prompt = -1;
+  at_status rc = json_is_object(root) ? prompts_from(d, root, label)
+                                      : at_fail(AT_ERR_MODEL, "%s is not a JSON object", label);
+  json_decref(root);
+  return rc;
+}
+
 /* modules.json: a list of {"path", "type"}. Finds the Pooling module's
  * directory and a Dense module, if any. */
 static at_status modules_from(at_desc_impl *d, json_t *mods, const char *path, char *pool_dir,

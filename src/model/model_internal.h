@@ -89,6 +89,11 @@ at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *con
 /* The same over one config.json's text (no other files): for the fuzz
  * driver and tests. `label` names it in messages. */
 at_status at_model_parse_config(at_desc_impl *d, const char *text, size_t len, const char *label);
+/* The same for config_sentence_transformers.json's prompts (prompts,
+ * default_prompt_name) into d's n_prompts, prompt_names/texts and
+ * default_prompt. */
+at_status at_model_parse_prompts(at_desc_impl *d, const char *text, size_t len,
+                                 const char *label);
 
 /* The commit hash a hub refs/<revision> file holds (text[0..len), as read
  * from the file): 7..64 lower-case hex digits, trailing white space

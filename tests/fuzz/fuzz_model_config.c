@@ -14,6 +14,12 @@
  *     lists; model_type, the first architecture and multi_label as given;
  *     the token limit is max_position_embeddings less the position offset
  *     when that is in 3..2^20, else none;
+ *   - prompts (config_sentence_transformers.json, at_model_parse_prompts):
+ *     accepted exactly when it is a JSON object (duplicate keys refused)
+ *     whose "prompts" is absent, null, or an object of at most 16 strings,
+ *     and whose "default_prompt_name" is absent, null or one of those
+ *     names; then the names and texts are the object's, in order, and the
+ *     default is that name's index (else -1);
  *   - ref: accepted exactly when the text, trailing white space dropped,
  *     is 7..64 lower-case hex digits and nothing else; the hash returned is
  *     that text (a full commit hash is 40 of them; the hub also allows
@@ -122,6 +128,48 @@ static void check_config(const uint8_t *data, size_t size) {
   json_decref(root);
 }
 
+static void check_prompts(const uint8_t *data, size_t size) {
+  json_error_t err;
+  json_t *root = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &err);
+  int want = root && json_is_object(root);
+  json_t *pr = want ? json_object_get(root, "prompts") : NULL;
+  if (pr && !json_is_null(pr)) {
+    want = json_is_object(pr) && json_object_size(pr) <= AT_MODEL_MAX_PROMPTS;
+    const char *k;
+    json_t *v;
+    if (want) json_object_foreach(pr, k, v) want &= json_is_string(v);
+  } else {
+    pr = NULL;
+  }
+  json_t *dn = want ? json_object_get(root, "default_prompt_name") : NULL;
+  if (dn && !json_is_null(dn))
+    want = json_is_string(dn) && pr && json_object_get(pr, json_string_value(dn)) != NULL;
+  at_desc_impl *di = calloc(1, sizeof *di);
+  if (!di) abort();
+  at_status st = at_model_parse_prompts(di, (const char *)data, size, "prompts");
+  if ((st == AT_OK) != want) abort();
+  if (st == AT_OK) {
+    const at_model_desc *d = &di->pub;
+    if (d->n_prompts != (pr ? json_object_size(pr) : 0)) abort();
+    size_t i = 0;
+    const char *k;
+    json_t *v;
+    if (pr) json_object_foreach(pr, k, v) {
+        if (strcmp(d->prompt_names[i], k) || strcmp(d->prompt_texts[i], json_string_value(v)))
+          abort();
+        i++;
+      }
+    if (dn && !json_is_null(dn)) {
+      if (d->default_prompt < 0 || strcmp(d->prompt_names[d->default_prompt], json_string_value(dn)))
+        abort();
+    } else if (d->default_prompt != -1) {
+      abort();
+    }
+  }
+  at_model_desc_free(&di->pub);
+  json_decref(root);
+}
+
 static void check_ref(const uint8_t *data, size_t size) {
   size_t n = size;
   while (n && (data[n - 1] == ' ' || (data[n - 1] >= '\t' && data[n - 1] <= '\r'))) n--;
@@ -136,6 +184,7 @@ static void check_ref(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check_config(data, size);
+  check_prompts(data, size);
   check_ref(data, size);
   return 0;
 }
