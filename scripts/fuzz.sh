@@ -63,11 +63,12 @@ if [ $long = 1 ]; then
     execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$here/build-fuzz/long/$d.log" | tail -1)
     execs=${execs:-0}
     (cd "$here/build-fuzz" && "./tests/fuzz/$d" -merge=1 "$seed" "$work" >/dev/null 2>&1) || true
-    # a timeout is a wall-clock one: a fuzzer starved of CPU by other work
-    # (it runs for hours, often niced) can hit it on an input that runs in
-    # milliseconds. Each timeout input is run again alone; one that finishes
-    # within the limit is set aside (unconfirmed/), not counted, and named.
-    for t in "$art"timeout-*; do
+    # a timeout (and libFuzzer's slow-unit report, past 10 s) is a wall-clock
+    # one: a fuzzer starved of CPU by other work (it runs for hours, often
+    # niced) can hit it on an input that runs in milliseconds. Each such
+    # input is run again alone; one that finishes within the limit is set
+    # aside (unconfirmed/), not counted, and named.
+    for t in "$art"timeout-* "$art"slow-unit-*; do
       [ -e "$t" ] || continue
       if (cd "$here/build-fuzz" && timeout $((unit_timeout * 3)) "./tests/fuzz/$d" \
             -timeout="$unit_timeout" "$t" >/dev/null 2>&1); then
