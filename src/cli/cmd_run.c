@@ -299,6 +299,42 @@ static int print_results(const at_model_desc *d, int vi, at_engine *eng, const r
   return rc;
 }
 
+/* An embedder's default prompt (config_sentence_transformers.json), put
+ * before each text as sentence-transformers' encode() and the server put
+ * it, and with include_prompt false the tokens pooling leaves out ([CLS]
+ * and the prompt's: its own encoding less one). *prompt NULL: none. */
+static at_status default_prompt(const at_model_desc *d, const at_tokenizer *tok,
+                                at_tok_workspace *ws, const at_encode_params *encp,
+                                const char **prompt, size_t *skip) {
+  *prompt = NULL;
+  *skip = 0;
+  if (d->task != AT_TASK_EMBEDDER || d->default_prompt < 0 ||
+      (size_t)d->default_prompt >= d->n_prompts)
+    return AT_OK;
+  *prompt = d->prompt_texts[d->default_prompt];
+  if (!d->pool_excludes_prompt) return AT_OK;
+  at_encoding pe;
+  at_encode_params pp = *encp;
+  pp.max_length = 0;
+  at_status st = at_tokenizer_encode(tok, ws, *prompt, strlen(*prompt), NULL, 0, &pp, &pe);
+  if (st == AT_OK) *skip = pe.n > 0 ? pe.n - 1 : 0;
+  return st;
+}
+
+/* Encode `text`, after `prompt` when there is one. */
+static at_status encode_text(const at_tokenizer *tok, at_tok_workspace *ws, const char *prompt,
+                             const char *text, const at_encode_params *encp, at_encoding *enc) {
+  if (!prompt) return at_tokenizer_encode(tok, ws, text, strlen(text), NULL, 0, encp, enc);
+  size_t pl = strlen(prompt), tl = strlen(text);
+  char *joined = malloc(pl + tl + 1);
+  if (!joined) return AT_ERR_NOMEM;
+  memcpy(joined, prompt, pl);
+  memcpy(joined + pl, text, tl + 1);
+  at_status st = at_tokenizer_encode(tok, ws, joined, pl + tl, NULL, 0, encp, enc);
+  free(joined);
+  return st;
+}
+
 int at_cli_run(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) {
     usage(stdout);
@@ -384,35 +420,15 @@ int at_cli_run(int argc, char **argv) {
   at_encode_params encp = at_encode_default_params();
   if (d->max_tokens > 0) encp.max_length = (int)d->max_tokens;
   encp.pad_to = 0;
-  /* an embedder's default prompt (config_sentence_transformers.json) goes
-   * before each text, as sentence-transformers' encode() and the server put
-   * it; with include_prompt false its tokens ([CLS] and the prompt's) are
-   * left out of pooling */
-  const char *prompt = d->task == AT_TASK_EMBEDDER && d->default_prompt >= 0 &&
-                               (size_t)d->default_prompt < d->n_prompts
-                           ? d->prompt_texts[d->default_prompt]
-                           : NULL;
+  const char *prompt = NULL;
   size_t pool_skip = 0;
-  if (prompt && d->pool_excludes_prompt) {
-    at_encoding pe;
-    at_encode_params pp = encp;
-    pp.max_length = 0;
-    if ((st = at_tokenizer_encode(tok, ws, prompt, strlen(prompt), NULL, 0, &pp, &pe)) != AT_OK) {
-      rc = cli_report("run", st);
-      goto wait;
-    }
-    pool_skip = pe.n > 0 ? pe.n - 1 : 0;
+  if ((st = default_prompt(d, tok, ws, &encp, &prompt, &pool_skip)) != AT_OK) {
+    rc = cli_report("run", st);
+    goto wait;
   }
   for (size_t t = 0; t < n_texts; t++) {
     at_encoding enc;
-    char *joined = NULL;
-    if (prompt && (joined = malloc(strlen(prompt) + strlen(texts[t]) + 1)) != NULL)
-      strcat(strcpy(joined, prompt), texts[t]);
-    if (prompt && !joined) st = AT_ERR_NOMEM;
-    else st = at_tokenizer_encode(tok, ws, joined ? joined : texts[t],
-                                  strlen(joined ? joined : texts[t]), NULL, 0, &encp, &enc);
-    free(joined);
-    if (st != AT_OK) {
+    if ((st = encode_text(tok, ws, prompt, texts[t], &encp, &enc)) != AT_OK) {
       rc = cli_report("run", st);
       goto wait;
     }
