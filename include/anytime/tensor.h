@@ -118,6 +118,11 @@ void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *
 void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, size_t dim,
                   float *out);
 
+/* Scale v[0..n) to unit L2 length (a zero vector is left as it is). Pure. */
+void at_l2_normalize(float *v, size_t n);
+/* The cosine of a and b (0 when either is zero), summed in double. Pure. */
+double at_cosine(const float *a, const float *b, size_t n);
+
 /* A classifier's scores from its n logits into out[n]: one softmax over
  * them, or, for a multi-label model (problem_type
  * multi_label_classification), an independent sigmoid per logit. Sums in

@@ -452,9 +452,8 @@ static int measure_accuracy(prof *P, pmodel *M, int v) {
   } else { /* leave-one-out 5-NN label agreement, cosine on normalised vectors */
     float *nv = malloc(ds->n * dim * sizeof(float));
     for (size_t i = 0; i < ds->n; i++) {
-      double ss = 0;
-      for (size_t h = 0; h < dim; h++) ss += (double)items[i].out[h] * items[i].out[h];
-      for (size_t h = 0; h < dim; h++) nv[i * dim + h] = (float)(items[i].out[h] / (sqrt(ss) + 1e-12));
+      memcpy(nv + i * dim, items[i].out, dim * sizeof *nv);
+      at_l2_normalize(nv + i * dim, dim);
     }
     for (size_t i = 0; i < ds->n; i++) {
       double best[5] = {-2, -2, -2, -2, -2};
@@ -513,10 +512,7 @@ static int cross_check(prof *P, pmodel *M, int v, at_session *ref, int64_t *mask
     }
     if (!M->task && a1 != a2) x->pred_disagreements++;
     if (M->task) {
-      double dot = 0, na = 0, nb = 0;
-      for (size_t k = 0; k < dim; k++)
-        dot += (double)ro[k] * eo[k], na += (double)ro[k] * ro[k], nb += (double)eo[k] * eo[k];
-      double cs = dot / (sqrt(na * nb) + 1e-30);
+      double cs = at_cosine(ro, eo, dim);
       if (cs < x->min_cosine) x->min_cosine = cs;
     }
   }

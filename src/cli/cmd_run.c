@@ -241,17 +241,15 @@ static at_status print_result(const at_model_desc *d, const result *r, const cha
   if (!pooled) return AT_ERR_NOMEM;
   if (h && seq)
     at_pool_from(r->ndim == 3 ? d->pooling : AT_POOL_NONE, r->values, seq, r->pool_skip, h, pooled);
-  double norm = 0;
-  for (size_t k = 0; k < h; k++) norm += (double)pooled[k] * pooled[k];
-  norm = norm > 0 ? sqrt(norm) : 1;
+  at_l2_normalize(pooled, h);
   if (jr) {
     json_t *arr = json_array();
-    for (size_t k = 0; k < h; k++) json_array_append_new(arr, json_real(pooled[k] / norm));
+    for (size_t k = 0; k < h; k++) json_array_append_new(arr, json_real(pooled[k]));
     json_object_set_new(jr, "dim", json_integer((json_int_t)h));
     json_object_set_new(jr, "embedding", arr);
   } else {
     printf("dim=%zu\t[", h);
-    for (size_t k = 0; k < h && k < 5; k++) printf("%s%.5f", k ? ", " : "", pooled[k] / norm);
+    for (size_t k = 0; k < h && k < 5; k++) printf("%s%.5f", k ? ", " : "", pooled[k]);
     printf("%s]\t%s\n", h > 5 ? ", ..." : "", text);
   }
   free(pooled);

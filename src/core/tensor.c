@@ -109,6 +109,21 @@ void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, s
   }
 }
 
+void at_l2_normalize(float *v, size_t n) {
+  double ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (double)v[i] * v[i];
+  if (ss > 0) {
+    float inv = (float)(1.0 / sqrt(ss));
+    for (size_t i = 0; i < n; i++) v[i] *= inv;
+  }
+}
+
+double at_cosine(const float *a, const float *b, size_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+  return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+}
+
 void at_class_scores(const float *logits, size_t n, bool multi_label, float *out) {
   if (multi_label) {
     for (size_t i = 0; i < n; i++) out[i] = (float)(1.0 / (1.0 + exp(-(double)logits[i])));

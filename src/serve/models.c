@@ -195,12 +195,7 @@ static at_status check_one_space(at_engine *e, const served_model *m) {
     double cs[NP];
     for (int p = 0; st == AT_OK && p < NP; p++) {
       st = probe_vector(e, m->variants[v].engine_index, m, ws, k_probe[p], got + p * dim);
-      double ab = 0, aa = 0, bb = 0;
-      for (size_t k = 0; k < dim; k++) {
-        double a = ref[p * dim + k], b = got[p * dim + k];
-        ab += a * b, aa += a * a, bb += b * b;
-      }
-      cs[p] = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+      cs[p] = at_cosine(ref + p * dim, got + p * dim, dim);
     }
     if (st != AT_OK) break;
     for (int i = 1; i < NP; i++) /* median of NP = 4: the mean of the middle two */

@@ -38,5 +38,4 @@ bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result 
 
 /* Shared by the routes (routes_tei.c). */
 served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum MHD_Result *res);
-void serve_l2_normalize(float *v, size_t n);
 #endif

@@ -23,7 +23,7 @@ static void finish_embeddings(req_ctx *r) {
   json_t *data = json_array();
   for (size_t i = 0; i < j->n; i++) {
     float *v = j->items[i].out;
-    serve_l2_normalize(v, dim); /* over the kept dimensions, as OpenAI does */
+    at_l2_normalize(v, dim); /* over the kept dimensions, as OpenAI does */
     json_t *emb;
     if (st->base64) {
       char *s = serve_b64_encode((const unsigned char *)v, dim * sizeof(float)); /* little-endian f32 */

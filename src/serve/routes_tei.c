@@ -48,22 +48,13 @@ served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum M
   return NULL;
 }
 
-void serve_l2_normalize(float *v, size_t n) {
-  double ss = 0;
-  for (size_t i = 0; i < n; i++) ss += (double)v[i] * v[i];
-  if (ss > 0) {
-    float inv = (float)(1.0 / sqrt(ss));
-    for (size_t i = 0; i < n; i++) v[i] *= inv;
-  }
-}
-
 static void finish_embed(req_ctx *r) {
   job *j = r->job;
   tei_state *st = r->route_state;
   json_t *outer = json_array();
   for (size_t i = 0; i < j->n; i++) {
     float *v = j->items[i].out;
-    if (st->normalize) serve_l2_normalize(v, j->m->out_dim);
+    if (st->normalize) at_l2_normalize(v, j->m->out_dim);
     json_t *row = json_array();
     for (size_t k = 0; k < j->m->out_dim; k++) json_array_append_new(row, json_real(v[k]));
     json_array_append_new(outer, row);

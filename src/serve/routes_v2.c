@@ -104,7 +104,7 @@ static void finish_text(req_ctx *r) {
       json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
     }
   } else if (st->want[2]) {
-    for (size_t i = 0; i < n; i++) serve_l2_normalize(buf + i * d, d);
+    for (size_t i = 0; i < n; i++) at_l2_normalize(buf + i * d, d);
     json_array_append_new(outs, tensor_json("embedding", shape, 2, buf, n * d));
   }
   free(buf);

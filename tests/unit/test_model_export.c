@@ -254,6 +254,20 @@ static void test_pool_from_skips_rows(void **state) {
   assert_true(last[0] == -5 && last[1] == 0);
 }
 
+/* The other task-head pieces: unit length, and the cosine the profile and
+ * the server's one-space check use. */
+static void test_normalize_and_cosine(void **state) {
+  (void)state;
+  float v[] = {3, 4}, z[] = {0, 0}, w[] = {-4, 3};
+  at_l2_normalize(v, 2);
+  assert_true(fabsf(v[0] - 0.6f) < 1e-7f && fabsf(v[1] - 0.8f) < 1e-7f);
+  at_l2_normalize(z, 2); /* a zero vector stays zero */
+  assert_true(z[0] == 0 && z[1] == 0);
+  assert_true(fabs(at_cosine(v, v, 2) - 1) < 1e-12);
+  assert_true(fabs(at_cosine(v, w, 2)) < 1e-7);
+  assert_true(at_cosine(v, z, 2) == 0);
+}
+
 /* config_sentence_transformers.json: prompts, the default, include_prompt */
 static void test_prompts_read(void **state) {
   (void)state;
@@ -279,7 +293,7 @@ int main(void) {
       cmocka_unit_test(test_standins),          cmocka_unit_test(test_resolve_reads_export),
       cmocka_unit_test(test_bad_files_named),   cmocka_unit_test(test_position_offset),
       cmocka_unit_test(test_pool_arithmetic),   cmocka_unit_test(test_pool_from_skips_rows),
-      cmocka_unit_test(test_prompts_read),
+      cmocka_unit_test(test_prompts_read),       cmocka_unit_test(test_normalize_and_cosine),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
