@@ -47,6 +47,7 @@ enum { C_CLOSED = 0, C_CONNECTING, C_IDLE, C_BUSY };
 typedef struct conn {
   int fd;
   int state;
+  uint32_t events; /* the mask epoll holds for fd (set_events skips a no-op) */
   bool reused; /* has finished a response on this fd */
   long req;    /* record index while C_CONNECTING/C_BUSY, else -1 */
   char *out;
@@ -74,7 +75,7 @@ typedef struct run {
   const lg_data *data;
   lg_result *res;
   struct sockaddr_in addr;
-  int ep, tfd;
+  int ep, tfd;     /* tfd: only where the kernel lacks epoll_pwait2 (< 5.11) */
   struct timespec t0;
   conn *conns;
   size_t max_conns, open_conns;
@@ -98,6 +99,27 @@ static double elapsed(const run *r) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)(t.tv_sec - r->t0.tv_sec) + (double)(t.tv_nsec - r->t0.tv_nsec) * 1e-9;
+}
+
+/* Wait for events until at_s (seconds since t0). epoll_pwait2 takes the
+ * timeout in nanoseconds, so the open loop's wake-up at each request's due
+ * time needs no timerfd_settime before every wait. Kernels before 5.11
+ * lack it: then a timerfd in the epoll set wakes the wait. */
+static void arm_timer(run *r, double at_s);
+static int wait_events(run *r, double at_s, struct epoll_event *evs, int max) {
+  if (r->tfd < 0) {
+    double dt = at_s - elapsed(r);
+    if (dt < 0) dt = 0;
+    struct timespec to = {.tv_sec = (time_t)dt, .tv_nsec = (long)((dt - floor(dt)) * 1e9)};
+    if (to.tv_nsec > 999999999L) to.tv_nsec = 999999999L;
+    int k = epoll_pwait2(r->ep, evs, max, &to, NULL);
+    if (k >= 0 || errno != ENOSYS) return k;
+    r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct epoll_event te = {.events = EPOLLIN, .data.ptr = NULL};
+    if (r->tfd < 0 || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->tfd, &te) < 0) return -1;
+  }
+  arm_timer(r, at_s);
+  return epoll_wait(r->ep, evs, max, -1);
 }
 
 static void arm_timer(run *r, double at_s) {
@@ -205,8 +227,9 @@ static void conn_close(run *r, conn *c) {
 }
 
 static void set_events(run *r, conn *c, uint32_t ev) {
+  if (c->events == ev) return; /* one syscall fewer per request: the mask rarely changes */
   struct epoll_event e = {.events = ev, .data.ptr = c};
-  epoll_ctl(r->ep, EPOLL_CTL_MOD, c->fd, &e);
+  if (epoll_ctl(r->ep, EPOLL_CTL_MOD, c->fd, &e) == 0) c->events = ev;
 }
 
 /* Start connecting slot c (closed). Returns 0, or -1 (nothing changed). */
@@ -229,6 +252,7 @@ static int conn_open_at(run *r, conn *c) {
     return -1;
   }
   c->fd = fd;
+  c->events = e.events;
   c->state = C_CONNECTING;
   c->req = -1;
   c->reused = false;
@@ -530,11 +554,10 @@ static int run_loop(run *r, double end_s, char *err, size_t err_len) {
       expire(r);
       return 0;
     }
-    arm_timer(r, wake < end_s ? wake : end_s);
-    int k = epoll_wait(r->ep, evs, 256, -1);
+    int k = wait_events(r, wake < end_s ? wake : end_s, evs, 256);
     if (k < 0) {
       if (errno == EINTR) continue;
-      snprintf(err, err_len, "epoll_wait: %s", strerror(errno));
+      snprintf(err, err_len, "epoll wait: %s", strerror(errno));
       return -1;
     }
     for (int i = 0; i < k; i++) {
@@ -587,13 +610,10 @@ static int run_setup(run *r, const lg_config *cfg, const lg_data *data, lg_resul
     r->conns[i].req = -1;
   }
   r->ep = epoll_create1(EPOLL_CLOEXEC);
-  r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (r->ep < 0 || r->tfd < 0) {
-    snprintf(err, err_len, "epoll/timerfd: %s", strerror(errno));
+  if (r->ep < 0) {
+    snprintf(err, err_len, "epoll: %s", strerror(errno));
     return -1;
   }
-  struct epoll_event te = {.events = EPOLLIN, .data.ptr = NULL};
-  epoll_ctl(r->ep, EPOLL_CTL_ADD, r->tfd, &te);
   return 0;
 }
 
