@@ -120,6 +120,14 @@ at_status at_tokenizer_encode(const at_tokenizer *t, at_tok_workspace *ws, const
                               size_t len, const char *pair, size_t pair_len,
                               const at_encode_params *params, at_encoding *out);
 
+/* How many leading tokens of an encoding of prompt + text belong to the
+ * prompt, as sentence-transformers counts them for include_prompt: false:
+ * the prompt's own encoding with special tokens, less one ([CLS] and the
+ * prompt's tokens; the final [SEP] is the text's). 0 for an empty encoding.
+ * Same statuses as at_tokenizer_encode(). */
+at_status at_tokenizer_prompt_tokens(const at_tokenizer *t, at_tok_workspace *ws,
+                                     const char *prompt, size_t *out);
+
 /* Encode `n` single texts at once; out[i] describes texts[i]. Padding with
  * the "BatchLongest" strategy pads to the batch's longest encoding. Same
  * statuses as at_tokenizer_encode(); on failure none of out[] is valid. */

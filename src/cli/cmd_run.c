@@ -299,24 +299,17 @@ static int print_results(const at_model_desc *d, int vi, at_engine *eng, const r
 
 /* An embedder's default prompt (config_sentence_transformers.json), put
  * before each text as sentence-transformers' encode() and the server put
- * it, and with include_prompt false the tokens pooling leaves out ([CLS]
- * and the prompt's: its own encoding less one). *prompt NULL: none. */
+ * it, and with include_prompt false the tokens pooling leaves out
+ * (at_tokenizer_prompt_tokens). *prompt NULL: none. */
 static at_status default_prompt(const at_model_desc *d, const at_tokenizer *tok,
-                                at_tok_workspace *ws, const at_encode_params *encp,
-                                const char **prompt, size_t *skip) {
+                                at_tok_workspace *ws, const char **prompt, size_t *skip) {
   *prompt = NULL;
   *skip = 0;
   if (d->task != AT_TASK_EMBEDDER || d->default_prompt < 0 ||
       (size_t)d->default_prompt >= d->n_prompts)
     return AT_OK;
   *prompt = d->prompt_texts[d->default_prompt];
-  if (!d->pool_excludes_prompt) return AT_OK;
-  at_encoding pe;
-  at_encode_params pp = *encp;
-  pp.max_length = 0;
-  at_status st = at_tokenizer_encode(tok, ws, *prompt, strlen(*prompt), NULL, 0, &pp, &pe);
-  if (st == AT_OK) *skip = pe.n > 0 ? pe.n - 1 : 0;
-  return st;
+  return d->pool_excludes_prompt ? at_tokenizer_prompt_tokens(tok, ws, *prompt, skip) : AT_OK;
 }
 
 /* Encode `text`, after `prompt` when there is one. */
@@ -420,7 +413,7 @@ int at_cli_run(int argc, char **argv) {
   encp.pad_to = 0;
   const char *prompt = NULL;
   size_t pool_skip = 0;
-  if ((st = default_prompt(d, tok, ws, &encp, &prompt, &pool_skip)) != AT_OK) {
+  if ((st = default_prompt(d, tok, ws, &prompt, &pool_skip)) != AT_OK) {
     rc = cli_report("run", st);
     goto wait;
   }

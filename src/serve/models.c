@@ -11,13 +11,9 @@
 #include "core/internal.h"
 #include "serve/serve_internal.h"
 
-/* What the model's export files say (anytime/model.h: labels, token limit,
- * pooling, problem type, vocabulary sizes), read by the one reader `run`,
- * `eval` and `profile` use too. */
 /* The prompts of config_sentence_transformers.json, and for each the tokens
- * pooling leaves out when 1_Pooling says include_prompt: false: as
- * sentence-transformers counts them, the prompt's own encoding with special
- * tokens, less one ([CLS] and the prompt; the final [SEP] is the text's). */
+ * pooling leaves out when 1_Pooling says include_prompt: false
+ * (at_tokenizer_prompt_tokens). */
 static at_status read_prompts(served_model *m, const at_model_desc *d) {
   m->default_prompt = d->default_prompt;
   if (d->n_prompts == 0) return AT_OK;
@@ -29,15 +25,10 @@ static at_status read_prompts(served_model *m, const at_model_desc *d) {
     m->n_prompts = (int)i + 1;
     if (!m->prompt_name[i] || !m->prompt_text[i]) st = at_fail(AT_ERR_NOMEM, "out of memory");
     if (st != AT_OK || !d->pool_excludes_prompt) continue;
-    at_encoding enc;
-    at_encode_params ep = at_encode_default_params();
-    ep.max_length = 0;
-    ep.pad_to = 0;
-    st = at_tokenizer_encode(m->tok, ws, m->prompt_text[i], strlen(m->prompt_text[i]), NULL, 0, &ep,
-                             &enc);
-    if (st == AT_OK) m->prompt_skip[i] = enc.n > 0 ? enc.n - 1 : 0;
-    else st = at_fail(st, "model '%s': cannot tokenise prompt '%s': %s", m->name, m->prompt_name[i],
-                      at_last_error());
+    st = at_tokenizer_prompt_tokens(m->tok, ws, m->prompt_text[i], &m->prompt_skip[i]);
+    if (st != AT_OK)
+      st = at_fail(st, "model '%s': cannot tokenise prompt '%s': %s", m->name, m->prompt_name[i],
+                   at_last_error());
   }
   at_tok_workspace_destroy(ws);
   if (st == AT_OK)
@@ -48,6 +39,9 @@ static at_status read_prompts(served_model *m, const at_model_desc *d) {
   return st;
 }
 
+/* What the model's export files say (anytime/model.h: labels, token limit,
+ * pooling, problem type, vocabulary sizes), read by the one reader `run`,
+ * `eval` and `profile` use too. */
 static at_status read_export(served_model *m, const char *config_json) {
   if (!config_json[0]) return AT_OK;
   at_model_desc *d = NULL;
@@ -93,6 +87,26 @@ static int by_accuracy(const void *a, const void *b) {
   return (x->accuracy < y->accuracy) - (x->accuracy > y->accuracy);
 }
 
+/* A fixed text's ids, at most `max` tokens, into ids[] (and 1s into mask[])
+ * for the start-up runs below; *n = how many. An id the model's table lacks
+ * (a tokenizer that disagrees with config.json; requests that give one are
+ * refused) becomes 0. */
+static at_status fixed_ids(const at_tokenizer *tok, at_tok_workspace *ws, const char *text,
+                           size_t max, int64_t id_limit, int64_t *ids, int64_t *mask, size_t *n) {
+  at_encoding enc;
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = (int)max;
+  ep.pad_to = 0;
+  at_status st = at_tokenizer_encode(tok, ws, text, strlen(text), NULL, 0, &ep, &enc);
+  if (st != AT_OK) return st;
+  *n = enc.n < max ? enc.n : max;
+  for (size_t k = 0; k < *n; k++) {
+    int64_t id = enc.ids[k];
+    ids[k] = id >= 0 && id < id_limit ? id : 0, mask[k] = 1;
+  }
+  return AT_OK;
+}
+
 /* Median time of one batch of `b` sequences of 26 tokens, or the model's
  * token limit if smaller (a fixed English sentence through the model's
  * tokenizer), run through the variant's shared session (the path the engine
@@ -106,22 +120,16 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
       "the movie was a good film , and the acting was great but the plot was dull and the "
       "ending was not very funny at all";
   at_tok_workspace *ws = NULL;
-  at_encoding enc;
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = L;
+  size_t got = 0;
   if (at_tok_workspace_create(&ws) != AT_OK ||
-      at_tokenizer_encode(tok, ws, k_text, sizeof k_text - 1, NULL, 0, &ep, &enc) != AT_OK ||
-      enc.n == 0) {
+      fixed_ids(tok, ws, k_text, (size_t)L, id_limit, ids, mask, &got) != AT_OK || got == 0) {
     at_tok_workspace_destroy(ws);
     return NAN;
   }
-  /* an id the model's table lacks (a tokenizer that disagrees with
-   * config.json; requests that give one are refused) is timed as id 0 */
-  for (int i = 0; i < b * L; i++) {
-    int64_t id = enc.ids[(size_t)(i % L) % enc.n];
-    ids[i] = id >= 0 && id < id_limit ? id : 0, mask[i] = 1;
-  }
   at_tok_workspace_destroy(ws);
+  /* the text repeated to L tokens, and every row the same */
+  for (int i = (int)got; i < L; i++) ids[i] = ids[(size_t)i % got], mask[i] = 1;
+  for (int i = L; i < b * L; i++) ids[i] = ids[i % L], mask[i] = 1;
   static int64_t zeros[32 * 26];
   at_tensor in[3];
   size_t n = at_text_inputs(at_session_info(s), b, L, ids, mask, zeros, in);
@@ -146,19 +154,12 @@ static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *t
  * out[m->out_dim]. Returns AT_OK or the failure. */
 static at_status probe_vector(at_engine *e, int ev, const served_model *m, at_tok_workspace *ws,
                               const char *text, float *out) {
-  at_encoding enc;
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = (int)m->max_tokens;
-  ep.pad_to = 0;
-  at_status st = at_tokenizer_encode(m->tok, ws, text, strlen(text), NULL, 0, &ep, &enc);
-  if (st != AT_OK) return st;
   enum { CAP = 64 };
   int64_t ids[CAP], mask[CAP], zeros[CAP] = {0};
-  size_t n = enc.n < CAP ? enc.n : CAP;
-  for (size_t k = 0; k < n; k++) {
-    int64_t id = enc.ids[k];
-    ids[k] = id >= 0 && id < m->id_limit ? id : 0, mask[k] = 1;
-  }
+  size_t n = 0;
+  at_status st = fixed_ids(m->tok, ws, text, m->max_tokens < CAP ? m->max_tokens : CAP,
+                           m->id_limit, ids, mask, &n);
+  if (st != AT_OK) return st;
   at_session *s = at_engine_variant_session(e, ev);
   at_tensor in[3];
   size_t nin = at_text_inputs(at_session_info(s), 1, (int64_t)n, ids, mask, zeros, in);

@@ -594,6 +594,18 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   return AT_OK;
 }
 
+at_status at_tokenizer_prompt_tokens(const at_tokenizer *t, at_tok_workspace *ws,
+                                     const char *prompt, size_t *out) {
+  if (!prompt || !out) return at_fail(AT_ERR_INVALID_ARG, "at_tokenizer_prompt_tokens: NULL");
+  at_encode_params ep = at_encode_default_params();
+  ep.max_length = 0;
+  ep.pad_to = 0;
+  at_encoding e;
+  at_status st = at_tokenizer_encode(t, ws, prompt, strlen(prompt), NULL, 0, &ep, &e);
+  *out = st == AT_OK && e.n > 0 ? e.n - 1 : 0;
+  return st;
+}
+
 at_status at_tokenizer_encode(const at_tokenizer *t, at_tok_workspace *ws, const char *text,
                               size_t len, const char *pair, size_t pair_len,
                               const at_encode_params *params, at_encoding *out) {
