@@ -27,9 +27,16 @@
  * variant) and has 2c closed-loop clients send back to back;
  * capacity C is the answers per second from the first send to the last
  * answer, best of three 1.5 s windows (the host at its speed: one window
- * can catch it at half speed). The cheapest frontier variant's capacity is measured the same
- * way on a server whose configuration (a temporary file) holds only that
- * variant. The queueing model's own c·μ = c/s(1) overstates capacity on
+ * can catch it at half speed). The cheapest frontier variant's capacity is
+ * measured the same way on a server whose configuration (a temporary file)
+ * holds only that variant, before each repeat and, from ρ = --beside-from
+ * on, in a 1 s window just before and just after each point (that server
+ * stays up, idle, through the repeat): the host's speed moved 1.4x between
+ * a repeat's measurement and its points. The load generator's own CPU,
+ * from getrusage, is recorded for each point and each capacity window; the
+ * oracle for the host share scales the capacity by what it left the server
+ * ((ncpu − its cores at the point) / (ncpu − its cores then)). The
+ * queueing model's own c·μ = c/s(1) overstates capacity on
  * this 2-vCPU host (in one sweep: 1141 req/s from the profile, 973 from the
  * Run times during the measurement, 860 answered): Runs overlap, the HTTP
  * threads and the load generator share the same two cores, and a worker is
@@ -48,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,6 +83,11 @@ typedef struct pt {
   double rate, sent, answered, rejected, errors, good, att, adm, accy, p50, p95, p99;
   double cost_rel, top, run_p50, steal, probe, offered, retries, logical, logical_ok;
   double oracle, n_clients;
+  /* the oracle beside the point: the cheapest variant's capacity measured
+   * just before and just after it (or the repeat's), the load generator's
+   * CPU (cores) during the point and during that capacity measurement, and
+   * the oracle with the capacity scaled to the CPU the load generator left */
+  double cheap_cap, lg_cores, lg_cores_cap, oracle_host;
   char mix[256];
 } pt;
 
@@ -83,6 +96,7 @@ typedef struct sweep {
   const char *cfg_path, *out_csv, *out_md, *plot, *data_path, *basis;
   const char *from_csv; /* --from-csv: summarise an earlier sweep's rows, run nothing */
   double rhos[MAX_RHO], duration, deadline, capacity, cheap_capacity, think_ms;
+  double adj_from; /* rho at and above which C_cheap is measured beside each point */
   int n_rho, repeats, seed, capacity_from_profile, inflight_limit;
   int pol[MAX_POL], n_pol, cms[MAX_CM], n_cm;
   bool quick, capacities_only;
@@ -93,6 +107,10 @@ typedef struct sweep {
   double best_acc, acc_cost;
   /* measured */
   double s_busy, cheap_s_busy, probe0;
+  double cheap_lg_cores; /* the load generator's cores in C_cheap's best window */
+  pid_t cap_pid;         /* a --policy none server holding only the cheapest variant, */
+  int cap_port;          /* up through each repeat for the measurements beside a point */
+  int ncpu;
   bool measured, cheap_measured;
   char cheap_how[160];
   lg_data data;
@@ -177,6 +195,22 @@ static int cpu_ticks(unsigned long long *total, unsigned long long *steal) {
   return 0;
 }
 
+/* Seconds on the monotonic clock. */
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* CPU seconds this process (the load generator: it runs in-process) has
+ * used so far, user + system, all threads. */
+static double self_cpu_s(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -247,42 +281,59 @@ static void minmax(const double *v, int n, double *lo, double *hi) {
  * overload. The best window is the host at its speed. 0 on success. */
 #define CAP_WINDOWS 3
 #define CAP_WINDOW_S 1.5
-static int measure_saturated(const sweep *sw, int port, double *s_busy, double *served_rps) {
-  *s_busy = *served_rps = 0;
+#define ADJ_WINDOW_S 1.0 /* each of the two windows beside a point */
+/* One saturated window of `secs` on `port`: its answers per second, median
+ * Run time and the load generator's CPU (cores) meanwhile. 0 on success;
+ * -1 when it failed or the server refused anything. */
+static int saturated_window(const sweep *sw, int port, double secs, int seed, double *rps,
+                            double *run_s, double *lg_cores) {
+  lg_config c = lg_cfg(port, 10000, seed, 0.5);
+  lg_closed cl = {.clients = (size_t)(2 * sw->cfg.workers), .think_s = 0,
+                  .retry = LG_RETRY_NONE, .duration_s = secs};
+  lg_result res;
+  char err[256];
+  double c0 = self_cpu_s(), t0 = now_s();
+  if (lg_run_closed(&c, &cl, &sw->data, &res, err, sizeof err) != 0) {
+    fprintf(stderr, "sweep: %s\n", err);
+    return -1;
+  }
+  *lg_cores = (self_cpu_s() - c0) / (now_s() - t0);
+  lg_summary s;
+  lg_summarise(res.records, res.n, res.n_variants, secs, 0, 1, &s);
+  lg_result_free(&res);
+  *rps = s.answered_rps, *run_s = s.inference_p50_s;
+  if (s.rejected > 0) {
+    fprintf(stderr, "sweep: the server refused %zu requests while capacity was measured\n",
+            s.rejected);
+    return -1;
+  }
+  return 0;
+}
+
+static int measure_saturated(const sweep *sw, int port, double *s_busy, double *served_rps,
+                             double *lg_cores) {
+  *s_busy = *served_rps = *lg_cores = 0;
   for (int w = 0; w < CAP_WINDOWS; w++) {
-    lg_config c = lg_cfg(port, 10000, sw->seed + 99 + w, 0.5);
-    lg_closed cl = {.clients = (size_t)(2 * sw->cfg.workers), .think_s = 0,
-                    .retry = LG_RETRY_NONE, .duration_s = CAP_WINDOW_S};
-    lg_result res;
-    char err[256];
-    if (lg_run_closed(&c, &cl, &sw->data, &res, err, sizeof err) != 0) {
-      fprintf(stderr, "sweep: %s\n", err);
+    double rps, run_s, cores;
+    if (saturated_window(sw, port, CAP_WINDOW_S, sw->seed + 99 + w, &rps, &run_s, &cores) != 0)
       return -1;
-    }
-    lg_summary s;
-    lg_summarise(res.records, res.n, res.n_variants, CAP_WINDOW_S, 0, 1, &s);
-    lg_result_free(&res);
-    if (s.rejected > 0) {
-      fprintf(stderr, "sweep: the server refused %zu requests while capacity was measured\n",
-              s.rejected);
-      return -1;
-    }
-    fprintf(stderr, "sweep:   window %d/%d: %.0f req/s, median Run %.4f ms\n", w + 1, CAP_WINDOWS,
-            s.answered_rps, s.inference_p50_s * 1e3);
-    if (s.answered_rps > *served_rps) *served_rps = s.answered_rps, *s_busy = s.inference_p50_s;
+    fprintf(stderr, "sweep:   window %d/%d: %.0f req/s, median Run %.4f ms, load generator "
+            "%.2f cores\n", w + 1, CAP_WINDOWS, rps, run_s * 1e3, cores);
+    if (rps > *served_rps) *served_rps = rps, *s_busy = run_s, *lg_cores = cores;
   }
   return *s_busy > 0 && *served_rps > 0 ? 0 : -1;
 }
 
 /* Start a --policy none server on config `path`, saturate it, stop it. */
-static int measure_capacity(sweep *sw, const char *path, double *cap, double *s_busy) {
+static int measure_capacity(sweep *sw, const char *path, double *cap, double *s_busy,
+                            double *lg_cores) {
   int port;
   pid_t pid = start_server(sw, path, "none", &port);
   if (pid < 0) {
     fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", sw->logf);
     return -1;
   }
-  int rc = measure_saturated(sw, port, s_busy, cap);
+  int rc = measure_saturated(sw, port, s_busy, cap, lg_cores);
   stop_server(pid);
   if (rc != 0)
     fprintf(stderr, "anytime sweep: could not measure capacity through the server (log: %s); "
@@ -376,9 +427,10 @@ static int find_capacities(sweep *sw) {
     /* its own server without admission control (--policy none: everything
      * to the most accurate variant), so that saturating it measures what it
      * answers instead of provoking refusals, and leaves no planner state */
-    double cap;
-    if (measure_capacity(sw, sw->cfg_path, &cap, &sw->s_busy) != 0) return -1;
+    double cap, cores;
+    if (measure_capacity(sw, sw->cfg_path, &cap, &sw->s_busy, &cores) != 0) return -1;
     sw->capacity = cap;
+    sw->cheap_lg_cores = cores; /* the cheapest's own measurement replaces it, if any */
     sw->measured = true;
     fprintf(stderr, "sweep: capacity %.0f req/s: what the server answered with every worker busy "
             "(measured now); its Run time meanwhile s' = %.4f ms, c/s' = %.0f req/s (profiled "
@@ -403,7 +455,8 @@ static int find_capacities(sweep *sw) {
     sw->cheap_s_busy = sw->s_busy;
     snprintf(sw->cheap_how, sizeof sw->cheap_how, "the most accurate variant is also the cheapest");
   } else {
-    if (measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy) != 0)
+    if (measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy,
+                         &sw->cheap_lg_cores) != 0)
       return -1;
     sw->cheap_measured = true;
     snprintf(sw->cheap_how, sizeof sw->cheap_how, "measured the same way on a server with only "
@@ -425,6 +478,7 @@ static int run_point(sweep *sw, int port, int cm, double rho, int seed, pt *p) {
   int rc;
   p->rate = rate;
   p->n_clients = NAN;
+  double c0 = self_cpu_s(), t0 = now_s();
   if (cm == CM_POISSON) {
     double *sched = NULL;
     size_t n = 0;
@@ -440,6 +494,7 @@ static int run_point(sweep *sw, int port, int cm, double rho, int seed, pt *p) {
     p->n_clients = (double)cl.clients;
     rc = lg_run_closed(&c, &cl, &sw->data, &res, err, sizeof err);
   }
+  p->lg_cores = (self_cpu_s() - c0) / (now_s() - t0);
   if (rc != 0) {
     fprintf(stderr, "sweep: %s\n", err);
     return -1;
@@ -470,16 +525,49 @@ static int run_point(sweep *sw, int port, int cm, double rho, int seed, pt *p) {
   p->run_p50 = s.inference_p50_s * 1e3, p->offered = s.offered_rps;
   p->retries = (double)s.retries, p->logical = (double)s.logical;
   p->logical_ok = (double)s.logical_ok;
-  p->oracle = fmin(rate, sw->cheap_capacity);
   p->ok = true;
   return 0;
 }
 
-static void csv_header(FILE *csv) {
+/* The oracle of point p (after run_point): min(rate, the cheapest variant's
+ * capacity) with the capacity measured beside the point when it was, else
+ * the repeat's; and the same with that capacity scaled by the CPU the load
+ * generator left to the server, (ncpu - its cores during the point) /
+ * (ncpu - its cores while the capacity was measured) — NaN when the
+ * capacity was not measured through the server. */
+static void set_oracle(const sweep *sw, pt *p) {
+  bool beside = p->cheap_cap > 0;
+  double cap = beside ? p->cheap_cap : sw->cheap_capacity;
+  double cores = beside ? p->lg_cores_cap : sw->cheap_lg_cores;
+  p->oracle = fmin(p->rate, cap);
+  double n = sw->ncpu;
+  p->oracle_host = cores >= 0 && cores < n && p->lg_cores >= 0 && p->lg_cores < n
+                       ? fmin(p->rate, cap * (n - p->lg_cores) / (n - cores))
+                       : NAN;
+}
+
+/* The cheapest variant's capacity beside a point: one ADJ_WINDOW_S window
+ * on the capacity server (sw->cap_port). Adds to *cap and *cores; false
+ * when it could not be measured. */
+static bool beside(const sweep *sw, int seed, double *cap, double *cores) {
+  double rps, run_s, c;
+  if (sw->cap_pid <= 0 || saturated_window(sw, sw->cap_port, ADJ_WINDOW_S, seed, &rps, &run_s, &c))
+    return false;
+  *cap += rps, *cores += c;
+  return true;
+}
+
+/* The CSV's columns: the 31 of the sweeps before 2026-12-02 15:00 UTC
+ * (--from-csv still reads those), then the oracle beside the point. */
+#define CSV_COLS_OLD 31
+#define CSV_COLS 36
+static void csv_header(FILE *csv, bool old) {
   fprintf(csv, "repeat,policy,rho,rate_rps,sent,answered,rejected,errors,goodput_rps,attainment,"
                "admitted_share,accuracy,p50_ms,p95_ms,p99_ms,cost_rel,variant_mix,run_p50_ms,"
                "capacity_rps,steal_pct,probe_ms,clients,n_clients,think_ms,offered_rps,retries,"
-               "logical,logical_ok,cheapest_capacity_rps,oracle_rps,goodput_over_oracle\n");
+               "logical,logical_ok,cheapest_capacity_rps,oracle_rps,goodput_over_oracle%s\n",
+          old ? "" : ",cheapest_capacity_beside_rps,loadgen_cores,loadgen_cores_capacity,"
+                     "oracle_host_rps,goodput_over_oracle_host");
 }
 
 static void csv_row(FILE *csv, const sweep *sw, int r, const char *pol, int cm, double rho,
@@ -490,8 +578,10 @@ static void csv_row(FILE *csv, const sweep *sw, int r, const char *pol, int cm, 
           p->cost_rel, p->mix, p->run_p50, sw->capacity, p->steal, p->probe, cm_names[cm]);
   if (cm == CM_CLOSED_RETRY) fprintf(csv, "%.0f,%g,", p->n_clients, sw->think_ms);
   else fprintf(csv, ",,");
-  fprintf(csv, "%.2f,%.0f,%.0f,%.0f,%.1f,%.2f,%.4f\n", p->offered, p->retries, p->logical,
-          p->logical_ok, sw->cheap_capacity, p->oracle, p->oracle > 0 ? p->good / p->oracle : NAN);
+  fprintf(csv, "%.2f,%.0f,%.0f,%.0f,%.1f,%.2f,%.4f,%.1f,%.3f,%.3f,%.2f,%.4f\n", p->offered,
+          p->retries, p->logical, p->logical_ok, sw->cheap_capacity, p->oracle,
+          p->oracle > 0 ? p->good / p->oracle : NAN, p->cheap_cap, p->lg_cores, p->lg_cores_cap,
+          p->oracle_host, p->oracle_host > 0 ? p->good / p->oracle_host : NAN);
   fflush(csv);
 }
 
@@ -506,7 +596,17 @@ static void point(sweep *sw, FILE *csv, int port, int r, int pi, int cm, int k) 
   sw->probes[sw->n_probe++] = probe;
   unsigned long long t0 = 0, st0 = 0, t1 = 0, st1 = 0;
   int have_ticks = cpu_ticks(&t0, &st0) == 0;
-  int rc = run_point(sw, port, cm, rho, sw->seed + r * 100 + k + cm * 1000, p);
+  /* near and past the edge the oracle is the cheapest variant's capacity:
+   * measured just before and just after the point, the mean of the two
+   * (the host's speed moves 1.4x between measurements minutes apart) */
+  double cap = 0, cores = 0;
+  int seed = sw->seed + r * 100 + k + cm * 1000;
+  bool adj = rho >= sw->adj_from && beside(sw, seed + 7, &cap, &cores);
+  int rc = run_point(sw, port, cm, rho, seed, p);
+  adj = adj && rc == 0 && beside(sw, seed + 11, &cap, &cores);
+  p->cheap_cap = adj ? cap / 2 : NAN;
+  p->lg_cores_cap = adj ? cores / 2 : NAN;
+  if (rc == 0) set_oracle(sw, p);
   have_ticks = have_ticks && cpu_ticks(&t1, &st1) == 0 && t1 > t0;
   p->steal = have_ticks ? 100.0 * (double)(st1 - st0) / (double)(t1 - t0) : NAN;
   p->probe = probe;
@@ -516,8 +616,9 @@ static void point(sweep *sw, FILE *csv, int port, int r, int pi, int cm, int k) 
     return;
   }
   csv_row(csv, sw, r, pol, cm, rho, p);
-  fprintf(stderr, " goodput %.0f/s (oracle %.0f), attainment %.3f, p99 %.2f ms, %s, steal %.1f%%, "
-          "probe %.2f ms\n", p->good, p->oracle, p->att, p->p99, p->mix, p->steal, probe);
+  fprintf(stderr, " goodput %.0f/s (oracle %.0f, %.0f for the host share; load generator %.2f "
+          "cores), attainment %.3f, p99 %.2f ms, %s, steal %.1f%%, probe %.2f ms\n", p->good,
+          p->oracle, p->oracle_host, p->lg_cores, p->att, p->p99, p->mix, p->steal, probe);
   if (p->steal > 2)
     fprintf(stderr, "sweep: WARNING: the hypervisor took %.1f%% of this VM's CPU during that "
             "point: another tenant was busy, and the point measures that as much as anytime\n",
@@ -537,12 +638,27 @@ static int run_all(sweep *sw, FILE *csv) {
      * start of a 35-minute sweep can be 1.5x what the host gives later
      * (2026-12-01: 4,365 req/s at the start, 2,705-2,970 right after). */
     if (sw->cheap_measured && r > 0 &&
-        measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy) != 0)
+        measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy,
+                         &sw->cheap_lg_cores) != 0)
       return -1;
     sw->cheap_caps[r] = sw->cheap_capacity;
     if (sw->cheap_measured)
       fprintf(stderr, "sweep: repeat %d/%d: cheapest variant's capacity %.0f req/s (the oracle's "
-              "for this repeat)\n", r + 1, sw->repeats, sw->cheap_capacity);
+              "for this repeat below rho %g)\n", r + 1, sw->repeats, sw->cheap_capacity,
+              sw->adj_from);
+    /* the capacity server for the windows beside each point from adj_from on:
+     * idle while a point runs, as the policy's server is during the windows */
+    bool need = false;
+    for (int k = 0; k < sw->n_rho; k++) need |= sw->rhos[k] >= sw->adj_from;
+    /* measured through a server, not given: its own (cheap_measured) or, with
+     * one frontier variant, C's */
+    bool through = sw->cheap_measured || (sw->acc_v == sw->cheap_v && sw->measured);
+    sw->cap_pid = need && through ? start_server(sw, sw->cheap_cfg, "none", &sw->cap_port) : 0;
+    if (sw->cap_pid < 0) {
+      fprintf(stderr, "sweep: WARNING: the capacity server did not start (log: %s); the oracle "
+              "uses the repeat's capacity\n", sw->logf);
+      sw->cap_pid = 0;
+    }
     /* The policies take turns going first: repeat r starts with policy r.
      * In a fixed order (before 2026-12-02) a drift of the host's speed
      * within a repeat lands on the same policy every time: the sweep of
@@ -568,6 +684,7 @@ static int run_all(sweep *sw, FILE *csv) {
       int rc = stop_server(pid);
       if (rc != 0) fprintf(stderr, "sweep: WARNING: server exited %d after SIGTERM\n", rc), sw->failures++;
     }
+    if (sw->cap_pid > 0) stop_server(sw->cap_pid), sw->cap_pid = 0;
   }
   return 0;
 }
@@ -582,6 +699,18 @@ static void across(const sweep *sw, int pi, int cm, int k, size_t off, double *v
   }
 }
 #define ACROSS(sw, pi, cm, k, field, v) across(sw, pi, cm, k, offsetof(pt, field), v)
+
+/* The median over the repeats of goodput / the oracle at `off` (oracle or
+ * oracle_host), each repeat against its own: the oracle beside a point
+ * moves with the host, so a ratio of medians would pair a fast repeat's
+ * goodput with a slow one's capacity. NaN where none. */
+static double over_oracle(const sweep *sw, int pi, int cm, int k, size_t off) {
+  double g[MAX_REP], o[MAX_REP], q[MAX_REP];
+  ACROSS(sw, pi, cm, k, good, g);
+  across(sw, pi, cm, k, off, o);
+  for (int r = 0; r < sw->repeats; r++) q[r] = o[r] > 0 ? g[r] / o[r] : NAN;
+  return med(q, sw->repeats);
+}
 
 /* Index of policy `name` in this sweep, or -1. */
 static int pol_index(const sweep *sw, const char *name) {
@@ -634,11 +763,15 @@ static void summary_intro(const sweep *sw, FILE *md) {
             sw->cheap_how);
     for (int r = 0; r < sw->repeats; r++)
       fprintf(md, "%s %.0f", r ? "," : "", sw->cheap_caps[r]);
-    fprintf(md, " req/s. Oracle = min(offered rate, the capacity measured before that "
-                "repeat); the table shows its median over the repeats");
+    fprintf(md, " req/s. Oracle = min(offered rate, the cheapest variant's capacity): from "
+                "ρ = %g on, that capacity is measured beside each point, on a server with only "
+                "that variant kept up through the repeat (one %g s window just before the point "
+                "and one just after, their mean), below it the repeat's; the table shows the "
+                "oracle's median over the repeats", sw->adj_from, ADJ_WINDOW_S);
   } else {
     fprintf(md, "The cheapest frontier variant (%s): %.0f req/s, %s. Oracle = min(offered "
-                "rate, that capacity)", cheap, sw->cheap_capacity, sw->cheap_how);
+                "rate, that capacity%s)", cheap, sw->cheap_capacity, sw->cheap_how,
+            sw->measured && !sw->from_csv ? ", measured beside each point from ρ = --beside-from on" : "");
   }
   fprintf(md, ": the goodput a planner that knew everything could reach. "
               "Deadline %g ms; planner rate basis %s; %d repeat%s of %g s per point.\n\n",
@@ -654,8 +787,11 @@ static void summary_intro(const sweep *sw, FILE *md) {
               "The oracle takes the cheapest variant's capacity from %d clients sending back "
               "to back, which costs the load generator little; at thousands of open-loop "
               "requests per second it costs more, and no policy reaches that oracle (see "
-              "docs/planner.md, \"Where adaptive falls short\").\n\n", sw->inflight_limit,
-              2 * sw->cfg.workers);
+              "docs/planner.md, \"Where adaptive falls short\"). Oracle (host share) scales "
+              "that capacity by the CPU the load generator, which runs on the same %d cores, "
+              "left to the server: × (%d − its cores during the point) / (%d − its cores "
+              "while the capacity was measured), both read from its own getrusage.\n\n",
+              sw->inflight_limit, 2 * sw->cfg.workers, sw->ncpu, sw->ncpu, sw->ncpu);
   if (sw->n_probe > 0) {
     double plo, phi;
     minmax(sw->probes, sw->n_probe, &plo, &phi);
@@ -678,8 +814,9 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
             sw->think_ms);
   fprintf(md, "| ρ | policy | goodput (req/s) | oracle (req/s) | goodput / oracle | ceiling "
               "(req/s) | goodput / ceiling | attainment | admitted share | p95 / p99 admitted "
-              "(ms) | accuracy | cost vs accurate-only | most-accurate share |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "(ms) | accuracy | cost vs accurate-only | most-accurate share | oracle, host "
+              "share (req/s) | goodput / oracle (host share) |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double v[MAX_REP], o[MAX_REP];
   for (int k = 0; k < sw->n_rho; k++)
     for (int pi = 0; pi < sw->n_pol; pi++) {
@@ -691,7 +828,8 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
       double orc = med(o, sw->repeats);
       double ceil_g = ceiling(sw, cm, k);
       fprintf(md, "| %.2f | %s | %.0f (%.0f–%.0f) | %.0f | %.2f | %.0f | %.2f |", sw->rhos[k],
-              all_policies[sw->pol[pi]], g, lo, hi, orc, orc > 0 ? g / orc : NAN, ceil_g,
+              all_policies[sw->pol[pi]], g, lo, hi, orc,
+              over_oracle(sw, pi, cm, k, offsetof(pt, oracle)), ceil_g,
               ceil_g > 0 ? g / ceil_g : NAN);
       ACROSS(sw, pi, cm, k, att, v);
       minmax(v, sw->repeats, &alo, &ahi);
@@ -706,7 +844,10 @@ static void summary_table(const sweep *sw, FILE *md, int cm) {
       ACROSS(sw, pi, cm, k, cost_rel, v);
       fprintf(md, " %.2f |", med(v, sw->repeats));
       ACROSS(sw, pi, cm, k, top, v);
-      fprintf(md, " %.3f |\n", med(v, sw->repeats));
+      fprintf(md, " %.3f |", med(v, sw->repeats));
+      ACROSS(sw, pi, cm, k, oracle_host, o);
+      fprintf(md, " %.0f | %.2f |\n", med(o, sw->repeats),
+              over_oracle(sw, pi, cm, k, offsetof(pt, oracle_host)));
     }
   fprintf(md, "\n");
 }
@@ -727,11 +868,13 @@ static void write_summary(const sweep *sw) {
       double g0 = med(v, sw->repeats);
       ACROSS(sw, ad, sw->cms[ci], k, good, v);
       double g1 = med(v, sw->repeats);
-      ACROSS(sw, ad, sw->cms[ci], k, oracle, v);
-      double orc = med(v, sw->repeats), cg = ceiling(sw, sw->cms[ci], k);
+      double cg = ceiling(sw, sw->cms[ci], k);
       fprintf(md, "%s, ρ = %.2f: adaptive/accurate-only goodput = %.2fx; adaptive/oracle = "
-              "%.2f; adaptive/ceiling = %.2f\n\n", cm_names[sw->cms[ci]], sw->rhos[k],
-              g0 > 0 ? g1 / g0 : INFINITY, orc > 0 ? g1 / orc : NAN, cg > 0 ? g1 / cg : NAN);
+              "%.2f; adaptive/oracle (host share) = %.2f; adaptive/ceiling = %.2f\n\n",
+              cm_names[sw->cms[ci]], sw->rhos[k], g0 > 0 ? g1 / g0 : INFINITY,
+              over_oracle(sw, ad, sw->cms[ci], k, offsetof(pt, oracle)),
+              over_oracle(sw, ad, sw->cms[ci], k, offsetof(pt, oracle_host)),
+              cg > 0 ? g1 / cg : NAN);
     }
   fclose(md);
 }
@@ -744,7 +887,7 @@ static double cheap_cap(const sweep *sw) {
 
 /* The plot's data for one kind of client: ρ, oracle, ceiling, then per policy the
  * goodput (median, min, max), attainment (median, min, max) and the
- * most-accurate share. */
+ * most-accurate share, and last the oracle for the host share (-1: none). */
 static int write_dat(const sweep *sw, int cm, const char *path) {
   FILE *dat = fopen(path, "w");
   if (!dat) return -1;
@@ -767,7 +910,9 @@ static int write_dat(const sweep *sw, int cm, const char *path) {
       ACROSS(sw, pi, cm, k, top, v);
       fprintf(dat, " %.4f", med(v, sw->repeats));
     }
-    fprintf(dat, "\n");
+    ACROSS(sw, 0, cm, k, oracle_host, v);
+    double oh = med(v, sw->repeats);
+    fprintf(dat, " %.3f\n", isnan(oh) ? -1.0 : oh);
   }
   return fclose(dat);
 }
@@ -796,7 +941,9 @@ static bool write_plot(const sweep *sw) {
     write_dat(sw, cm, dat[ci]);
     fprintf(g, "set key top left\nset autoscale y\nset ylabel '%s: goodput (req/s)'\nplot '%s' u 1:2 w lines lw 2 "
                "dt 2 lc 'black' t 'oracle', '' u 1:($3 > 0 ? $3 : NaN) w lines lw 2 dt 3 "
-               "lc 'gray40' t 'ceiling (best single variant, measured)'", cm_names[cm], dat[ci]);
+               "lc 'gray40' t 'ceiling (best single variant, measured)', '' u 1:($%d > 0 ? $%d : "
+               "NaN) w lines lw 1 dt 4 lc 'black' t 'oracle, host share'", cm_names[cm], dat[ci],
+            4 + 7 * sw->n_pol, 4 + 7 * sw->n_pol);
     for (int pi = 0; pi < sw->n_pol; pi++)
       fprintf(g, ", '' u 1:%d:%d:%d w yerrorlines lt %d t '%s'", 4 + 7 * pi, 5 + 7 * pi,
               6 + 7 * pi, 1 + sw->pol[pi], all_policies[sw->pol[pi]]);
@@ -856,15 +1003,17 @@ static double mix_top(const sweep *sw, const char *mix, double answered) {
 static int read_rows(sweep *sw, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return fprintf(stderr, "anytime sweep: cannot read %s: %s\n", path, strerror(errno)), -1;
-  char line[2048], want[1024];
-  FILE *h = fmemopen(want, sizeof want, "w");
-  if (!h) return fclose(f), -1;
-  csv_header(h);
+  char line[2048], want[1024], want_old[1024];
+  FILE *h = fmemopen(want, sizeof want, "w"), *ho = fmemopen(want_old, sizeof want_old, "w");
+  if (!h || !ho) return h ? fclose(h) : 0, ho ? fclose(ho) : 0, fclose(f), -1;
+  csv_header(h, false);
+  csv_header(ho, true);
   fclose(h);
+  fclose(ho);
   int rc = -1, ln = 1, rows = 0;
   double dur[MAX_POINTS];
   int n_dur = 0;
-  if (!fgets(line, sizeof line, f) || strcmp(line, want) != 0) {
+  if (!fgets(line, sizeof line, f) || (strcmp(line, want) != 0 && strcmp(line, want_old) != 0)) {
     fprintf(stderr, "anytime sweep: %s: line 1 is not the header this sweep writes:\n%s", path, want);
     goto out;
   }
@@ -875,17 +1024,18 @@ static int read_rows(sweep *sw, const char *path) {
     size_t L = strlen(line);
     if (L && line[L - 1] == '\n') line[--L] = '\0';
     if (!L) continue;
-    char *fld[32];
+    char *fld[CSV_COLS + 1];
     int nf = 0;
-    for (char *p = line; nf < 32;) {
+    for (char *p = line; nf < CSV_COLS + 1;) {
       fld[nf++] = p;
       char *c = strchr(p, ',');
       if (!c) break;
       *c = '\0';
       p = c + 1;
     }
-    if (nf != 31) {
-      fprintf(stderr, "anytime sweep: %s:%d: %d fields, want 31\n", path, ln, nf);
+    if (nf != CSV_COLS && nf != CSV_COLS_OLD) {
+      fprintf(stderr, "anytime sweep: %s:%d: %d fields, want %d (or %d, before the oracle beside "
+              "each point)\n", path, ln, nf, CSV_COLS, CSV_COLS_OLD);
       goto out;
     }
     int r = atoi(fld[0]) - 1, pol = name_index(fld[1], all_policies, MAX_POL);
@@ -919,6 +1069,11 @@ static int read_rows(sweep *sw, const char *path) {
               .probe = atof(fld[20]), .n_clients = atof(fld[22]), .offered = atof(fld[24]),
               .retries = atof(fld[25]), .logical = atof(fld[26]), .logical_ok = atof(fld[27]),
               .oracle = atof(fld[29])};
+    bool beside_cols = nf == CSV_COLS;
+    q->cheap_cap = beside_cols ? atof(fld[31]) : NAN;
+    q->lg_cores = beside_cols ? atof(fld[32]) : NAN;
+    q->lg_cores_cap = beside_cols ? atof(fld[33]) : NAN;
+    q->oracle_host = beside_cols ? atof(fld[34]) : NAN;
     snprintf(q->mix, sizeof q->mix, "%s", fld[16]);
     q->top = mix_top(sw, q->mix, q->answered);
     double cap = atof(fld[18]);
@@ -956,6 +1111,7 @@ static void usage(FILE *f) {
           "                     [--duration S] [--deadline-ms MS] [--capacity RPS|profile]\n"
           "                     [--cheapest-capacity RPS] [--policies LIST]\n"
           "                     [--inflight-limit N] [--clients-model LIST] [--think-ms Z]\n"
+          "                     [--beside-from RHO]\n"
           "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
           "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n"
           "                     [--quick] [--capacities-only]\n"
@@ -981,8 +1137,13 @@ static void usage(FILE *f) {
           "and cheap-only at the same point (what a fixed variant gave under the same\n"
           "load, load generator included). C is measured once, so every repeat offers\n"
           "the same rates; the cheapest variant's capacity is measured again before each\n"
-          "repeat, whose oracle uses it (this host's speed drifts by 20%% and more within\n"
-          "minutes).\n"
+          "repeat (this host's speed drifts by 20%% and more within minutes), and from\n"
+          "rho = --beside-from (default 1) on also beside every point: a server with only\n"
+          "that variant stays up through the repeat, and one 1 s window just before and\n"
+          "one just after the point give the oracle's capacity there (their mean). The\n"
+          "summary also reads goodput against the oracle scaled to the CPU the load\n"
+          "generator (in this process, on the same cores) left to the server during the\n"
+          "point, against what it left while the capacity was measured.\n"
           "--capacity RPS fixes C (--cheapest-capacity RPS the other); --capacity\n"
           "profile uses the queueing model's c/s(1) from the configuration for both.\n\n"
           "--repeats (default 3) repeats the whole sweep. --quick: 1 repeat, 3 s per point,\n"
@@ -1043,6 +1204,7 @@ static int parse_args(int argc, char **argv, sweep *sw) {
     else if (!strcmp(a, "--deadline-ms")) sw->deadline = atof(v);
     else if (!strcmp(a, "--think-ms")) sw->think_ms = atof(v);
     else if (!strcmp(a, "--inflight-limit")) sw->inflight_limit = atoi(v);
+    else if (!strcmp(a, "--beside-from")) sw->adj_from = atof(v);
     else if (!strcmp(a, "--cheapest-capacity")) {
       if (!((sw->cheap_capacity = atof(v)) > 0))
         return fprintf(stderr, "anytime sweep: --cheapest-capacity needs requests per second > 0\n"),
@@ -1130,6 +1292,9 @@ int at_cli_sweep(int argc, char **argv) {
   sw.out_md = "results/load_sweep.md", sw.plot = "docs/img/load_sweep.png", sw.basis = "offered";
   sw.deadline = -1, sw.capacity = -1, sw.cheap_capacity = -1, sw.seed = 1, sw.think_ms = 50;
   sw.inflight_limit = 512, sw.n_pol = MAX_POL, sw.n_cm = MAX_CM;
+  sw.adj_from = 1.0, sw.cheap_lg_cores = NAN;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  sw.ncpu = ncpu > 0 ? (int)ncpu : 1;
   for (int i = 0; i < MAX_POL; i++) sw.pol[i] = i;
   for (int i = 0; i < MAX_CM; i++) sw.cms[i] = i;
   int rc = parse_args(argc, argv, &sw);
@@ -1173,7 +1338,7 @@ int at_cli_sweep(int argc, char **argv) {
   mkdir("results", 0755);
   FILE *csv = fopen(sw.out_csv, "w");
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", sw.out_csv), AT_EXIT_FAIL;
-  csv_header(csv);
+  csv_header(csv, false);
   run_all(&sw, csv);
   fclose(csv);
   write_summary(&sw);
