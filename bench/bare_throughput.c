@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   }
   cli_dataset ds;
   char err[512];
-  if (cli_dataset_load(argv[3], &ds, err, sizeof err)) return fprintf(stderr, "%s\n", err), 1;
+  if (cli_dataset_load(argv[3], &cli_labels_int, &ds, err, sizeof err)) return fprintf(stderr, "%s\n", err), 1;
   at_tokenizer *tok;
   at_tok_workspace *ws;
   if (at_tokenizer_load(tok_path, &tok) || at_tok_workspace_create(&ws))

@@ -292,8 +292,8 @@ static void bench_latency(ctx *c) {
 static void bench_arrivals(ctx *c) {
   cli_dataset ds;
   char err[512];
-  if (cli_dataset_load(c->data, &ds, err, sizeof err) != 0) {
-    fprintf(stderr, "bench_decode: %s: %s\n", c->data, err);
+  if (cli_dataset_load(c->data, &cli_labels_int, &ds, err, sizeof err) != 0) {
+    fprintf(stderr, "bench_decode: %s\n", err);
     exit(1);
   }
   at_tok_workspace *ws = NULL;

@@ -11,18 +11,18 @@
 
 #include <jansson.h>
 
-#include "anytime/csv.h"
 #include "anytime/model.h"
 #include "anytime/tokenizer.h"
 #include "cli/cli.h"
+#include "cli/dataset.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: anytime eval --model DIR --data FILE.csv [options]\n\n"
           "Runs the classifier in DIR (Hugging Face layout: config.json with id2label,\n"
-          "tokenizer.json or vocab.txt, onnx/*.onnx) over every row of FILE.csv (header\n"
-          "label,text; labels are ids or id2label names) through the engine, and prints\n"
-          "accuracy, count and the confusion matrix.\n\n"
+          "tokenizer.json or vocab.txt, onnx/*.onnx) over every row of FILE.csv (label,text,\n"
+          "or any columns under a header naming label and text; labels are ids or id2label\n"
+          "names) through the engine, and prints accuracy, count and the confusion matrix.\n\n"
           "options:\n"
           "  --variant V       variant name (fp32, int8, ...) or path in DIR such as\n"
           "                    onnx/model.onnx (default: the most accurate)\n"
@@ -91,33 +91,16 @@ static int find_input(const at_model_info *mi, const char *name) {
   return -1;
 }
 
-static int parse_label(const char *s, const at_model_desc *d) {
+/* The eval label rule: an id below the model's label count, or a name in
+ * its id2label. -1 for neither. */
+static int parse_label(const char *s, const void *ctx) {
+  const at_model_desc *d = ctx;
   char *end;
   long v = strtol(s, &end, 10);
   if (*s && !*end && v >= 0 && (size_t)v < d->n_labels) return (int)v;
   for (size_t i = 0; i < d->n_labels; i++)
     if (strcmp(s, d->labels[i]) == 0) return (int)i;
   return -1;
-}
-
-/* The true label of every row (an id, or a name in id2label); pred[] set
- * to -1. False (said on stderr) at the first row that has none. */
-static bool read_truth(const at_csv *csv, const at_model_desc *d, const char *data, size_t cl,
-                       size_t ct, int *truth, int *pred, size_t n) {
-  for (size_t r = 0; r < n; r++) {
-    const char *lab = at_csv_field(csv, r + 1, cl, NULL);
-    if (!lab || !at_csv_field(csv, r + 1, ct, NULL)) {
-      fprintf(stderr, "anytime eval: %s: row %zu has too few fields\n", data, r + 2);
-      return false;
-    }
-    if ((truth[r] = parse_label(lab, d)) < 0) {
-      fprintf(stderr, "anytime eval: %s: row %zu: label '%s' is neither an id below %zu nor a "
-                      "name in id2label\n", data, r + 2, lab, d->n_labels);
-      return false;
-    }
-    pred[r] = -1;
-  }
-  return true;
 }
 
 /* One batch's input tensors [b->n, L] (ids padded with pad_id, masks and
@@ -283,7 +266,7 @@ int at_cli_eval(int argc, char **argv) {
   }
   int rc = AT_EXIT_FAIL;
   at_model_desc *d = NULL;
-  at_csv *csv = NULL;
+  cli_dataset ds = {0};
   at_tokenizer *tok = NULL;
   at_tok_workspace *ws = NULL;
   at_engine *eng = NULL;
@@ -308,21 +291,18 @@ int at_cli_eval(int argc, char **argv) {
     fprintf(stderr, "anytime eval: %s has no tokenizer.json or vocab.txt\n", model);
     goto out;
   }
-  if ((st = at_csv_load(data, &csv)) != AT_OK) { rc = cli_report("eval", st); goto out; }
-  long cl = at_csv_column(csv, "label"), ct = at_csv_column(csv, "text");
-  if (cl < 0 || ct < 0) {
-    fprintf(stderr, "anytime eval: %s: the header must name 'label' and 'text' columns\n", data);
+  char what[96], err[512];
+  snprintf(what, sizeof what, "an id below %zu or a name in id2label", d->n_labels);
+  cli_labels rule = {.parse = parse_label, .ctx = d, .what = what};
+  if (cli_dataset_load(data, &rule, &ds, err, sizeof err) != 0) {
+    fprintf(stderr, "anytime eval: %s\n", err);
     goto out;
   }
-  size_t n = at_csv_rows(csv) ? at_csv_rows(csv) - 1 : 0;
-  if (!n) {
-    fprintf(stderr, "anytime eval: %s has no rows\n", data);
-    goto out;
-  }
-  truth = malloc(n * sizeof *truth);
+  size_t n = ds.n;
+  truth = ds.labels; /* owned by ds */
   pred = malloc(n * sizeof *pred);
-  if (!truth || !pred) { fprintf(stderr, "anytime eval: out of memory\n"); goto out; }
-  if (!read_truth(csv, d, data, (size_t)cl, (size_t)ct, truth, pred, n)) goto out;
+  if (!pred) { fprintf(stderr, "anytime eval: out of memory\n"); goto out; }
+  for (size_t r = 0; r < n; r++) pred[r] = -1;
   if ((st = at_tokenizer_load(d->tokenizer_path, &tok)) != AT_OK ||
       (st = at_tok_workspace_create(&ws)) != AT_OK) {
     rc = cli_report("eval", st);
@@ -370,7 +350,7 @@ int at_cli_eval(int argc, char **argv) {
     b->pred = pred;
     b->n_labels = d->n_labels;
     for (size_t r = 0; r < b->n; r++)
-      texts[r] = at_csv_field(csv, b->first + r + 1, (size_t)ct, &lens[r]);
+      texts[r] = ds.texts[b->first + r], lens[r] = ds.lens[b->first + r];
     if (!submit_batch(eng, d, tok, ws, &encp, mi, which, pad_id, b, texts, lens, enc, &rc)) break;
   }
   free(texts);
@@ -395,11 +375,10 @@ out:
   at_engine_destroy(eng);
   for (size_t bi = 0; batches && bi < n_batches; bi++) free(batches[bi].buf);
   free(batches);
-  free(truth);
   free(pred);
   at_tok_workspace_destroy(ws);
   at_tokenizer_destroy(tok);
-  at_csv_destroy(csv);
+  cli_dataset_free(&ds);
   at_model_desc_free(d);
   pthread_mutex_destroy(&ctx.lock);
   pthread_cond_destroy(&ctx.cond);

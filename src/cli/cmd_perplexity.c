@@ -68,8 +68,8 @@ int at_cli_perplexity(int argc, char **argv) {
   }
   cli_dataset ds;
   char err[512];
-  if (cli_dataset_load(data, &ds, err, sizeof err) != 0) {
-    fprintf(stderr, "anytime perplexity: %s: %s\n", data, err);
+  if (cli_dataset_load(data, &cli_labels_int, &ds, err, sizeof err) != 0) {
+    fprintf(stderr, "anytime perplexity: %s\n", err);
     return AT_EXIT_FAIL;
   }
   at_session_params sp = at_session_default_params();

@@ -881,7 +881,7 @@ int at_cli_profile(int argc, char **argv) {
   if (P.model) P.family = P.model; /* for messages; written paths are relative to the output */
   if (P.deadline <= 0) P.deadline = P.cfg.deadline_ms;
   char err[512];
-  if (cli_dataset_load(P.data, &P.ds, err, sizeof err) != 0)
+  if (cli_dataset_load(P.data, &cli_labels_int, &P.ds, err, sizeof err) != 0)
     return fprintf(stderr, "anytime profile: %s\n", err), AT_EXIT_FAIL;
   fprintf(stderr, "profile: %s, %zu held-out texts from %s, %d repeats x %d batches\n", P.family,
           P.ds.n, P.data, P.repeats, P.iters);

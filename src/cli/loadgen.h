@@ -46,10 +46,10 @@ typedef struct lg_data {
   size_t n;
 } lg_data;
 
-/* Read a label,text CSV (RFC 4180 quoting: "..." with "" for a quote,
- * fields may span lines; an optional UTF-8 BOM; a header row whose first
- * field is not a number is skipped; labels 1/positive → 1, 0/-1/negative
- * → 0). Returns 0, or -1 with a message in err. */
+/* Read labelled texts with the shared reader (cli/dataset.h: RFC 4180
+ * quoting, an optional BOM and header, unquoted commas in a last text
+ * column) and the sentiment rule cli_labels_binary (1/positive → 1,
+ * 0/-1/negative → 0). Returns 0, or -1 with a message in err. */
 int lg_data_load(const char *path, lg_data *d, char *err, size_t err_len);
 /* The same from a buffer (for tests). */
 int lg_data_parse(const char *buf, size_t len, lg_data *d, char *err, size_t err_len);

@@ -1,9 +1,10 @@
 /* src/cli/loadgen_proto.c — the pure parts of `anytime loadgen` (see
- * loadgen.h): seeded Poisson schedule, label,text CSV reader, URL and
+ * loadgen.h): seeded Poisson schedule, label,text data (the shared reader), URL and
  * request building with JSON escaping, the incremental HTTP/1.1 response
  * parser (with the Retry-After and retry-after-ms headers), the /predict
  * body reader, the retry rules of clients that come back after a 429, and
- * the summary arithmetic. No I/O except lg_data_load() reading its file. */
+ * the summary arithmetic. No I/O except lg_data_load() reading its file
+ * (through the shared dataset reader, cli/dataset.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "anytime/csv.h"
+#include "cli/dataset.h"
 #include "anytime/status.h"
 #include "cli/loadgen.h"
 
@@ -66,124 +67,38 @@ static void set_err(char *err, size_t len, const char *fmt, ...) {
 }
 
 
-static int parse_label(const char *s) {
-  while (*s == ' ') s++;
-  if (strcmp(s, "1") == 0 || strcasecmp(s, "positive") == 0 || strcasecmp(s, "pos") == 0)
-    return 1;
-  if (strcmp(s, "0") == 0 || strcmp(s, "-1") == 0 || strcasecmp(s, "negative") == 0 ||
-      strcasecmp(s, "neg") == 0)
-    return 0;
-  return -2;
+/* The rows of the shared reader (cli/dataset.h) with the sentiment rule,
+ * moved into items. */
+static int data_from(cli_dataset *ds, lg_data *d, char *err, size_t err_len) {
+  d->items = calloc(ds->n, sizeof *d->items);
+  if (!d->items) {
+    cli_dataset_free(ds);
+    set_err(err, err_len, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < ds->n; i++) d->items[i] = (lg_item){ds->texts[i], ds->labels[i]};
+  d->n = ds->n;
+  ds->n = 0; /* the texts are the items' now */
+  cli_dataset_free(ds);
+  return 0;
 }
 
 int lg_data_parse(const char *buf, size_t len, lg_data *d, char *err, size_t err_len) {
   memset(d, 0, sizeof *d);
-  at_csv *c = NULL; /* RFC 4180 parsing is the library's (anytime/csv.h) */
-  at_status st = at_csv_parse(buf, len, &c);
-  if (st != AT_OK) {
-    if (st == AT_ERR_PARSE)
-      set_err(err, err_len, "unterminated quote or text after a closing quote (%s)",
-              at_last_error());
-    else
-      set_err(err, err_len, "%s", at_strerror(st));
-    return -1;
-  }
-  size_t rows = at_csv_rows(c), cap = 0;
-  for (size_t r = 0; r < rows; r++) {
-    size_t cols = at_csv_cols(c, r), l0 = 0;
-    const char *label = at_csv_field(c, r, 0, &l0);
-    if (cols == 1 && l0 == 0) continue; /* blank line */
-    if (cols < 2) {
-      set_err(err, err_len, "row %zu: expected label,text", r + 1);
-      goto fail;
-    }
-    int lab = parse_label(label);
-    if (lab == -2 && d->n == 0 && r == 0) continue; /* header */
-    if (lab == -2) {
-      set_err(err, err_len, "row %zu: label must be 0/1/-1/negative/positive", r + 1);
-      goto fail;
-    }
-    /* text,with,unquoted,commas: the remaining fields, rejoined, are the text */
-    size_t tl = 0;
-    for (size_t k = 1; k < cols; k++) {
-      size_t fl = 0;
-      at_csv_field(c, r, k, &fl);
-      tl += fl + (k > 1);
-    }
-    if (d->n == cap) {
-      size_t nc = cap ? cap * 2 : 256;
-      lg_item *ni = realloc(d->items, nc * sizeof *ni);
-      if (!ni) goto oom;
-      d->items = ni;
-      cap = nc;
-    }
-    char *text = malloc(tl + 1);
-    if (!text) goto oom;
-    size_t o = 0;
-    for (size_t k = 1; k < cols; k++) {
-      size_t fl = 0;
-      const char *f = at_csv_field(c, r, k, &fl);
-      if (k > 1) text[o++] = ',';
-      memcpy(text + o, f, fl);
-      o += fl;
-    }
-    text[o] = '\0';
-    d->items[d->n++] = (lg_item){.text = text, .label = lab};
-  }
-  at_csv_destroy(c);
-  if (d->n == 0) {
-    set_err(err, err_len, "no rows");
-    return -1;
-  }
-  return 0;
-oom:
-  set_err(err, err_len, "out of memory");
-fail:
-  lg_data_free(d);
-  at_csv_destroy(c);
-  return -1;
+  cli_dataset ds;
+  if (cli_dataset_parse(buf, len, &cli_labels_binary, &ds, err, err_len) != 0) return -1;
+  return data_from(&ds, d, err, err_len);
 }
 
 int lg_data_load(const char *path, lg_data *d, char *err, size_t err_len) {
   memset(d, 0, sizeof *d);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    set_err(err, err_len, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      if (cap >= (size_t)256 << 20) { /* 256 MB is not a test split */
-        free(buf);
-        fclose(f);
-        set_err(err, err_len, "%s: larger than 256 MB", path);
-        return -1;
-      }
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (!buf) {
-    set_err(err, err_len, "out of memory");
-    return -1;
-  }
-  char msg[200] = "";
-  int rc = lg_data_parse(buf, n, d, msg, sizeof msg);
-  free(buf);
-  if (rc) set_err(err, err_len, "%s: %s", path, msg);
-  return rc;
+  cli_dataset ds;
+  if (cli_dataset_load(path, &cli_labels_binary, &ds, err, err_len) != 0) return -1;
+  return data_from(&ds, d, err, err_len);
 }
 
 const char *lg_default_data_path(char *buf, size_t cap) {
-  const char *dir = getenv("ANYTIME_DATA_DIR"), *home = getenv("HOME");
-  if (dir) snprintf(buf, cap, "%s/pang-lee/test.csv", dir);
-  else snprintf(buf, cap, "%s/.cache/anytime/data/pang-lee/test.csv", home ? home : ".");
+  cli_default_test_csv(buf, cap);
   return buf;
 }
 

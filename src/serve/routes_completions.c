@@ -748,29 +748,19 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
       forecast_refuses(r, n_ids, (int)q.n, q.max_tokens, &res) ||
       !(j = job_new(r, chat, &q, n_ids, &res)))
     goto out;
-  pthread_mutex_lock(&s->lock);
-  bool stopping = s->stopping;
-  if (!stopping) s->inflight++;
-  pthread_mutex_unlock(&s->lock);
-  if (stopping) {
-    res = serve_error(r, 503, "server is shutting down");
-    goto out;
+  if (!j->stream) { /* the socket is probed for a hang-up while it generates */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    j->fd = ci ? ci->connect_fd : -1;
   }
-  r->inflight_counted = true;
+  /* non-streamed: suspended now, answered by finish_job once resumed;
+   * streamed: its reader suspends and resumes the connection itself */
+  if (!serve_go_async(r, j->stream ? NULL : finish_job, !j->stream, &res)) goto out;
+  if (!j->stream) r->route_state = j, r->free_state = free_job_state;
   if (j->stream && chat) /* each choice's first delta carries the role */
     for (int i = 0; i < j->n; i++)
       sse_event_locked(j, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true,
                                            NULL, NULL));
-  if (!j->stream) { /* answered by finish_job once resumed; the socket is probed */
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    j->fd = ci ? ci->connect_fd : -1;
-    r->route_state = j;
-    r->free_state = free_job_state;
-    r->finish = finish_job;
-    r->suspended = true;
-    MHD_suspend_connection(r->conn);
-  }
   int fail = submit_choices(s, j, &q, ids, n_ids, dl);
   if (!j->stream) {
     j = NULL; /* owned by route_state now */

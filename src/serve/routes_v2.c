@@ -377,9 +377,8 @@ static enum MHD_Result run_alone(req_ctx *r, v2_state *st) {
   memset(st->results, 0, sizeof st->results);
   st->n_results = 0;
   enum MHD_Result res;
-  if (!serve_go_async(r, finish_tensor, &res)) return res;
+  if (!serve_go_async(r, finish_tensor, true, &res)) return res;
   r->adm.held = 0; /* on_tensor_done releases the B rows, exactly once */
-  MHD_suspend_connection(r->conn);
   at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,
                                   st->n_out_names ? st->out_names : NULL, st->n_out_names,
                                   on_tensor_done, r);

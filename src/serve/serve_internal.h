@@ -223,12 +223,16 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                  enum MHD_Result *res);
 /* Release `n` admitted texts that will never run (observed 0). */
 void serve_release(req_ctx *r, size_t n);
-/* An admitted request goes asynchronous: it is counted in the server's
- * in-flight requests and `finish` will build its answer on resume. Returns
+/* The one way a request goes asynchronous (inference, a held refusal, a
+ * generation): it is counted in the server's in-flight requests (shutdown
+ * waits for them), `finish` (may be NULL) will build its answer on resume,
+ * and with `suspend` the connection is suspended here — so the caller
+ * submits its work after this call, and a completion can never resume a
+ * connection that is not yet suspended (server.c). A streamed answer
+ * passes suspend = false: its reader suspends and resumes itself. Returns
  * false when the server is stopping: then its held texts are released, 503
- * is sent and *res says how. The caller suspends the connection and
- * submits the work after this (suspend before submit: see server.c). */
-bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), enum MHD_Result *res);
+ * is sent, *res says how, and nothing is suspended. */
+bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), bool suspend, enum MHD_Result *res);
 /* at_planner_finished_n() for texts of model `m`, counting a refusal (a
  * text released twice, or never admitted) in s->release_errors, which
  * /metrics exports so tests can hold it at 0. Any thread. */

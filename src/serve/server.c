@@ -144,17 +144,16 @@ enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, siz
   copy[len] = '\0';
   if (hold_until) {
     enum MHD_Result res;
-    if (!serve_go_async(r, NULL, &res)) { /* stopping: 503 sent */
+    if (!serve_go_async(r, NULL, true, &res)) { /* stopping: 503 sent */
       free(copy);
       return res;
     }
-    r->status = status;
+    r->status = status; /* read on resume, which only the queue below can do */
     r->resp = copy;
     r->resp_len = len;
     r->content_type = "application/json";
     fmt_ms3(r->held_ms, (hold_until - now + 500) / 1000);
     atomic_fetch_add(&s->held_refusals, 1);
-    MHD_suspend_connection(r->conn); /* before the queue can resume it */
     serve_holdq_add(s->holdq, hold_until, r->conn);
     return MHD_YES;
   }
@@ -201,7 +200,7 @@ void serve_planner_release(at_server *s, served_model *m, int variant, int n_tex
     atomic_fetch_add(&s->release_errors, 1);
 }
 
-bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), enum MHD_Result *res) {
+bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), bool suspend, enum MHD_Result *res) {
   at_server *s = r->srv;
   pthread_mutex_lock(&s->lock);
   bool stopping = s->stopping;
@@ -214,7 +213,10 @@ bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), enum MHD_Result *res
   }
   r->inflight_counted = true;
   r->finish = finish;
-  r->suspended = true;
+  if (suspend) {
+    r->suspended = true;
+    MHD_suspend_connection(r->conn);
+  }
   return true;
 }
 

@@ -103,10 +103,9 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
   r->job = j; /* freed (one block with its items) by on_completed */
   j->slot = r->adm.d.variant;
   enum MHD_Result res;
-  if (!serve_go_async(r, finish, &res)) return res;
   size_t n = j->n;
   atomic_store(&j->remaining, (int)n);
-  MHD_suspend_connection(r->conn);
+  if (!serve_go_async(r, finish, true, &res)) return res;
   int ev = m->variants[j->slot].engine_index;
   enum { CHUNK = 64 }; /* queued together, so they can share batches */
   at_batch_item bi[CHUNK];

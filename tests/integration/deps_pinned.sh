@@ -23,7 +23,10 @@ command -v dpkg-query >/dev/null || { echo "FAIL: no dpkg-query: the pins are De
 bad=0 n=0
 check() { # package pin group required
   local have
-  have=$(dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p')
+  # (`|| true`: dpkg-query fails for a package never installed, which under
+  # pipefail ended this script silently, exit 1 and no message, on a fresh
+  # machine without the optional bench group: seen 2026-12-02)
+  have=$(dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p' || true)
   if [ -z "$have" ]; then
     if [ "$4" = yes ]; then echo "FAIL: $1: scripts/deps.txt pins $2 (group $3), not installed" >&2; bad=1; fi
     return 0

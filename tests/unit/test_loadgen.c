@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/dataset.h"
 #include "cli/loadgen.h"
 #include "testutil.h"
 
@@ -103,6 +104,52 @@ static void test_csv_reader(void **state) {
   assert_int_equal(lg_data_parse(bad3, sizeof bad3 - 1, &d, err, sizeof err), -1);
   assert_int_equal(lg_data_parse("label,text\n", 11, &d, err, sizeof err), -1);
   assert_int_equal(lg_data_load("/nonexistent/x.csv", &d, err, sizeof err), -1);
+}
+
+/* The shared reader (cli/dataset.h) as profile and eval use it: a header
+ * naming the columns in another order, extra columns, a text column that
+ * is not last (no joining), the integer rule, a caller's own rule. */
+static int two_names(const char *s, const void *ctx) {
+  (void)ctx;
+  return !strcmp(s, "bad") ? 0 : !strcmp(s, "good") ? 1 : -1;
+}
+
+static void test_dataset_reader(void **state) {
+  (void)state;
+  cli_dataset ds;
+  char err[256];
+  const char named[] = "id,text,label,source\n"
+                       "7,\"first, quoted\",2,web\n"
+                       "8,second,0,book,extra\n";
+  assert_int_equal(cli_dataset_parse(named, sizeof named - 1, &cli_labels_int, &ds, err, sizeof err), 0);
+  assert_int_equal(ds.n, 2);
+  assert_string_equal(ds.texts[0], "first, quoted");
+  assert_int_equal(ds.labels[0], 2);
+  assert_string_equal(ds.texts[1], "second"); /* text is not the last column: nothing joined */
+  assert_int_equal(ds.lens[1], 6);
+  cli_dataset_free(&ds);
+  const char unnamed[] = "3,a, b\n4,c\n";
+  assert_int_equal(cli_dataset_parse(unnamed, sizeof unnamed - 1, &cli_labels_int, &ds, err, sizeof err), 0);
+  assert_int_equal(ds.n, 2);
+  assert_string_equal(ds.texts[0], "a, b");
+  assert_int_equal(ds.labels[1], 4);
+  cli_dataset_free(&ds);
+  const char neg[] = "label,text\n1,ok\n-1,negative ids are not class ids\n";
+  assert_int_equal(cli_dataset_parse(neg, sizeof neg - 1, &cli_labels_int, &ds, err, sizeof err), -1);
+  assert_non_null(strstr(err, "row 3"));
+  assert_non_null(strstr(err, "an integer >= 0"));
+  cli_labels names = {.parse = two_names, .what = "bad or good"};
+  const char words[] = "text,label\nfine,good\nawful,bad\n";
+  assert_int_equal(cli_dataset_parse(words, sizeof words - 1, &names, &ds, err, sizeof err), 0);
+  assert_int_equal(ds.n, 2);
+  assert_int_equal(ds.labels[0], 1);
+  assert_string_equal(ds.texts[1], "awful");
+  cli_dataset_free(&ds);
+  const char short_row[] = "text,label\nonly text\n";
+  assert_int_equal(cli_dataset_parse(short_row, sizeof short_row - 1, &names, &ds, err, sizeof err), -1);
+  assert_non_null(strstr(err, "row 2"));
+  assert_int_equal(cli_dataset_load("/nonexistent/x.csv", &cli_labels_int, &ds, err, sizeof err), -1);
+  assert_non_null(strstr(err, "/nonexistent/x.csv"));
 }
 
 /* ---- requests --------------------------------------------------------------- */
@@ -873,6 +920,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_poisson_schedule),
       cmocka_unit_test(test_csv_reader),
+      cmocka_unit_test(test_dataset_reader),
       cmocka_unit_test(test_escape_and_request),
       cmocka_unit_test(test_http_parser),
       cmocka_unit_test(test_top_label),
