@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -58,22 +58,13 @@ int lg_schedule(uint64_t seed, double rate, double duration, size_t max_n, doubl
 
 /* ---- CSV ------------------------------------------------------------------ */
 
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-  if (!err || !len) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-}
-
-
 /* The rows of the shared reader (cli/dataset.h) with the sentiment rule,
  * moved into items. */
 static int data_from(cli_dataset *ds, lg_data *d, char *err, size_t err_len) {
   d->items = calloc(ds->n, sizeof *d->items);
   if (!d->items) {
     cli_dataset_free(ds);
-    set_err(err, err_len, "out of memory");
+    if (err && err_len) snprintf(err, err_len, "out of memory");
     return -1;
   }
   for (size_t i = 0; i < ds->n; i++) d->items[i] = (lg_item){ds->texts[i], ds->labels[i]};
