@@ -140,6 +140,24 @@ void at_linfit_add(at_linfit *f, double x, double y);
  * through the origin (or 0) and the intercept 0. Returns false when empty. */
 bool at_linfit_get(const at_linfit *f, double *a, double *b);
 
+/* ------------------------------------------------------------ generation policy */
+
+/* The generator's cost model and block forecast (src/decode/gen_policy.c),
+ * pure. Seconds to rebuild `tokens` cached positions in chunks of
+ * chunk_tokens, each chunk priced by `prefill` (seconds against the chunk's
+ * tokens; 1 ms per chunk while it is empty). */
+double at_gen_recompute_s(const at_linfit *prefill, int chunk_tokens, int tokens);
+/* Expected seconds for a sequence to finish if it keeps its cache:
+ * rebuilding `to_prefill` positions, then `to_decode` tokens at tpot_s. */
+double at_gen_remaining_s(const at_linfit *prefill, int chunk_tokens, int to_prefill,
+                          int to_decode, double tpot_s);
+/* Seconds until at least `need` KV blocks are free when `free_now` are and
+ * running sequence i frees blocks[i] when it finishes in t_left[i] seconds
+ * (soonest first; ties to the lower index): 0 when free_now >= need,
+ * INFINITY when all of them together are not enough. blocks[] is scratch:
+ * the entries taken are set to -1. */
+double at_gen_blocks_free_in(const double *t_left, int *blocks, int n, int free_now, int need);
+
 /* ------------------------------------------------------------ sampling */
 
 typedef struct at_sample_params {

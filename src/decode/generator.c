@@ -106,60 +106,6 @@ const char *at_gen_finish_name(at_gen_finish f) {
   return "unknown";
 }
 
-/* ------------------------------------------------------------ batch pick */
-
-/* The anchor (the longest-waiting sequence), then up to max_batch - 1 more:
- * PICK_WAIT the longest-waiting, PICK_NEAR the closest cached lengths to the
- * anchor's (ties: longest-waiting), PICK_SAME only the anchor's length. */
-enum { PICK_WAIT, PICK_NEAR, PICK_SAME };
-static int pick_around_anchor(const int *len, const uint64_t *last, int n, int max_batch, int how,
-                              int *pick) {
-  int anchor = 0;
-  for (int i = 1; i < n; i++)
-    if (last[i] < last[anchor]) anchor = i;
-  /* selection of max_batch by key; n and max_batch are small */
-  int k = 0;
-  pick[k++] = anchor;
-  while (k < max_batch) {
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-      if (how == PICK_SAME && len[i] != len[anchor]) continue;
-      bool taken = false;
-      for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
-      if (taken) continue;
-      if (best < 0) {
-        best = i;
-        continue;
-      }
-      if (how == PICK_NEAR) {
-        long di = labs((long)len[i] - len[anchor]), db = labs((long)len[best] - len[anchor]);
-        if (di < db || (di == db && last[i] < last[best])) best = i;
-      } else if (last[i] < last[best]) {
-        best = i;
-      }
-    }
-    if (best < 0) break; /* PICK_SAME: no more of the anchor's length */
-    pick[k++] = best;
-  }
-  return k;
-}
-
-int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
-                      int *pick) {
-  if (n <= 0 || max_batch <= 0) return 0;
-  if (n <= max_batch) {
-    for (int i = 0; i < n; i++) pick[i] = i;
-    return n;
-  }
-  return pick_around_anchor(len, last, n, max_batch, bucketing ? PICK_NEAR : PICK_WAIT, pick);
-}
-
-int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
-                            int *pick) {
-  if (n <= 0 || max_batch <= 0) return 0;
-  return pick_around_anchor(len, last, n, max_batch, PICK_SAME, pick);
-}
-
 /* ------------------------------------------------------------ helpers */
 
 static bool is_decoding(const gseq *s);
@@ -252,27 +198,16 @@ static void finish(at_generator *g, gseq *s, at_gen_finish why, at_status st, co
   free(s);
 }
 
-static double fit_eval(const at_linfit *f, double x, double fallback) {
-  double a, b;
-  if (!at_linfit_get(f, &a, &b)) return fallback;
-  double y = a + b * x;
-  return y > 0 ? y : fallback;
-}
-
-/* Seconds to rebuild `tokens` cached positions in chunks. */
+/* Seconds to rebuild `tokens` cached positions in chunks (gen_policy.c). */
 static double recompute_s(const at_generator *g, int tokens) {
-  if (tokens <= 0) return 0;
-  int W = g->p.chunk_tokens, chunks = (tokens + W - 1) / W;
-  double full = fit_eval(&g->prefill_fit, W, 1e-3);
-  double last = fit_eval(&g->prefill_fit, tokens - (chunks - 1) * W, 1e-3);
-  return (chunks - 1) * full + last;
+  return at_gen_recompute_s(&g->prefill_fit, g->p.chunk_tokens, tokens);
 }
 
 /* Expected seconds for `s` to finish from now if it keeps its cache. */
 static double remaining_s(const at_generator *g, const gseq *s) {
   int to_prefill = s->n_tok - 1 - s->kv.len;
-  int to_decode = s->req.max_tokens - s->n_gen;
-  return recompute_s(g, to_prefill > 0 ? to_prefill : 0) + to_decode * g->tpot_ewma;
+  return at_gen_remaining_s(&g->prefill_fit, g->p.chunk_tokens, to_prefill,
+                            s->req.max_tokens - s->n_gen, g->tpot_ewma);
 }
 
 static bool is_decoding(const gseq *s) { return s->kv.len == s->n_tok - 1; }
@@ -318,20 +253,10 @@ static bool head_at_risk(at_generator *g, const gseq *h, uint64_t now) {
     t[i] = remaining_s(g, g->running[i]);
     b[i] = g->running[i]->kv.n_blocks - at_kv_seq_shared_blocks(g->arena, &g->running[i]->kv);
   }
-  double when = INFINITY;
-  int have = free_b;
-  while (have < h->need_blocks) { /* take the soonest finisher each round */
-    int k = -1;
-    for (int i = 0; i < n; i++)
-      if (b[i] >= 0 && (k < 0 || t[i] < t[k])) k = i;
-    if (k < 0) break;
-    have += b[k];
-    b[k] = -1;
-    when = t[k];
-  }
+  double when = at_gen_blocks_free_in(t, b, n, free_b, h->need_blocks);
   free(t);
   free(b);
-  if (have < h->need_blocks) return true;
+  if (isinf(when)) return true;
   double ttft = when + recompute_s(g, h->n_tok);
   return (double)now + ttft * 1e9 > (double)h->ttft_deadline_ns;
 }

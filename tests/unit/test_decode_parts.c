@@ -305,6 +305,41 @@ static void gather_eq(at_kv_arena *a, const at_kv_seq *x, const at_kv_seq *y, in
     }
 }
 
+/* The generator's cost model and block forecast (gen_policy.c). */
+static void test_gen_policy(void **state) {
+  (void)state;
+  at_linfit f = {0};
+  /* empty fit: 1 ms per chunk; 0 tokens cost nothing */
+  assert_true(fabs(at_gen_recompute_s(&f, 64, 100) - 2e-3) < 1e-12);
+  assert_true(at_gen_recompute_s(&f, 64, 0) == 0);
+  /* a chunk of x tokens costs 1 ms + 0.1 ms per token: 150 tokens in chunks
+   * of 64 = two full chunks (7.4 ms each) and one of 22 (3.2 ms) */
+  at_linfit_add(&f, 10, 2e-3);
+  at_linfit_add(&f, 50, 6e-3);
+  assert_true(fabs(at_gen_recompute_s(&f, 64, 150) - (2 * 7.4e-3 + 3.2e-3)) < 1e-9);
+  /* finishing: rebuild 22 positions, then 10 tokens at 5 ms */
+  assert_true(fabs(at_gen_remaining_s(&f, 64, 22, 10, 5e-3) - (3.2e-3 + 50e-3)) < 1e-9);
+  assert_true(fabs(at_gen_remaining_s(&f, 64, -3, -1, 5e-3)) < 1e-12);
+  /* blocks: 2 free, 9 needed; finishers at 0.3 s (4 blocks), 0.1 s (2),
+   * 0.2 s (5): the soonest first, so 2 + 2 + 5 = 9 at 0.2 s */
+  double t[3] = {0.3, 0.1, 0.2};
+  int b[3] = {4, 2, 5};
+  assert_true(at_gen_blocks_free_in(t, b, 3, 2, 9) == 0.2);
+  assert_int_equal(b[1], -1);
+  assert_int_equal(b[2], -1);
+  assert_int_equal(b[0], 4);
+  int b2[3] = {4, 2, 5};
+  assert_true(at_gen_blocks_free_in(t, b2, 3, 9, 9) == 0); /* already free */
+  int b3[3] = {4, 2, 5};
+  assert_true(isinf(at_gen_blocks_free_in(t, b3, 3, 2, 14))); /* 13 at most */
+  /* ties go to the lower index */
+  double tt[2] = {0.5, 0.5};
+  int bt[2] = {1, 1};
+  assert_true(at_gen_blocks_free_in(tt, bt, 2, 0, 1) == 0.5);
+  assert_int_equal(bt[0], -1);
+  assert_int_equal(bt[1], 1);
+}
+
 static void test_arena_fork(void **state) {
   (void)state;
   at_kv_layout l = {.layers = 2, .heads = 2, .head_dim = 3, .block_tokens = 5};
@@ -505,7 +540,7 @@ int main(void) {
       cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
-      cmocka_unit_test(test_arena_fork),
+      cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,105 @@
+/* src/decode/gen_policy.c — the generator's policy arithmetic, pure and
+ * unit-tested (tests/unit/test_decode_parts.c): which decoding sequences
+ * share a step (the batch pick), what rebuilding a cache and finishing a
+ * sequence cost by the fitted prefill line and the decode EWMA, and when
+ * enough KV blocks will be free for a waiting head. The scheduler thread
+ * (generator.c) owns the state and calls these; the eviction order is its
+ * neighbour evict.c. No state, no locks: any thread. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "anytime/decode.h"
+#include "anytime/generate.h"
+
+
+/* The anchor (the longest-waiting sequence), then up to max_batch - 1 more:
+ * PICK_WAIT the longest-waiting, PICK_NEAR the closest cached lengths to the
+ * anchor's (ties: longest-waiting), PICK_SAME only the anchor's length. */
+enum { PICK_WAIT, PICK_NEAR, PICK_SAME };
+static int pick_around_anchor(const int *len, const uint64_t *last, int n, int max_batch, int how,
+                              int *pick) {
+  int anchor = 0;
+  for (int i = 1; i < n; i++)
+    if (last[i] < last[anchor]) anchor = i;
+  /* selection of max_batch by key; n and max_batch are small */
+  int k = 0;
+  pick[k++] = anchor;
+  while (k < max_batch) {
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+      if (how == PICK_SAME && len[i] != len[anchor]) continue;
+      bool taken = false;
+      for (int j = 0; j < k && !taken; j++) taken = pick[j] == i;
+      if (taken) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      if (how == PICK_NEAR) {
+        long di = labs((long)len[i] - len[anchor]), db = labs((long)len[best] - len[anchor]);
+        if (di < db || (di == db && last[i] < last[best])) best = i;
+      } else if (last[i] < last[best]) {
+        best = i;
+      }
+    }
+    if (best < 0) break; /* PICK_SAME: no more of the anchor's length */
+    pick[k++] = best;
+  }
+  return k;
+}
+
+int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
+                      int *pick) {
+  if (n <= 0 || max_batch <= 0) return 0;
+  if (n <= max_batch) {
+    for (int i = 0; i < n; i++) pick[i] = i;
+    return n;
+  }
+  return pick_around_anchor(len, last, n, max_batch, bucketing ? PICK_NEAR : PICK_WAIT, pick);
+}
+
+int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
+                            int *pick) {
+  if (n <= 0 || max_batch <= 0) return 0;
+  return pick_around_anchor(len, last, n, max_batch, PICK_SAME, pick);
+}
+
+/* ------------------------------------------------------------ cost model */
+
+/* The fitted line at x, or `fallback` while the fit is empty or says <= 0. */
+static double fit_eval(const at_linfit *f, double x, double fallback) {
+  double a, b;
+  if (!at_linfit_get(f, &a, &b)) return fallback;
+  double y = a + b * x;
+  return y > 0 ? y : fallback;
+}
+
+double at_gen_recompute_s(const at_linfit *prefill, int chunk_tokens, int tokens) {
+  if (tokens <= 0 || chunk_tokens <= 0) return 0;
+  int W = chunk_tokens, chunks = (tokens + W - 1) / W;
+  double full = fit_eval(prefill, W, 1e-3);
+  double last = fit_eval(prefill, tokens - (chunks - 1) * W, 1e-3);
+  return (chunks - 1) * full + last;
+}
+
+double at_gen_remaining_s(const at_linfit *prefill, int chunk_tokens, int to_prefill,
+                          int to_decode, double tpot_s) {
+  return at_gen_recompute_s(prefill, chunk_tokens, to_prefill > 0 ? to_prefill : 0) +
+         (to_decode > 0 ? to_decode : 0) * tpot_s;
+}
+
+double at_gen_blocks_free_in(const double *t_left, int *blocks, int n, int free_now, int need) {
+  double when = 0;
+  int have = free_now;
+  while (have < need) { /* take the soonest finisher each round */
+    int k = -1;
+    for (int i = 0; i < n; i++)
+      if (blocks[i] >= 0 && (k < 0 || t_left[i] < t_left[k])) k = i;
+    if (k < 0) return INFINITY;
+    have += blocks[k];
+    blocks[k] = -1;
+    when = t_left[k];
+  }
+  return when;
+}
