@@ -35,13 +35,22 @@ printf '%s\n' "$BODY" > "$PW/metrics.txt"
 promtool check metrics < "$PW/metrics.txt" > "$PW/lint" 2>&1 || fail "promtool check metrics: $(cat "$PW/lint")"
 promtool check rules "$RULES" > "$PW/rules" 2>&1 || fail "promtool check rules: $(cat "$PW/rules")"
 
-# Prometheus on a free loopback port, scraping every second
-pport=""
-for p in $(shuf -i 20000-40000 -n 20); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-  pport=$p; break
-done
-[ -n "$pport" ] || fail "no free port for Prometheus"
+# Prometheus on a free loopback port, scraping every second. The port is
+# taken below the kernel's ephemeral range: a port there can be the local
+# end of another test's client connection, which a connect probe does not
+# see and bind refuses (seen 2026-12-02 in CI beside serve_soak's 300,000
+# requests: "bind: address already in use" on 34840). Prometheus is
+# started again on another port if its bind still fails.
+eph_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$eph_lo" -gt 12000 ] 2>/dev/null || eph_lo=32768
+free_port() {
+  local p
+  for p in $(shuf -i 10000-$((eph_lo - 1)) -n 20); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
+    echo "$p"; return 0
+  done
+  return 1
+}
 cat > "$PW/prometheus.yml" <<EOF
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: ["$PW/rules.yml"]
@@ -51,10 +60,19 @@ scrape_configs:
 EOF
 # the shipped rules, evaluated every second here (15 s in the file)
 sed 's/interval: 15s/interval: 1s/' "$RULES" > "$PW/rules.yml"
-prometheus --config.file="$PW/prometheus.yml" --storage.tsdb.path="$PW/data" \
-  --web.listen-address="127.0.0.1:$pport" > "$PW/prometheus.log" 2>&1 &
-PROM_PID=$!
-trap 'kill -9 "$SERVER_PID" "$PROM_PID" 2>/dev/null; rm -rf "$SERVE_TMP"' EXIT
+PROM_PID=""
+trap 'kill -9 "$SERVER_PID" $PROM_PID 2>/dev/null; rm -rf "$SERVE_TMP"' EXIT
+for attempt in 1 2 3; do
+  pport=$(free_port) || fail "no free port for Prometheus below $eph_lo"
+  rm -rf "$PW/data"
+  prometheus --config.file="$PW/prometheus.yml" --storage.tsdb.path="$PW/data" \
+    --web.listen-address="127.0.0.1:$pport" > "$PW/prometheus.log" 2>&1 &
+  PROM_PID=$!
+  sleep 0.5
+  grep -q "address already in use" "$PW/prometheus.log" || break
+  kill -9 $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null || true
+  echo "prometheus: port $pport taken, trying another" >&2
+done
 PAPI="http://127.0.0.1:$pport/api/v1"
 q() { # PromQL -> the API's JSON result array
   curl -s --get "$PAPI/query" --data-urlencode "query=$1" | jq -c '.data.result'

@@ -57,13 +57,16 @@ awk -F, -v n="$ncpu" 'function num(x) { return x == "nan" || x == "" ? -1 : x + 
   END { exit bad }' "$tmp/s.csv" || fail "oracle columns"
 grep -q "^sweep: cheapest frontier variant a: capacity" "$tmp/log" || { cat "$tmp/log"; fail "no cheapest capacity"; }
 # every row: a positive capacity, the offered rate = rho x that capacity, answers with a Run time
-awk -F, 'NR > 1 { cap = $19; rate = $4; rho = $3;
+# (num(): a "nan" field compared with a number is a string comparison in
+# awk, and "nan" > 0 holds)
+awk -F, 'function num(x) { return x == "nan" || x == "" ? -1 : x + 0 }
+  NR > 1 { cap = num($19); rate = $4; rho = $3;
   if (!(cap > 0)) { print "no capacity: " $0; bad = 1 }
   if (rate < 0.99 * rho * cap || rate > 1.01 * rho * cap) { print "rate != rho x capacity: " $0; bad = 1 }
-  if (!($6 > 0)) { print "nothing answered: " $0; bad = 1 }
-  if (!($18 > 0)) { print "no server Run time: " $0; bad = 1 }
-  if (!($20 >= 0 && $20 <= 100)) { print "no steal share: " $0; bad = 1 }
-  if (!($21 > 0 && $21 < 10000)) { print "no host probe time: " $0; bad = 1 } }
+  if (!(num($6) > 0)) { print "nothing answered: " $0; bad = 1 }
+  if (!(num($18) > 0)) { print "no server Run time: " $0; bad = 1 }
+  if (!(num($20) >= 0 && $20 <= 100)) { print "no steal share: " $0; bad = 1 }
+  if (!(num($21) > 0 && $21 < 10000)) { print "no host probe time: " $0; bad = 1 } }
   END { exit bad }' "$tmp/s.csv" || fail "bad CSV rows"
 grep -q "measured through the server when the sweep started" "$tmp/s.md" || fail "summary does not say how capacity was found"
 grep -q "^Host probe (a fixed piece of arithmetic" "$tmp/s.md" || fail "summary has no host probe line"
