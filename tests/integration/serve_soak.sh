@@ -9,9 +9,10 @@
 #   - every request answered exactly once: each client's count by status
 #     equals the server's anytime_requests_total by status over the soak
 #     (no transport errors, no status other than 200 and 429);
-#   - memory bounded: the server's RSS at the end within 10 % of its RSS a
-#     third into the soak (sanitizer build: 50 %, its allocator keeps freed
-#     memory in quarantine);
+#   - memory bounded: the server's RSS at the end within 10 % of the
+#     highest RSS sampled between one and two thirds into the soak
+#     (sanitizer build: 50 %, its allocator keeps freed memory in
+#     quarantine);
 #   - SIGTERM while load is still arriving: the server exits 0 with no
 #     sanitizer report (serve_drain.sh checks what each request in flight
 #     is answered).
@@ -54,12 +55,21 @@ lg --clients 48 --think-ms 20 --retry now --duration "$SOAK_S" --seed 8 --out "$
   > "$SERVE_TMP/closed.json" &
 p2=$!
 gen_fail=0
-start=$(date +%s) end=$(( $(date +%s) + SOAK_S )) rss0=""
+start=$(date +%s) end=$(( $(date +%s) + SOAK_S )) rss0="" rss_third=""
 while [ "$(date +%s)" -lt "$end" ]; do # a trickle of generations beside it
-  # the reference RSS: a third into the soak (after a 5 s warm-up the heap
-  # had not settled: CI measured 77.7 MB then and 90.7 MB at the end, while
-  # sampled every 10 s through a 60 s soak it stayed at 84.8-84.9 MB)
-  [ -z "$rss0" ] && [ $(( $(date +%s) - start )) -ge $(( SOAK_S / 3 )) ] && rss0=$(rss_kb)
+  # the reference RSS: the highest sampled (once a second) between one and
+  # two thirds into the soak. After a 5 s warm-up the heap had not settled
+  # (CI: 77.7 MB then, 90.7 MB at the end, while sampled every 10 s through
+  # a 60 s soak it stayed at 84.8-84.9 MB); a third in was still too early
+  # on a loaded CI host (2026-12-02: 77.8 MB a third in, 90.7 at the end,
+  # twice in three CI runs, while a quiet run read 84.2 and 84.2). A leak
+  # still shows: it grows through the last third as well.
+  el=$(( $(date +%s) - start ))
+  if [ "$el" -ge $(( SOAK_S / 3 )) ] && [ "$el" -le $(( 2 * SOAK_S / 3 )) ]; then
+    r=$(rss_kb)
+    [ -z "$rss_third" ] && rss_third=$r
+    [ -z "$rss0" ] || [ "$r" -gt "$rss0" ] && rss0=$r
+  fi
   code=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" \
               -d '{"prompt":"the film","max_tokens":8}')
   case "$code" in 200|429) ;; *) gen_fail=$((gen_fail + 1)) ;; esac
@@ -76,7 +86,7 @@ c_err=$(num errors < "$SERVE_TMP/closed.json") c_sent=$(num sent < "$SERVE_TMP/c
 echo "soak: open loop sent $o_sent (200: $o_ok, 429: $o_rej, errors: $o_err);" \
      "closed loop sent $c_sent (200: $c_ok, 429: $c_rej, errors: $c_err)"
 echo "soak: server 200 +$((ok1 - ok0)), 429 +$((rej1 - rej0)), other +$((oth1 - oth0));" \
-     "RSS ${rss0} kB a third in, ${rss1} kB at the end"
+     "RSS ${rss_third} kB a third in, at most ${rss0} kB until two thirds in, ${rss1} kB at the end"
 if [ "$o_err" != 0 ] || [ "$c_err" != 0 ]; then
   for f in open closed; do # status column: what the errors were
     echo "$f: $(head -1 "$SERVE_TMP/$f.csv")"
