@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "anytime/clock.h"
 #include "anytime/plan.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
@@ -195,12 +196,8 @@ static int cpu_ticks(unsigned long long *total, unsigned long long *steal) {
   return 0;
 }
 
-/* Seconds on the monotonic clock. */
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+/* Seconds on the monotonic clock (the library's at_now_ns). */
+static double now_s(void) { return (double)at_now_ns() / 1e9; }
 
 /* CPU seconds this process (the load generator: it runs in-process) has
  * used so far, user + system, all threads. */
