@@ -274,6 +274,9 @@ typedef struct at_plan_decision {
                            in flight ahead of it (no overrun added) */
   double overrun_s;     /* the overrun allowance added to it (0 when the
                            pool had an idle worker for it) */
+  bool queued;          /* admitted with work queued ahead of it (no free
+                           worker for each of its batches): pass it to
+                           at_planner_observe() with the answer */
   double erlang_s;      /* the Erlang-C estimate at the demand rate (wait at
                            the configured quantile + own service); INFINITY
                            when the demand exceeds the variant's capacity */
@@ -419,18 +422,23 @@ at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int bat
                                 double observed_service_s, int peers, uint64_t now_ns);
 
 /* The overrun feedback. After an admitted request is answered, report the
- * model's estimate for it (decision.est_sojourn_s) and the time it really
- * took from the decision to its answer being ready (`actual_s`). The
- * planner estimates the params.overrun_quantile quantile of actual −
- * estimate (what the model does not see: hand-offs between threads,
- * writing the answer, a slower host) twice — a stochastic quantile tracker
- * (steps of a hundredth of the default deadline) and the quantile over the
- * last params.overrun_window_s — and adds the smaller, within [0, default
- * deadline], to later estimates made with work queued, so admitted requests
- * keep their deadline where the model is optimistic (docs/planner.md, "The
- * overrun feedback", says why two). Thread-safe.
+ * model's estimate for it (decision.est_sojourn_s), the time it really
+ * took from the decision to its answer being ready (`actual_s`) and
+ * whether it was admitted with work queued (decision.queued). The planner
+ * estimates the params.overrun_quantile quantile of actual − estimate
+ * (what the model does not see: hand-offs between threads, writing the
+ * answer, a slower host) over every answer, twice — a stochastic quantile
+ * tracker (steps of a hundredth of the default deadline) and the quantile
+ * over the last params.overrun_window_s — and takes the smaller. It does
+ * the same for the answers admitted to an idle worker alone, at the
+ * quantile 1 − 40·(1 − q); what of that lies above a tenth of the default
+ * deadline is lateness the host adds whatever the queue, which refusing
+ * cannot prevent, and comes off. The rest, within [0, half the default
+ * deadline], is the allowance added to later estimates made with work
+ * queued (docs/planner.md, "The overrun feedback"). Thread-safe.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL, or a non-finite value). */
-at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns);
+at_status at_planner_observe(at_planner *p, double est_s, double actual_s, bool queued,
+                             uint64_t now_ns);
 
 /* Snapshot of counters and rate estimates at `now_ns` (for /metrics).
  * Returns AT_OK, AT_ERR_INVALID_ARG. */

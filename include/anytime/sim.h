@@ -102,6 +102,15 @@ typedef struct at_sim_params {
   double noise_sigma;       /* per-Run lognormal sigma (median 1); 0.1 */
   double stall_prob;        /* probability that a Run stalls; 0.002 */
   double stall_factor;      /* a stalled Run takes this many times; 10 */
+  /* Host lateness after the Run: with probability late_prob (default 0)
+   * an answer is written late_mean_s (exponential mean; default 0.008)
+   * later — the HTTP thread or the worker waiting for a core that the
+   * load generator holds, as on a 2-core host with 4 closed-loop clients
+   * on it (docs/planner.md, "The overrun allowance pinned at its cap").
+   * It lands on idle and queued admissions alike: admission cannot
+   * prevent it. Part of the host noise (off when host_noise is false). */
+  double late_prob;
+  double late_mean_s;
   /* AT_SIM_ONOFF; defaults 1 s at 3λ, 2 s at 0.2λ */
   double on_s, off_s, on_factor, off_factor;
   /* AT_SIM_OPENAI: resends of one request (default 2, as the SDK) */

@@ -55,7 +55,11 @@ static void help(void) {
       "                     Retry-After header, not the decision's exact retry_after_s\n"
       "  --no-hold          answer every refusal at once (the server's\n"
       "                     server.hold_early_retries: false)\n"
-      "  --no-noise         speed 1, no Run noise, no stalls\n"
+      "  --late-prob P      a late host: with probability P an answer is written an\n"
+      "                     exponential --late-ms (mean, default 8) after its Run, idle\n"
+      "                     or queued alike, as when the load generator holds a core\n"
+      "                     (default 0)\n"
+      "  --no-noise         speed 1, no Run noise, no stalls, no late host\n"
       "  --no-oracle        skip the oracle runs\n"
       "  --grid             loads {0.4,0.8,1,1.3,2,3,5} x every client model, policy\n"
       "                     adaptive with the oracle, and accurate-only/none/limit beside\n"
@@ -99,6 +103,7 @@ typedef struct opts {
   at_sim_clients clients[AT_SIM_N_CLIENTS];
   int n_clients;
   double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit, replicas;
+  double late_prob, late_ms;
   bool no_noise, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
   bool duration_set;
 } opts;
@@ -189,6 +194,10 @@ static int parse_args(int argc, char **argv, opts *o) {
       rc = num(a, v, 1, AT_PLAN_MAX_BATCH, &o->max_batch);
     else if (!strcmp(a, "--inflight-limit"))
       rc = num(a, v, 1, 1e6, &o->limit);
+    else if (!strcmp(a, "--late-prob"))
+      rc = num(a, v, 0, 1, &o->late_prob);
+    else if (!strcmp(a, "--late-ms"))
+      rc = num(a, v, 0, 1e4, &o->late_ms);
     else {
       fprintf(stderr, "anytime simulate: unknown option '%s' (see --help)\n", a);
       return -1;
@@ -246,6 +255,8 @@ static void apply_opts(const opts *o, at_sim_params *sp) {
   if (o->limit > 0) pp->inflight_limit = (int)o->limit;
   if (o->deadline_ms > 0) sp->deadline_s = o->deadline_ms / 1000.0;
   if (o->think_ms >= 0) sp->think_s = o->think_ms / 1000.0;
+  sp->late_prob = o->late_prob;
+  if (o->late_ms >= 0) sp->late_mean_s = o->late_ms / 1000.0;
   sp->duration_s = o->duration;
   sp->warmup_s = o->warmup;
   sp->seed = (uint64_t)o->seed;
@@ -475,7 +486,7 @@ int at_cli_simulate(int argc, char **argv) {
     help();
     return AT_EXIT_OK;
   }
-  opts o = {.duration = 10, .warmup = 1, .seed = 1, .think_ms = -1};
+  opts o = {.duration = 10, .warmup = 1, .seed = 1, .think_ms = -1, .late_ms = -1};
   if (parse_args(argc, argv, &o)) return AT_EXIT_USAGE;
   if (o.n_loads == 0) o.loads[o.n_loads++] = 1.0;
   if (o.n_clients == 0) o.clients[o.n_clients++] = AT_SIM_POISSON;

@@ -61,6 +61,7 @@ typedef struct pvariant {
 } pvariant;
 
 enum { POOL_PART = 0, POOL_FULL = 1 };
+enum { OV_IDLE = 0, OV_ALL = 1 };
 
 struct at_planner {
   at_planner_params p;
@@ -75,8 +76,11 @@ struct at_planner {
   uint64_t admitted;        /* guarded by lock */
   uint64_t rejected[5];     /* guarded by lock: by at_plan_reason */
   uint64_t in_flight_total; /* guarded by lock: texts */
-  at_wquant overrun;        /* guarded by lock: actual − estimate over the window */
-  double overrun_track;     /* guarded by lock: its stochastic quantile estimate */
+  /* guarded by lock: actual − estimate over the window and its stochastic
+   * quantile estimate, for the answers admitted with a free worker for
+   * each batch (OV_IDLE) and for every answer (OV_ALL) */
+  at_wquant overrun[2];
+  double overrun_track[2];
   uint64_t next_slot_ns;    /* guarded by lock: the next free return slot */
 };
 
@@ -232,7 +236,10 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
     return at_fail(AT_ERR_NOMEM, "planner: %zu variants", n);
   }
   if ((s = at_rate_init(&p->rate, window_ns, params->window_buckets)) != AT_OK ||
-      (s = at_wquant_init(&p->overrun, (uint64_t)llround(params->overrun_window_s * 1e9),
+      (s = at_wquant_init(&p->overrun[OV_IDLE], (uint64_t)llround(params->overrun_window_s * 1e9),
+                          params->default_deadline_s)) != AT_OK ||
+      (s = at_wquant_init(&p->overrun[OV_ALL],
+                          (uint64_t)llround(params->overrun_window_s * 1e9),
                           params->default_deadline_s)) != AT_OK) {
     at_planner_destroy(p);
     return s;
@@ -325,8 +332,20 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
   return full > part ? full : part;
 }
 
-/* The overrun allowance at `now` (0 when off): the smaller of two estimates
- * of the configured quantile of (answer time − estimate).
+/* The quantile each class is tracked at: the configured one for all
+ * answers; for the idle answers the quantile forty times further from 1
+ * (0.98 at the default 0.9995), so that only lateness that idle answers
+ * see at least about once in 50 — the host's, which refusing cannot
+ * prevent — comes off the allowance, not a rare stalled Run or a change of
+ * host speed, which queued answers wait behind (simulator: 0.995 let the
+ * on/off clients' p99 pass the deadline). */
+static double class_quantile(const at_planner *p, int cls) {
+  double q = p->p.overrun_quantile, qi = 1 - 40 * (1 - q);
+  return cls == OV_ALL ? q : qi > 0.5 ? qi : 0.5;
+}
+
+/* One class's estimate of its quantile of (answer time −
+ * estimate): the smaller of two.
  *   - The stochastic tracker: steady, settles at the quantile over
  *     thousands of answers, but it comes down q/(1 − q) times slower than it
  *     goes up (about 2000x at the default 0.9995); at_planner_observe()
@@ -338,11 +357,31 @@ static double scale_at(const at_planner *p, const pvariant *v, uint64_t now) {
  * The smaller is right in both cases: steady traffic with rare stalls gets
  * the tracker; after a burst the window brings it down at once; with no
  * answers in the window it is 0. Caller holds p->lock. */
+static double class_overrun(at_planner *p, int cls, uint64_t now) {
+  double w = at_wquant_get(&p->overrun[cls], class_quantile(p, cls), now);
+  return w < p->overrun_track[cls] ? w : p->overrun_track[cls];
+}
+
+/* The overrun allowance at `now` (0 when off): the quantile of every
+ * answer's error, less what of the idle answers' (at their quantile,
+ * above) lies over a tenth of the default deadline, within [0, half the
+ * default deadline]. Lateness that lands on an answer whatever the queue
+ * (the host writing it late while the load generator holds a core) shows
+ * in both and comes off: refusing queued work cannot prevent it, and
+ * counting it made the allowance climb to the whole deadline, so that only
+ * requests finding an idle worker were admitted (docs/planner.md, "The
+ * overrun allowance pinned at its cap"). The floor keeps a routine Run's
+ * noise and hand-off in the allowance; the cap says that past half the
+ * deadline the lateness is the host's. With no idle answers in the window
+ * the idle part is its tracker alone. Caller holds p->lock. */
 static double overrun_at(at_planner *p, uint64_t now) {
-  double q = p->p.overrun_quantile;
-  if (q <= 0) return 0.0;
-  double w = at_wquant_get(&p->overrun, q, now);
-  return w < p->overrun_track ? w : p->overrun_track;
+  if (p->p.overrun_quantile <= 0) return 0.0;
+  double all = class_overrun(p, OV_ALL, now);
+  double idle = at_wquant_count(&p->overrun[OV_IDLE], now) > 0 ? class_overrun(p, OV_IDLE, now)
+                                                                 : p->overrun_track[OV_IDLE];
+  double D = p->p.default_deadline_s, host = idle - D / 10;
+  double a = all - (host > 0 ? host : 0.0);
+  return a < 0 ? 0.0 : a > D / 2 ? D / 2 : a;
 }
 
 /* Batches and their total (corrected) time for q texts of variant v. */
@@ -571,6 +610,7 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   out->variant = vi;
   out->est_sojourn_s = e[k].est;
   out->overrun_s = e[k].idle ? 0.0 : overrun;
+  out->queued = !e[k].idle;
   out->erlang_s = e[k].erlang;
   out->backlog_s = e[k].backlog;
   out->batch_assumed = e[k].b_join;
@@ -633,18 +673,16 @@ at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int bat
   return AT_OK;
 }
 
-at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint64_t now_ns) {
-  if (!p || !isfinite(est_s) || !isfinite(actual_s))
-    return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or a non-finite observation");
-  double q = p->p.overrun_quantile;
-  if (q <= 0) return AT_OK;
+/* Record one answer's error in class `cls`. Caller holds p->lock. */
+static void track_locked(at_planner *p, int cls, double err, uint64_t now_ns) {
+  double q = class_quantile(p, cls);
   /* Stochastic quantile steps of a hundredth of the default deadline: up
    * by step·q when the answer overran the tracked value, down by
    * step·(1 − q) otherwise, so a fraction 1 − q lie above it. */
-  double step = p->p.default_deadline_s / 100, err = actual_s - est_s;
-  pthread_mutex_lock(&p->lock);
-  at_wquant_record(&p->overrun, err, now_ns);
-  double o = p->overrun_track + (err > p->overrun_track ? step * q : -step * (1 - q));
+  double step = p->p.default_deadline_s / 100;
+  at_wquant *w = &p->overrun[cls];
+  at_wquant_record(w, err, now_ns);
+  double o = p->overrun_track[cls] + (err > p->overrun_track[cls] ? step * q : -step * (1 - q));
   /* Never above twice the window's quantile once the window holds enough
    * answers for that quantile to mean something (1/(1 − q) of them; fewer,
    * and it is only their maximum): after a burst of late answers has left
@@ -652,11 +690,22 @@ at_status at_planner_observe(at_planner *p, double est_s, double actual_s, uint6
    * of stepping down a thousand times slower than it rose. Twice, not
    * once: within a factor of two the tracker's longer memory is worth
    * more (answers behind a rare stall; simulator, on/off clients). */
-  if ((double)at_wquant_count(&p->overrun, now_ns) * (1 - q) >= 1) {
-    double w2 = 2 * at_wquant_get(&p->overrun, q, now_ns);
+  if ((double)at_wquant_count(w, now_ns) * (1 - q) >= 1) {
+    double w2 = 2 * at_wquant_get(w, q, now_ns);
     if (o > w2) o = w2;
   }
-  p->overrun_track = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
+  p->overrun_track[cls] = o < 0 ? 0 : o > p->p.default_deadline_s ? p->p.default_deadline_s : o;
+}
+
+at_status at_planner_observe(at_planner *p, double est_s, double actual_s, bool queued,
+                             uint64_t now_ns) {
+  if (!p || !isfinite(est_s) || !isfinite(actual_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: NULL planner or a non-finite observation");
+  if (p->p.overrun_quantile <= 0) return AT_OK;
+  double err = actual_s - est_s;
+  pthread_mutex_lock(&p->lock);
+  track_locked(p, OV_ALL, err, now_ns);
+  if (!queued) track_locked(p, OV_IDLE, err, now_ns);
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
 }

@@ -60,6 +60,8 @@ at_sim_params at_sim_default_params(void) {
       .noise_sigma = 0.1,
       .stall_prob = 0.002,
       .stall_factor = 10.0,
+      .late_prob = 0.0,
+      .late_mean_s = 0.008,
       .on_s = 1.0,
       .off_s = 2.0,
       .on_factor = 3.0,
@@ -106,7 +108,9 @@ static at_status check_params(const at_sim_params *p) {
       (!(p->speed_max >= 1) || !isfinite(p->speed_max) || !pos(p->speed_dwell_min_s) ||
        !(p->speed_dwell_max_s >= p->speed_dwell_min_s) || !isfinite(p->speed_dwell_max_s) ||
        !nonneg(p->noise_sigma) || p->noise_sigma > 3 || !(p->stall_prob >= 0) ||
-       !(p->stall_prob <= 1) || !(p->stall_factor >= 1) || !isfinite(p->stall_factor)))
+       !(p->stall_prob <= 1) || !(p->stall_factor >= 1) || !isfinite(p->stall_factor) ||
+       !(p->late_prob >= 0) || !(p->late_prob <= 1) || !nonneg(p->late_mean_s) ||
+       p->late_mean_s > 10))
     return at_fail(AT_ERR_INVALID_ARG, "simulator: host noise parameters out of range");
   if (p->clients == AT_SIM_ONOFF && (!pos(p->on_s) || !pos(p->off_s) || !nonneg(p->on_factor) ||
                                      !nonneg(p->off_factor) || !(p->on_factor + p->off_factor > 0)))

@@ -162,8 +162,15 @@ static int balance(sim *s, int not) {
   return best;
 }
 
+/* From a Run's end to its answer being written: the per-answer overhead
+ * and, now and then, the host's lateness (params.late_prob; no draw when
+ * it is 0, so runs without it are what they always were). */
 static double respond_time(sim *s) {
-  return unif(&s->r_misc, s->p->respond_min_s, s->p->respond_max_s);
+  const at_sim_params *p = s->p;
+  double t = unif(&s->r_misc, p->respond_min_s, p->respond_max_s);
+  if (p->host_noise && p->late_prob > 0 && at_rng_uniform(&s->r_misc) < p->late_prob)
+    t += -p->late_mean_s * log1p(-at_rng_uniform(&s->r_misc));
+  return t;
 }
 
 /* ---- attempts and clients ---------------------------------------------------- */
@@ -363,6 +370,7 @@ static void decide_planner(sim *s, int32_t id, double t) {
   }
   a->variant = d.variant;
   a->est_s = d.est_sojourn_s;
+  a->queued = d.queued;
   count_admit(s, a);
   enqueue(s, rp, id);
   dispatch(s, r, t);
@@ -386,6 +394,12 @@ static void decide_oracle(sim *s, int32_t id, double t) {
   double late = ready + s->p->rtt_s / 2 - a->send_t - s->deadline_s;
   if (late > 0) {
     if (in_window(s, a->send_t)) s->a.by_reason[AT_PLAN_REJECT_DEADLINE]++;
+    /* A late host (params.late_prob) belongs to the moment, not to the
+     * worker: when its lateness alone, with no wait, would miss the
+     * deadline, the moment passes and the worker's next answer draws
+     * again (else one such draw would refuse every request to it). */
+    if (s->oresp[k] > s->p->respond_max_s && late - (start - t) > 0)
+      s->oresp[k] = respond_time(s);
     answer(s, id, false, t + s->p->rtt_s / 2, late);
     return;
   }
@@ -425,7 +439,8 @@ static void ready(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
   if (s->pl) {
     s->rep[a->rep].conns--;
-    at_status st = at_planner_observe(s->rep[a->rep].pl, a->est_s, t - a->decide_t, sim_ns(t));
+    at_status st = at_planner_observe(s->rep[a->rep].pl, a->est_s, t - a->decide_t, a->queued,
+                                      sim_ns(t));
     if (st != AT_OK) {
       s->err = at_fail(AT_ERR_STATE, "simulator: at_planner_observe(%g, %g) returned %s", a->est_s,
                        t - a->decide_t, at_status_name(st));

@@ -38,6 +38,7 @@ typedef struct sim_att {
   int32_t next_free;
   int16_t rep;     /* the replica the balancer sent it to */
   int16_t hops;    /* times the balancer resent it after a 429 */
+  bool queued;     /* the decision's `queued` (admitted behind work) */
 } sim_att;
 
 typedef struct sim_client {

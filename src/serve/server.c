@@ -301,7 +301,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
       /* The overrun feedback: the model's estimate against the time from
        * the decision to this answer being ready. */
       at_planner_observe(a->m->planner, a->d.est_sojourn_s, (double)(now - a->decided_ns) / 1e9,
-                         now);
+                         a->d.queued, now);
       a->decided_ns = 0;
     }
   }

@@ -142,25 +142,30 @@ many16=$(printf '"the movie was good and the acting was great",%.0s' $(seq 1 16)
 embed_count() { req GET /metrics; echo "$BODY" | awk '/^anytime_requests_total\{route="\/embed"/ { n += $2 } END { print n + 0 }'; }
 e0=$(embed_count)
 hb="{\"inputs\":$many16}"
-pids=()
-for i in $(seq 1 30); do
-  ( exec 3<>"/dev/tcp/127.0.0.1/$PORT" &&
-    printf 'POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
-        "${#hb}" "$hb" >&3 && exec 3>&- ) >/dev/null 2>&1 &
-  pids+=($!)
+# Rounds of 30 until at least 10 have reached the server (at most 6 rounds):
+# libmicrohttpd drops a connection whose client closed before the request
+# was handed to us, and how many get through depends on how busy the host
+# is (19-25 of 30 on a quiet host, 8 of 30 once beside the parallel soak).
+for round in $(seq 1 6); do
+  pids=()
+  for i in $(seq 1 30); do
+    ( exec 3<>"/dev/tcp/127.0.0.1/$PORT" &&
+      printf 'POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+          "${#hb}" "$hb" >&3 && exec 3>&- ) >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true   # not a bare `wait`: that would wait for the server too
+  for _ in $(seq 1 50); do
+    req GET /metrics
+    grep -q '^anytime_inflight_requests 0$' <<<"$BODY" && break
+    sleep 0.1
+  done
+  grep -q '^anytime_inflight_requests 0$' <<<"$BODY" || fail "in-flight did not return to 0 after clients hung up (round $round)"
+  e1=$(embed_count)
+  [ $((e1 - e0)) -ge 10 ] && break
 done
-wait "${pids[@]}" || true   # not a bare `wait`: that would wait for the server too
-for _ in $(seq 1 50); do
-  req GET /metrics
-  grep -q '^anytime_inflight_requests 0$' <<<"$BODY" && break
-  sleep 0.1
-done
-grep -q '^anytime_inflight_requests 0$' <<<"$BODY" || fail "in-flight did not return to 0 after clients hung up"
-e1=$(embed_count)
-# (not all 30: libmicrohttpd drops a connection whose client closed before
-# the request was handed to us; 19-25 were answered in three runs)
-[ $((e1 - e0)) -ge 10 ] || fail "only $((e1 - e0)) of the 30 hung-up /embed requests reached the server: the check above proved nothing"
-echo "hang-ups: $((e1 - e0)) of 30 requests whose clients left were answered internally"
+[ $((e1 - e0)) -ge 10 ] || fail "only $((e1 - e0)) of $((round * 30)) hung-up /embed requests reached the server: the check above proved nothing"
+echo "hang-ups: $((e1 - e0)) of $((round * 30)) requests whose clients left were answered internally"
 req POST /predict '{"inputs":"after the hang-ups"}'; expect 200 '"label"'; ok
 
 stop_server

@@ -473,8 +473,9 @@ static void test_wait_quantile_decides(void **state) {
   assert_int_equal(at_planner_create(&pp, vs, 1, &bad), AT_ERR_INVALID_ARG);
 }
 
-/* The overrun feedback: answers that take 4-6 ms longer than the model said
- * make the allowance their 99.9th percentile (6 ms, to the bin); it is added
+/* The overrun feedback: queued answers that take 4-6 ms longer than the
+ * model said make the allowance their 99.9th percentile (6 ms, to the bin)
+ * while no idle answer was late; it is added
  * to estimates made with work queued (not when a worker is free), and it
  * falls back once a window of on-time answers has replaced them. */
 static void test_overrun_feedback(void **state) {
@@ -487,7 +488,7 @@ static void test_overrun_feedback(void **state) {
   at_planner *p = mk(&pp, &v, 1);
   uint64_t t = 1000 * MS;
   for (int i = 0; i < 400; i++, t += MS) /* errors of 4..6 ms, 1 % above 5.98 ms */
-    assert_int_equal(at_planner_observe(p, 0.010, 0.014 + 0.002 * (i % 100) / 99.0, t), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.010, 0.014 + 0.002 * (i % 100) / 99.0, true, t), AT_OK);
   at_planner_stats st;
   assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
   assert_true(st.overrun_s > 0.0045 && st.overrun_s < 0.0065);
@@ -497,19 +498,21 @@ static void test_overrun_feedback(void **state) {
   assert_int_equal(at_planner_decide(p, t, 0.012, &d), AT_OK);
   assert_true(d.admit);
   assert_true(d.overrun_s == 0);
+  assert_false(d.queued);
   /* one ahead: 20 ms + ~5 ms allowance does not fit 22 ms, fits 30 ms */
   assert_int_equal(at_planner_decide(p, t, 0.022, &d), AT_OK);
   assert_false(d.admit);
   assert_true(near(d.retry_after_s, 0.020 + o - 0.022, 1e-6));
   assert_int_equal(at_planner_decide(p, t, 0.030, &d), AT_OK);
   assert_true(d.admit);
+  assert_true(d.queued);
   assert_true(near(d.overrun_s, o, 1e-6));
   /* while the late answers are in the window it holds; a window after the
    * last of them, good answers have replaced them: back to 0 */
   assert_int_equal(at_planner_stats_get(p, t + 500 * MS, &st), AT_OK);
   assert_true(st.overrun_s == o);
   for (int i = 0; i < 1000; i++) /* 1 s of answers 1 ms early */
-    assert_int_equal(at_planner_observe(p, 0.010, 0.009, t + (uint64_t)i * MS), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.010, 0.009, true, t + (uint64_t)i * MS), AT_OK);
   /* (the late ones span 1.0-1.4 s, in 100 ms buckets of a 1 s window) */
   assert_int_equal(at_planner_stats_get(p, t + 1000 * MS, &st), AT_OK);
   assert_true(st.overrun_s == 0);
@@ -518,15 +521,47 @@ static void test_overrun_feedback(void **state) {
   assert_true(st.overrun_s == 0);
   /* never above the default deadline, never below 0 */
   for (int i = 0; i < 2000; i++)
-    assert_int_equal(at_planner_observe(p, 0.0, 10.0, t + (uint64_t)i), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.0, 10.0, true, t + (uint64_t)i), AT_OK);
   assert_int_equal(at_planner_stats_get(p, t + 2000, &st), AT_OK);
   assert_true(st.overrun_s <= 0.050);
-  assert_int_equal(at_planner_observe(p, NAN, 0.01, t), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_planner_observe(p, NAN, 0.01, true, t), AT_ERR_INVALID_ARG);
+  at_planner_destroy(p);
+
+  /* Only what queueing adds: answers admitted to an idle worker that are
+   * as late as the queued ones (the host writing every answer late) cancel
+   * them; late idle answers alone make no allowance; queued answers 4 ms
+   * later than idle ones that are themselves 4-6 ms late give ~4 ms. */
+  p = mk(&pp, &v, 1);
+  t = 1000 * MS;
+  for (int i = 0; i < 400; i++, t += MS) {
+    double late = 0.014 + 0.002 * (i % 100) / 99.0;
+    assert_int_equal(at_planner_observe(p, 0.010, late, false, t), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.010, late, true, t), AT_OK);
+  }
+  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
+  assert_true(st.overrun_s < 0.001); /* (within a bin: the two quantiles differ) */
+  at_planner_destroy(p);
+  p = mk(&pp, &v, 1);
+  t = 1000 * MS;
+  for (int i = 0; i < 400; i++, t += MS)
+    assert_int_equal(at_planner_observe(p, 0.010, 0.030, false, t), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
+  assert_true(st.overrun_s < 0.001);
+  at_planner_destroy(p);
+  p = mk(&pp, &v, 1);
+  t = 1000 * MS;
+  for (int i = 0; i < 400; i++, t += MS) {
+    double late = 0.014 + 0.002 * (i % 100) / 99.0;
+    assert_int_equal(at_planner_observe(p, 0.010, late, false, t), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.010, late + 0.004, true, t), AT_OK);
+  }
+  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
+  assert_true(st.overrun_s > 0.003 && st.overrun_s < 0.005);
   at_planner_destroy(p);
   /* off: observations change nothing */
   pp.overrun_quantile = 0;
   p = mk(&pp, &v, 1);
-  assert_int_equal(at_planner_observe(p, 0.0, 1.0, t), AT_OK);
+  assert_int_equal(at_planner_observe(p, 0.0, 1.0, true, t), AT_OK);
   assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
   assert_true(st.overrun_s == 0);
   at_planner_destroy(p);
