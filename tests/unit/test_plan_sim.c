@@ -126,6 +126,7 @@ static void test_recovers_after_burst(void **state) {
 static void test_hold_tames_retry_storm(void **state) {
   (void)state;
   at_sim_params p = family_params(AT_SIM_RETRY, 5, AT_PLAN_ADAPTIVE);
+  p.duration_s = 4; /* the spun run simulates ~1.5 million attempts a second */
   at_sim_result held = run(&p);
   p.hold_early_retries = false;
   at_sim_result spun = run(&p);
@@ -138,6 +139,7 @@ static void test_hold_tames_retry_storm(void **state) {
   assert_true(held.goodput_rps >= 0.9 * held.oracle_rps);
   assert_true(spun.goodput_rps >= 0.9 * spun.oracle_rps);
   p = family_params(AT_SIM_RETRY_AFTER, 5, AT_PLAN_ADAPTIVE);
+  p.duration_s = 4;
   at_sim_result polite = run(&p);
   describe("ra", &polite);
   assert_true(polite.refused > 0);
