@@ -235,12 +235,11 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
     at_planner_destroy(p);
     return at_fail(AT_ERR_NOMEM, "planner: %zu variants", n);
   }
-  if ((s = at_rate_init(&p->rate, window_ns, params->window_buckets)) != AT_OK ||
-      (s = at_wquant_init(&p->overrun[OV_IDLE], (uint64_t)llround(params->overrun_window_s * 1e9),
-                          params->default_deadline_s)) != AT_OK ||
-      (s = at_wquant_init(&p->overrun[OV_ALL],
-                          (uint64_t)llround(params->overrun_window_s * 1e9),
-                          params->default_deadline_s)) != AT_OK) {
+  s = at_rate_init(&p->rate, window_ns, params->window_buckets);
+  for (int cls = OV_IDLE; cls <= OV_ALL && s == AT_OK; cls++)
+    s = at_wquant_init(&p->overrun[cls], (uint64_t)llround(params->overrun_window_s * 1e9),
+                       params->default_deadline_s);
+  if (s != AT_OK) {
     at_planner_destroy(p);
     return s;
   }

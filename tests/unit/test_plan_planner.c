@@ -473,6 +473,24 @@ static void test_wait_quantile_decides(void **state) {
   assert_int_equal(at_planner_create(&pp, vs, 1, &bad), AT_ERR_INVALID_ARG);
 }
 
+/* The allowance after 400 ms of answers, one idle and one queued per ms,
+ * late by idle_s and queued_s (each + 0..2 ms) against a 10 ms estimate,
+ * on a fresh planner of `pp` over `v`. */
+static double allowance_after(const at_planner_params *pp, const at_plan_variant *v,
+                              double idle_s, double queued_s) {
+  at_planner *p = mk(pp, v, 1);
+  uint64_t t = 1000 * MS;
+  for (int i = 0; i < 400; i++, t += MS) {
+    double spread = 0.002 * (i % 100) / 99.0;
+    assert_int_equal(at_planner_observe(p, 0.010, 0.010 + idle_s + spread, false, t), AT_OK);
+    assert_int_equal(at_planner_observe(p, 0.010, 0.010 + queued_s + spread, true, t), AT_OK);
+  }
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
+  at_planner_destroy(p);
+  return st.overrun_s;
+}
+
 /* The overrun feedback: queued answers that take 4-6 ms longer than the
  * model said make the allowance their 99.95th percentile (6 ms, to the bin)
  * while no idle answer was late; it is added
@@ -534,39 +552,15 @@ static void test_overrun_feedback(void **state) {
    * (a) The host writes every answer 30-32 ms late, idle or queued: the
    * idle answers' lateness above the floor comes off, the allowance is the
    * floor (~5 ms), not the 25 ms cap or the 32 ms the answers show. */
-  p = mk(&pp, &v, 1);
-  t = 1000 * MS;
-  for (int i = 0; i < 400; i++, t += MS) {
-    double late = 0.040 + 0.002 * (i % 100) / 99.0;
-    assert_int_equal(at_planner_observe(p, 0.010, late, false, t), AT_OK);
-    assert_int_equal(at_planner_observe(p, 0.010, late, true, t), AT_OK);
-  }
-  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
-  assert_true(st.overrun_s > 0.0045 && st.overrun_s < 0.006);
-  at_planner_destroy(p);
+  double o_a = allowance_after(&pp, &v, 0.030, 0.030);
+  assert_true(o_a > 0.0045 && o_a < 0.006);
   /* (b) queued answers 6 ms later than such idle ones: ~6 ms more */
-  p = mk(&pp, &v, 1);
-  t = 1000 * MS;
-  for (int i = 0; i < 400; i++, t += MS) {
-    double late = 0.040 + 0.002 * (i % 100) / 99.0;
-    assert_int_equal(at_planner_observe(p, 0.010, late, false, t), AT_OK);
-    assert_int_equal(at_planner_observe(p, 0.010, late + 0.006, true, t), AT_OK);
-  }
-  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
-  assert_true(st.overrun_s > 0.010 && st.overrun_s < 0.012);
-  at_planner_destroy(p);
+  double o_b = allowance_after(&pp, &v, 0.030, 0.036);
+  assert_true(o_b > 0.010 && o_b < 0.012);
   /* (c) idle answers late by less than the floor take nothing off: queued
    * answers 4-6 ms late beside idle ones 1-3 ms late keep ~6 ms */
-  p = mk(&pp, &v, 1);
-  t = 1000 * MS;
-  for (int i = 0; i < 400; i++, t += MS) {
-    double dl = 0.002 * (i % 100) / 99.0;
-    assert_int_equal(at_planner_observe(p, 0.010, 0.011 + dl, false, t), AT_OK);
-    assert_int_equal(at_planner_observe(p, 0.010, 0.014 + dl, true, t), AT_OK);
-  }
-  assert_int_equal(at_planner_stats_get(p, t, &st), AT_OK);
-  assert_true(st.overrun_s > 0.0055 && st.overrun_s < 0.0065);
-  at_planner_destroy(p);
+  double o_c = allowance_after(&pp, &v, 0.001, 0.004);
+  assert_true(o_c > 0.0055 && o_c < 0.0065);
   /* off: observations change nothing */
   pp.overrun_quantile = 0;
   p = mk(&pp, &v, 1);

@@ -218,8 +218,8 @@ static void test_discriminates_policies(void **state) {
  * keep 0.95 x its goodput and lose at most 0.02 of its attainment
  * (answers within the deadline per request sent). (Seen to fail before
  * the allowance learned only what queueing adds: at p = 0.05 and 0.10 the
- * allowance sat at 17-19 ms and adaptive refused 14 % of requests,
- * attainment 0.855 vs 0.996; on the real host adaptive gave 0.33-0.81 x
+ * allowance sat at 17-19 ms and adaptive refused 13-14 % of requests,
+ * attainment 0.856 vs 0.996; on the real host adaptive gave 0.33-0.81 x
  * none's goodput.) */
 static void test_late_host_keeps_goodput(void **state) {
   (void)state;
