@@ -170,8 +170,11 @@ typedef struct at_sample_params {
 at_sample_params at_sample_default_params(void);
 
 /* Choose the next token from logits[vocab]. `scratch` needs room for
- * 2 * vocab floats (its contents are clobbered). Greedy ties go to the
- * lowest id. */
+ * AT_SAMPLE_SCRATCH_PER_VOCAB * vocab floats (its contents are clobbered;
+ * unused when greedy). Greedy ties go to the lowest id. Sampling orders
+ * the vocabulary by probability (descending, ties by id), cuts it by top_k
+ * and top_p, and walks that order with one uniform draw. */
+#define AT_SAMPLE_SCRATCH_PER_VOCAB 5
 int32_t at_sample(const float *logits, int vocab, const at_sample_params *p, at_rng *rng,
                   float *scratch);
 

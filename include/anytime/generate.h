@@ -19,7 +19,7 @@
  * Ownership: at_gen_submit() copies the prompt. Callbacks run on the
  * scheduler thread and must not block; the token array passed to on_done is
  * valid only during the call.
- * Thread-safety: submit, cancel and stats may be called from any thread;
+ * Thread-safety: submit, cancel, stop and stats may be called from any thread;
  * create/destroy from one thread. destroy finishes every admitted request
  * (on_done with finish "cancelled") before returning.
  */
@@ -127,6 +127,14 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id);
 /* Ask the lane to stop request `id` soon (on_done reports AT_GEN_CANCELLED
  * unless it had already finished). Unknown ids are ignored. */
 void at_gen_cancel(at_generator *g, uint64_t id);
+
+/* Ask the lane to end request `id` soon as if its on_token had returned
+ * true: on_done reports AT_GEN_STOP (not counted as cancelled), unless it
+ * had already finished or is cancelled (a cancel, before or after, wins).
+ * For a caller that checks stop conditions off the scheduler thread; the
+ * lane may generate a few more tokens before it takes the stop. Unknown ids
+ * are ignored. Any thread. */
+void at_gen_stop(at_generator *g, uint64_t id);
 
 typedef struct at_gen_stats {
   uint64_t submitted, finished, rejected, preemptions, steps, prefill_chunks, decode_steps;

@@ -91,7 +91,7 @@ static at_status run_reference(at_decoder *dec, job *j, int max_tokens, const at
                                const at_sample_params *sp) {
   const at_decoder_info *in = at_decoder_get_info(dec);
   float *logits = malloc((size_t)in->vocab * sizeof *logits);
-  float *scratch = malloc((size_t)2 * in->vocab * sizeof *scratch);
+  float *scratch = malloc((size_t)AT_SAMPLE_SCRATCH_PER_VOCAB * in->vocab * sizeof *scratch);
   j->out = malloc((size_t)max_tokens * sizeof *j->out);
   if (!logits || !scratch || !j->out) {
     free(logits);

@@ -1,10 +1,14 @@
 /* src/decode/gen_policy.c — the generator's policy arithmetic, pure and
  * unit-tested (tests/unit/test_decode_parts.c): which decoding sequences
  * share a step (the batch pick), what rebuilding a cache and finishing a
- * sequence cost by the fitted prefill line and the decode EWMA, and when
- * enough KV blocks will be free for a waiting head. The scheduler thread
- * (generator.c) owns the state and calls these; the eviction order is its
- * neighbour evict.c. No state, no locks: any thread. */
+ * sequence cost by the fitted prefill line and the decode EWMA, when
+ * enough KV blocks will be free for a waiting head, and the forecast of a
+ * newcomer's time to first token and per output token that forecast
+ * admission (the server's generator.admission: slo) refuses by. The
+ * scheduler thread (generator.c) owns the state and calls these (the
+ * forecast is called by the HTTP side on a published at_gen_load); the
+ * eviction order is its neighbour evict.c. No state, no locks: any
+ * thread. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -102,4 +106,53 @@ double at_gen_blocks_free_in(const double *t_left, int *blocks, int n, int free_
     when = t_left[k];
   }
   return when;
+}
+
+/* ------------------------------------------------------------ forecast */
+
+/* Seconds for prefilling `tokens` positions in chunks of W. */
+static double prefill_time(const at_gen_load *l, long long tokens, int W) {
+  if (tokens <= 0) return 0;
+  long long chunks = (tokens + W - 1) / W;
+  double full = l->prefill_a_s + l->prefill_b_s * W;
+  double last = l->prefill_a_s + l->prefill_b_s * (double)(tokens - (chunks - 1) * W);
+  return (double)(chunks - 1) * (full > 0 ? full : 0) + (last > 0 ? last : 0);
+}
+
+/* The model's decode step (seconds) with S sequences holding `positions`. */
+static double model_step(const at_gen_load *l, int B, long long S, long long positions) {
+  if (S < 1) return 0;
+  double mean_len = (double)positions / (double)S;
+  long long batch = S < B ? S : B;
+  double step = l->step_fitted ? l->step_a_s + l->step_b_s * (double)batch * (mean_len + 1) : 0;
+  return step > 0 ? step : 0;
+}
+
+at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                    int n_seqs) {
+  at_gen_forecast f = {0, 0};
+  if (!l || !p || n_seqs < 1 || n_prompt < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return f;
+  int W = p->chunk_tokens, B = p->max_batch;
+  long long S = (long long)l->sequences + n_seqs;
+  long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
+  long long chunks = (pre + W - 1) / W;
+  double step = model_step(l, B, S, l->cached_tokens + pre);
+  /* Calibration: the lane's measured gap against what the model says for
+   * the load it measured it under (prefill chunks between steps, batching
+   * effects the fit misses). Only while sequences decode: an idle lane's
+   * gap is stale. */
+  double scale = 1;
+  if (l->decoding > 0 && l->tpot_s > 0) {
+    long long Sn = l->sequences;
+    double now = (double)((Sn + B - 1) / B) * model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens);
+    if (now > 0) scale = l->tpot_s / now;
+    if (scale < 0.5) scale = 0.5;
+    if (scale > 4) scale = 4;
+  }
+  if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1;
+  f.ttft_s = prefill_time(l, pre, W) + (l->decoding > 0 ? (double)chunks * step * scale : 0);
+  /* the measured gap is not a floor by itself: it lags the load, and a
+   * floor would keep refusing after a burst has drained */
+  f.tpot_s = (double)((S + B - 1) / B) * step * scale;
+  return f;
 }

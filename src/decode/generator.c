@@ -7,7 +7,7 @@
  * DESIGN
  *   Threads: one scheduler thread owns the decoder, the arena, the waiting
  *     list and every running sequence. Other threads only touch `incoming`
- *     (submit), the `cancel` flags of live sequences (cancel) and the
+ *     (submit), the `cancel` flags of live sequences (cancel, stop) and the
  *     published stats, all under `lock`.
  *   Lock: `lock` guards incoming, live (the list cancel walks), each
  *     sequence's `cancel` flag, stopping and pub. Callbacks run with it NOT
@@ -39,6 +39,8 @@ typedef struct gseq {
   uint64_t last_step;
   int preemptions;
   bool cancel;     /* guarded by lock */
+  bool cancel_stop; /* the cancel is a caller's stop (finish "stop", not counted
+                       as cancelled); guarded by lock */
   bool evicted;    /* waiting again after a preemption */
   struct gseq *next_live, *prev_live; /* guarded by lock */
   struct gseq *next_in;               /* incoming list, guarded by lock */
@@ -548,13 +550,13 @@ static void handle_cancels(at_generator *g) {
     int *n = pass ? &g->n_running : &g->n_waiting;
     for (int i = *n - 1; i >= 0; i--) {
       pthread_mutex_lock(&g->lock);
-      bool c = arr[i]->cancel;
+      bool c = arr[i]->cancel, as_stop = arr[i]->cancel_stop;
       pthread_mutex_unlock(&g->lock);
       if (!c) continue;
       gseq *s = arr[i];
       remove_at(arr, n, i);
-      g->st.cancelled++;
-      finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+      if (!as_stop) g->st.cancelled++;
+      finish(g, s, as_stop ? AT_GEN_STOP : AT_GEN_CANCELLED, AT_OK, NULL);
     }
   }
 }
@@ -672,7 +674,7 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
     return st;
   }
   g->logits = malloc((size_t)p.max_batch * g->info->vocab * sizeof *g->logits);
-  g->scratch = malloc((size_t)2 * g->info->vocab * sizeof *g->scratch);
+  g->scratch = malloc((size_t)AT_SAMPLE_SCRATCH_PER_VOCAB * g->info->vocab * sizeof *g->scratch);
   g->pen_count = calloc((size_t)g->info->vocab, sizeof *g->pen_count);
   g->step_pick = malloc((size_t)p.max_batch * sizeof *g->step_pick);
   g->step_items = malloc((size_t)p.max_batch * sizeof *g->step_items);
@@ -804,17 +806,24 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   return AT_OK;
 }
 
-void at_gen_cancel(at_generator *g, uint64_t id) {
+/* Mark live request `id` for the scheduler's next turn: a cancel, or a
+ * caller's stop (as_stop), which an earlier or later cancel overrides. */
+static void mark_end(at_generator *g, uint64_t id, bool as_stop) {
   if (!g) return;
   pthread_mutex_lock(&g->lock);
   for (gseq *s = g->live; s; s = s->next_live)
     if (s->id == id) {
+      if (!as_stop) s->cancel_stop = false;
+      else if (!s->cancel) s->cancel_stop = true;
       s->cancel = true;
       pthread_cond_signal(&g->wake);
       break;
     }
   pthread_mutex_unlock(&g->lock);
 }
+
+void at_gen_cancel(at_generator *g, uint64_t id) { mark_end(g, id, false); }
+void at_gen_stop(at_generator *g, uint64_t id) { mark_end(g, id, true); }
 
 void at_gen_stats_get(at_generator *g, at_gen_stats *out) {
   if (!g || !out) return;
@@ -832,49 +841,3 @@ void at_gen_load_get(at_generator *g, at_gen_load *out) {
   pthread_mutex_unlock(&g->lock);
 }
 
-/* Seconds for prefilling `tokens` positions in chunks of W. */
-static double prefill_time(const at_gen_load *l, long long tokens, int W) {
-  if (tokens <= 0) return 0;
-  long long chunks = (tokens + W - 1) / W;
-  double full = l->prefill_a_s + l->prefill_b_s * W;
-  double last = l->prefill_a_s + l->prefill_b_s * (double)(tokens - (chunks - 1) * W);
-  return (double)(chunks - 1) * (full > 0 ? full : 0) + (last > 0 ? last : 0);
-}
-
-/* The model's decode step (seconds) with S sequences holding `positions`. */
-static double model_step(const at_gen_load *l, int B, long long S, long long positions) {
-  if (S < 1) return 0;
-  double mean_len = (double)positions / (double)S;
-  long long batch = S < B ? S : B;
-  double step = l->step_fitted ? l->step_a_s + l->step_b_s * (double)batch * (mean_len + 1) : 0;
-  return step > 0 ? step : 0;
-}
-
-at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
-                                    int n_seqs) {
-  at_gen_forecast f = {0, 0};
-  if (!l || !p || n_seqs < 1 || n_prompt < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return f;
-  int W = p->chunk_tokens, B = p->max_batch;
-  long long S = (long long)l->sequences + n_seqs;
-  long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
-  long long chunks = (pre + W - 1) / W;
-  double step = model_step(l, B, S, l->cached_tokens + pre);
-  /* Calibration: the lane's measured gap against what the model says for
-   * the load it measured it under (prefill chunks between steps, batching
-   * effects the fit misses). Only while sequences decode: an idle lane's
-   * gap is stale. */
-  double scale = 1;
-  if (l->decoding > 0 && l->tpot_s > 0) {
-    long long Sn = l->sequences;
-    double now = (double)((Sn + B - 1) / B) * model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens);
-    if (now > 0) scale = l->tpot_s / now;
-    if (scale < 0.5) scale = 0.5;
-    if (scale > 4) scale = 4;
-  }
-  if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1;
-  f.ttft_s = prefill_time(l, pre, W) + (l->decoding > 0 ? (double)chunks * step * scale : 0);
-  /* the measured gap is not a floor by itself: it lags the load, and a
-   * floor would keep refusing after a burst has drained */
-  f.tpot_s = (double)((S + B - 1) / B) * step * scale;
-  return f;
-}

@@ -9,7 +9,10 @@
  * nothing: under overload most requests are refused, and parsing a body of
  * 64 long texts only to refuse it would cost a thousand times the refusal.
  * The scan only counts: jansson still parses and validates every admitted
- * body, and a count that disagrees with the parse is re-decided. */
+ * body, and a count that disagrees with the parse is re-decided.
+ *
+ * And which served model a text request names (serve_pick_model), for
+ * the TEI routes and OpenAI embeddings. */
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -213,4 +216,34 @@ bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result 
   if (serve_admit(r, m, dl, n, res)) return false; /* admitted: parse and run */
   atomic_fetch_add(&s->prescan_refusals, 1);
   return true; /* refused without parsing; *res is the answer */
+}
+
+/* Pick the model: "model" member if present, else the first with `task`. */
+served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum MHD_Result *res) {
+  at_server *s = r->srv;
+  json_t *mv = body ? json_object_get(body, "model") : NULL;
+  if (mv && !json_is_null(mv)) {
+    if (!json_is_string(mv)) {
+      *res = serve_error(r, 400, "\"model\" must be a string");
+      return NULL;
+    }
+    served_model *m = serve_find_model(s, json_string_value(mv));
+    if (!m) {
+      *res = serve_error(r, 404, "model '%s' is not served here (GET /info lists the models)",
+                         json_string_value(mv));
+      return NULL;
+    }
+    if (m->task != task) {
+      *res = serve_error(r, 400, "model '%s' is %s model; this route needs %s model", m->name,
+                         m->task == TASK_EMBED ? "an embedding" : "a classification",
+                         task == TASK_EMBED ? "an embedding" : "a classification");
+      return NULL;
+    }
+    return m;
+  }
+  for (int i = 0; i < s->n_models; i++)
+    if (s->models[i].task == task) return &s->models[i];
+  *res = serve_error(r, 404, "no %s model is served here",
+                     task == TASK_EMBED ? "embedding" : "classification");
+  return NULL;
 }

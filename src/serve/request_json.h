@@ -36,6 +36,8 @@ bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result 
 
 
 
-/* Shared by the routes (routes_tei.c). */
+/* The model a request names in its "model" member, which must have
+ * `task`; without one, the first served model with `task`. NULL: *res
+ * holds the 400/404 sent. */
 served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum MHD_Result *res);
 #endif

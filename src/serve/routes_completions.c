@@ -16,21 +16,36 @@
  *   reference counted: one reference for the HTTP side (dropped when MHD
  *   frees the request, or the streaming response's reader state) and one
  *   per submitted choice (dropped after its on_done). `lock` guards every
- *   field the sides share: the pending SSE bytes, `pending`, `suspended`,
- *   `reader_gone`, and each choice's result once it is done. A choice's
- *   generation state (tokens, text, logprobs) belongs to the scheduler
- *   thread until its on_done; the answer is built only after every choice
- *   is done.
+ *   field the sides share: the SSE bytes ready to send, `pending`,
+ *   `suspended`, `reader_gone`, `news`, each choice's n_tokens and raw
+ *   log-probabilities, and its result once it is done.
+ *   The scheduler thread does as little as it can, because every running
+ *   sequence waits on it: on_token appends the id (into an array allocated
+ *   once for max_tokens, so the HTTP side reads a published prefix without
+ *   the lock), bumps `news` and wakes a stream's reader; on_logprobs copies
+ *   the raw figures; on_done records the result. Decoding ids into text,
+ *   looking for stop sequences, JSON and SSE framing happen on the HTTP
+ *   side: a stream's reader (produce) or, for a plain answer, finish_job
+ *   once every choice is done. One exception: a non-streamed choice with
+ *   stop sequences is decoded on the scheduler thread as it goes (a window
+ *   of the ids since the last check), because nothing on the HTTP side runs
+ *   until the answer is complete and the generation must end where a stop
+ *   sequence appears. A stream's reader that finds a stop sequence ends the
+ *   choice with at_gen_stop (the lane may have generated a token or two
+ *   more by then: they are dropped, and usage counts the tokens up to the
+ *   stop).
  *   `pending` starts at n + 1: each choice's on_done takes one, and the
  *   submitting HTTP thread takes the last one (plus one for every choice it
  *   could not submit) once it has submitted what it could. Whoever brings it
  *   to 0 ends the answer: resumes a non-streaming request (server.c's
- *   resume path calls finish_job), or writes the usage chunk and [DONE].
+ *   resume path calls finish_job), or wakes the stream's reader, which then
+ *   writes the last chunks, the usage chunk and [DONE].
  *   Streaming: the response is a callback reader. When it has nothing to
- *   send it suspends the connection and returns 0 (libmicrohttpd's pattern
- *   for "no data yet"); a producer that appends bytes resumes it. Both
- *   happen under `lock`, so a resume can never overtake its suspend.
- *   A client that leaves mid-stream: MHD frees the reader state, which
+ *   send and nothing new has arrived (`news` unchanged since it last
+ *   looked), it suspends the connection and returns 0 (libmicrohttpd's
+ *   pattern for "no data yet"); on_token and on_done resume it. Both happen
+ *   under `lock`, so a resume can never overtake its suspend.
+   A client that leaves mid-stream: MHD frees the reader state, which
  *   cancels every choice; each on_done drops its ref.
  *   A client that leaves a non-streamed request: libmicrohttpd does not
  *   watch a suspended connection, so nobody would notice until the whole
@@ -67,16 +82,29 @@ typedef struct choice {
   gjob *j;
   int index;
   uint64_t gen_id;
-  /* generation state: the scheduler thread's until on_done */
+  /* The generated ids: allocated once for max_tokens and never moved. The
+   * scheduler thread writes tokens[n_tokens] and then publishes n_tokens
+   * under the job's lock, so the HTTP side reads ids[0, n_tokens) of a
+   * snapshot without the lock. */
   int32_t *tokens;
   int n_tokens, cap_tokens;
+  /* Raw log-probabilities, one per token, appended under the lock; turned
+   * into JSON only on the HTTP side. */
+  at_token_logprob *lps;
+  int n_lps, cap_lps;
+  /* Text assembly: the scheduler thread's while it looks for the stop
+   * sequences of a non-streamed choice, the HTTP side's otherwise (a
+   * stream's reader; finish_job once every choice is done). */
   ts_detok text;       /* the text so far, decoded incrementally */
-  size_t emitted;      /* bytes of text already handed out */
-  json_t *lp;          /* logprobs entries, one per token (chat's form) */
+  size_t emitted;      /* bytes of text already handed out (or checked) */
+  int used;            /* tokens the text has been assembled from */
+  /* stream, HTTP side only */
+  json_t *lp;          /* logprobs entries built so far (chat's form) */
   size_t lp_sent;      /* entries already streamed */
-  char *final_text;    /* the whole text once done (non-stream) */
-  size_t final_len;
+  bool stopped;        /* a stop sequence appeared: later tokens are dropped */
+  bool fin_sent;       /* the choice's finish chunk is out */
   /* result, written by on_done under the job's lock */
+  bool done;
   at_gen_finish finish;
   at_status status;
   char error[256];
@@ -97,7 +125,7 @@ struct gjob {
   char *prompt; /* for echo */
   size_t prompt_len;
   int n_prompt;
-  at_tok_workspace *ws; /* scheduler thread only */
+  at_tok_workspace *ws; /* scheduler thread only (stop checks of a non-stream) */
   char *stops[TS_MAX_STOPS];
   size_t stop_len[TS_MAX_STOPS];
   int n_stops;
@@ -108,9 +136,13 @@ struct gjob {
   int fail_status;      /* a submission refused: the answer is this error */
   char fail_msg[400];
   char retry_after[16];
-  char *sse;            /* pending SSE bytes */
+  char *sse;            /* SSE bytes ready for the reader */
   size_t sse_len, sse_cap;
   bool suspended, reader_gone;
+  uint64_t news;        /* bumped by every token and every on_done */
+  /* stream, HTTP side only */
+  uint64_t news_seen;   /* `news` when the reader last looked */
+  bool ended;           /* usage and [DONE] are in `sse` */
   /* non-stream hang-up probe: scheduler thread only */
   int fd;               /* the connection's socket, -1 when not probed */
   uint64_t next_probe_ns;
@@ -151,9 +183,9 @@ static void job_unref(gjob *j) {
   for (int i = 0; i < j->n && j->ch; i++) {
     choice *c = &j->ch[i];
     free(c->tokens);
+    free(c->lps);
     ts_detok_free(&c->text);
     json_decref(c->lp);
-    free(c->final_text);
   }
   free(j->ch);
   free(j->prompt);
@@ -164,11 +196,14 @@ static void job_unref(gjob *j) {
 
 /* ------------------------------------------------------------ text */
 
-/* Bring choice c's text up to date and decide how much of it can be
- * released (textstream.h). Scheduler thread. */
-static void assemble(choice *c, bool final, const char **text, size_t *safe, size_t *stop_at) {
+/* Bring choice c's text up to its first `n` tokens (c->tokens, all
+ * published) and decide how much of it can be released (textstream.h).
+ * Whichever side owns the text (see choice), with a workspace of its own. */
+static void assemble(choice *c, at_tok_workspace *ws, int n, bool final, const char **text,
+                     size_t *safe, size_t *stop_at) {
   gjob *j = c->j;
-  if (!ts_detok_step(&c->text, j->srv->lm->tok, j->ws, c->tokens, c->n_tokens, final)) {
+  c->used = n;
+  if (!ws || !ts_detok_step(&c->text, j->srv->lm->tok, ws, c->tokens, n, final)) {
     *text = c->text.text ? c->text.text : ""; /* out of memory: release nothing more */
     *safe = c->emitted;
     *stop_at = TS_NO_STOP;
@@ -188,13 +223,13 @@ static void assemble(choice *c, bool final, const char **text, size_t *safe, siz
 /* A log-probability as JSON: finite, as OpenAI writes -9999 for "never". */
 static json_t *lp_number(float x) { return json_real(isfinite(x) ? (double)x : -9999.0); }
 
-/* {"token", "logprob", "bytes"} for id. Scheduler thread (uses the job's
- * workspace). The token's text is its decode alone: a piece of a UTF-8
- * character split across ids reads as U+FFFD. */
-static json_t *token_json(gjob *j, int32_t id, float logprob) {
+/* {"token", "logprob", "bytes"} for id. HTTP side. The token's text is its
+ * decode alone: a piece of a UTF-8 character split across ids reads as
+ * U+FFFD. */
+static json_t *token_json(gjob *j, at_tok_workspace *ws, int32_t id, float logprob) {
   const char *t = "";
   size_t n = 0;
-  if (at_tokenizer_decode(j->srv->lm->tok, j->ws, &id, 1, false, &t, &n) != AT_OK) t = "", n = 0;
+  if (!ws || at_tokenizer_decode(j->srv->lm->tok, ws, &id, 1, false, &t, &n) != AT_OK) t = "", n = 0;
   json_t *s = json_stringn(t, n);
   if (!s) s = json_string("\xef\xbf\xbd");
   json_t *bytes = json_array();
@@ -204,18 +239,52 @@ static json_t *token_json(gjob *j, int32_t id, float logprob) {
   return json_pack("{s:o, s:o, s:o}", "token", s, "logprob", lp_number(logprob), "bytes", bytes);
 }
 
+/* One token's chat-form entry, with its top_logprobs. */
+static json_t *lp_entry(gjob *j, at_tok_workspace *ws, const at_token_logprob *lp) {
+  json_t *e = token_json(j, ws, lp->token, lp->logprob);
+  json_t *top = json_array();
+  for (int i = 0; i < lp->n_top; i++)
+    json_array_append_new(top, token_json(j, ws, lp->top_ids[i], lp->top_logprobs[i]));
+  if (e) json_object_set_new(e, "top_logprobs", top);
+  else json_decref(top);
+  return e;
+}
+
+/* Scheduler thread: keep the raw figures; the JSON is the HTTP side's. */
 static void on_logprobs(void *user, const at_token_logprob *lp) {
   choice *c = user;
   gjob *j = c->j;
+  pthread_mutex_lock(&j->lock);
+  if (c->n_lps == c->cap_lps) {
+    int cap = c->cap_lps ? c->cap_lps * 2 : 16;
+    at_token_logprob *nl = realloc(c->lps, (size_t)cap * sizeof *nl);
+    if (nl) c->lps = nl, c->cap_lps = cap;
+  }
+  if (c->n_lps < c->cap_lps) c->lps[c->n_lps++] = *lp;
+  pthread_mutex_unlock(&j->lock);
+}
+
+/* Chat-form entries for the first `upto` tokens of choice c (appended to
+ * c->lp; those built before are kept). HTTP side: takes the job's lock
+ * only to copy the raw figures out. */
+static void build_lp(choice *c, at_tok_workspace *ws, int upto) {
+  gjob *j = c->j;
   if (!c->lp) c->lp = json_array();
-  json_t *e = token_json(j, lp->token, lp->logprob);
-  json_t *top = json_array();
-  for (int i = 0; i < lp->n_top; i++)
-    json_array_append_new(top, token_json(j, lp->top_ids[i], lp->top_logprobs[i]));
-  if (e) json_object_set_new(e, "top_logprobs", top);
-  else json_decref(top);
-  if (c->lp && e) json_array_append_new(c->lp, e);
-  else json_decref(e);
+  size_t have = json_array_size(c->lp);
+  if (!c->lp || (size_t)upto <= have) return;
+  size_t want = (size_t)upto - have;
+  at_token_logprob *raw = malloc(want * sizeof *raw);
+  if (!raw) return;
+  pthread_mutex_lock(&j->lock);
+  size_t got = (size_t)c->n_lps > have ? (size_t)c->n_lps - have : 0;
+  if (got > want) got = want;
+  if (got) memcpy(raw, c->lps + have, got * sizeof *raw);
+  pthread_mutex_unlock(&j->lock);
+  for (size_t i = 0; i < got; i++) {
+    json_t *e = lp_entry(j, ws, &raw[i]);
+    if (!e || json_array_append_new(c->lp, e)) break;
+  }
+  free(raw);
 }
 
 /* Entries [from, to) of chat-form entries as the route's logprobs object:
@@ -249,68 +318,171 @@ static json_t *logprobs_json(const gjob *j, json_t *lp, size_t from, size_t to, 
 
 /* ------------------------------------------------------------ SSE */
 
-/* Append bytes and wake the reader. Caller holds j->lock. */
-static void sse_append_locked(gjob *j, const char *s, size_t n) {
-  if (j->reader_gone) return;
-  if (j->sse_len + n + 1 > j->sse_cap) {
-    size_t cap = j->sse_cap ? j->sse_cap : 1024;
-    while (cap < j->sse_len + n + 1) cap *= 2;
-    char *nb = realloc(j->sse, cap);
-    if (!nb) return; /* the stream ends short; the client sees no [DONE] */
-    j->sse = nb;
-    j->sse_cap = cap;
+/* Append bytes to b (a job's pending bytes under its lock, or the reader's
+ * own buffer). False when memory runs out (the stream then ends short: the
+ * client sees no [DONE]). */
+static bool bytes_append(char **b, size_t *len, size_t *cap, const char *s, size_t n) {
+  if (*len + n + 1 > *cap) {
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < *len + n + 1) nc *= 2;
+    char *nb = realloc(*b, nc);
+    if (!nb) return false;
+    *b = nb;
+    *cap = nc;
   }
-  memcpy(j->sse + j->sse_len, s, n);
-  j->sse_len += n;
-  if (j->suspended) {
+  memcpy(*b + *len, s, n);
+  *len += n;
+  return true;
+}
+
+/* Wake the stream's reader if it is waiting (and still there). Caller
+ * holds j->lock. */
+static void wake_locked(gjob *j) {
+  if (j->suspended && !j->reader_gone) {
     j->suspended = false;
     MHD_resume_connection(j->conn);
   }
 }
 
-static void sse_event_locked(gjob *j, json_t *ev) {
+/* One event (j consumed) onto the reader's buffer. */
+typedef struct outbuf {
+  char *p;
+  size_t len, cap;
+} outbuf;
+
+static void out_event(outbuf *o, json_t *ev) {
   size_t n;
   char *e = sse_event(ev, &n); /* sse.c: pure, fuzzed */
   if (!e) return;
-  sse_append_locked(j, e, n);
+  bytes_append(&o->p, &o->len, &o->cap, e, n);
   free(e);
 }
 
-/* The chunk carrying choice c's text[from, to) and the logprobs of the
- * tokens not streamed yet. Scheduler thread (or the last finisher). */
-static json_t *choice_chunk(choice *c, const char *text, size_t len, const char *finish) {
+/* The chunk carrying choice c's text[from, to) and the logprobs of its
+ * tokens not streamed yet (up to c->used). HTTP side. */
+static json_t *choice_chunk(choice *c, at_tok_workspace *ws, const char *text, size_t len,
+                            const char *finish) {
   gjob *j = c->j;
   json_t *lp = NULL;
-  size_t have = c->lp ? json_array_size(c->lp) : 0;
-  if (j->logprobs && have > c->lp_sent) {
-    size_t off = 0;
-    lp = logprobs_json(j, c->lp, c->lp_sent, have, &off);
-    c->lp_sent = have;
+  if (j->logprobs) {
+    build_lp(c, ws, c->used);
+    size_t have = c->lp ? json_array_size(c->lp) : 0;
+    if (have > c->lp_sent) {
+      size_t off = 0;
+      lp = logprobs_json(j, c->lp, c->lp_sent, have, &off);
+      c->lp_sent = have;
+    }
   }
   return sse_choice_chunk(j->id, j->created, j->model, j->chat, c->index, text, len, false, lp,
                           finish);
 }
 
+/* What one choice has to say since the reader last looked: its new text
+ * (stop sequences found here, token by token, end its generation with
+ * at_gen_stop), and once it is done its finish chunk or error. `upto` and
+ * `done` are a snapshot taken under the lock. HTTP side. */
+static void produce_choice(choice *c, at_tok_workspace *ws, int upto, bool done, outbuf *o) {
+  gjob *j = c->j;
+  if (c->fin_sent) return;
+  const char *text = c->text.text ? c->text.text : "";
+  size_t safe = c->emitted, stop_at = TS_NO_STOP;
+  bool final = done && c->status == AT_OK; /* a failed choice ends with its error */
+  if (!c->stopped) {
+    if (j->n_stops == 0) {
+      if (upto > c->used || final) assemble(c, ws, upto, final, &text, &safe, &stop_at);
+    } else {
+      while (c->used < upto && stop_at == TS_NO_STOP)
+        assemble(c, ws, c->used + 1, final && c->used + 1 == upto, &text, &safe, &stop_at);
+      if (stop_at == TS_NO_STOP && final) assemble(c, ws, upto, true, &text, &safe, &stop_at);
+      if (stop_at != TS_NO_STOP) {
+        c->stopped = true;
+        at_gen_stop(j->srv->gen, c->gen_id);
+      }
+    }
+  }
+  if (safe > c->emitted) {
+    out_event(o, choice_chunk(c, ws, text + c->emitted, safe - c->emitted, NULL));
+    c->emitted = safe;
+  }
+  if (!done) return;
+  c->fin_sent = true;
+  if (c->status != AT_OK) {
+    char msg[400];
+    snprintf(msg, sizeof msg, "generation failed: %s", c->error);
+    out_event(o, json_pack("{s:{s:s, s:s}}", "error", "message", msg, "type", "server_error"));
+    return;
+  }
+  const char *finish = c->stopped || c->finish != AT_GEN_LENGTH ? "stop" : "length";
+  out_event(o, choice_chunk(c, ws, j->chat ? NULL : "", 0, finish));
+}
+
+/* Everything new for the stream since the reader last looked, onto o; the
+ * usage chunk and [DONE] once every choice is done. HTTP side (the
+ * stream's reader). */
+static void produce(gjob *j, outbuf *o) {
+  enum { SNAP = 16 }; /* n <= 16 (completion_req.c) */
+  int upto[SNAP];
+  bool done[SNAP];
+  pthread_mutex_lock(&j->lock);
+  j->news_seen = j->news;
+  int n = j->n < SNAP ? j->n : SNAP;
+  for (int i = 0; i < n; i++) upto[i] = j->ch[i].n_tokens, done[i] = j->ch[i].done;
+  bool all_done = j->pending == 0, fail = j->fail_status != 0;
+  pthread_mutex_unlock(&j->lock);
+  at_tok_workspace *ws = serve_workspace(j->srv);
+  for (int i = 0; i < n; i++) produce_choice(&j->ch[i], ws, upto[i], done[i], o);
+  if (!all_done || j->ended) return;
+  if (j->include_usage && !fail) {
+    int gen = 0;
+    for (int i = 0; i < j->n; i++) gen += j->ch[i].stopped ? j->ch[i].used : j->ch[i].n_generated;
+    out_event(o, json_pack("{s:s, s:s, s:I, s:s, s:[], s:{s:i, s:i, s:i}}", "id", j->id,
+                           "object", j->chat ? "chat.completion.chunk" : "text_completion",
+                           "created", (json_int_t)j->created, "model", j->model, "choices",
+                           "usage", "prompt_tokens", j->n_prompt, "completion_tokens", gen,
+                           "total_tokens", j->n_prompt + gen));
+  }
+  bytes_append(&o->p, &o->len, &o->cap, SSE_DONE, strlen(SSE_DONE));
+  j->ended = true;
+}
+
+/* The stream's reader (libmicrohttpd calls it for the connection, one call
+ * at a time): hands out pending bytes; when there are none, turns what the
+ * generator has handed over since into events (produce, without the lock),
+ * and when nothing is new either, suspends the connection until on_token
+ * or on_done wakes it. The check for news and the suspend happen under the
+ * lock that the producers take to bump `news` and wake, so a wake can never
+ * be lost. */
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   gjob *j = cls;
-  pthread_mutex_lock(&j->lock);
-  if (j->sse_len > 0) {
-    size_t n = j->sse_len < max ? j->sse_len : max;
-    memcpy(buf, j->sse, n);
-    memmove(j->sse, j->sse + n, j->sse_len - n);
-    j->sse_len -= n;
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    if (j->sse_len > 0) {
+      size_t n = j->sse_len < max ? j->sse_len : max;
+      memcpy(buf, j->sse, n);
+      memmove(j->sse, j->sse + n, j->sse_len - n);
+      j->sse_len -= n;
+      pthread_mutex_unlock(&j->lock);
+      return (ssize_t)n;
+    }
+    if (j->ended) {
+      pthread_mutex_unlock(&j->lock);
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (j->news == j->news_seen && j->pending > 0) {
+      j->suspended = true;
+      MHD_suspend_connection(j->conn);
+      pthread_mutex_unlock(&j->lock);
+      return 0;
+    }
     pthread_mutex_unlock(&j->lock);
-    return (ssize_t)n;
-  }
-  if (j->pending == 0) {
+    outbuf o = {0};
+    produce(j, &o);
+    pthread_mutex_lock(&j->lock);
+    if (o.len) bytes_append(&j->sse, &j->sse_len, &j->sse_cap, o.p, o.len);
     pthread_mutex_unlock(&j->lock);
-    return MHD_CONTENT_READER_END_OF_STREAM;
+    free(o.p);
   }
-  j->suspended = true;
-  MHD_suspend_connection(j->conn);
-  pthread_mutex_unlock(&j->lock);
-  return 0;
 }
 
 static void sse_reader_free(void *cls) {
@@ -324,54 +496,32 @@ static void sse_reader_free(void *cls) {
   job_unref(j);
 }
 
-/* The last pending part is done: end the answer. Caller holds j->lock. */
-static void job_done_locked(gjob *j) {
-  if (j->stream) {
-    if (j->include_usage && !j->fail_status) {
-      int gen = 0;
-      for (int i = 0; i < j->n; i++) gen += j->ch[i].n_generated;
-      json_t *u = json_pack("{s:s, s:s, s:I, s:s, s:[], s:{s:i, s:i, s:i}}", "id", j->id,
-                            "object", j->chat ? "chat.completion.chunk" : "text_completion",
-                            "created", (json_int_t)j->created, "model", j->model, "choices",
-                            "usage", "prompt_tokens", j->n_prompt, "completion_tokens", gen,
-                            "total_tokens", j->n_prompt + gen);
-      sse_event_locked(j, u);
-    }
-    sse_append_locked(j, SSE_DONE, strlen(SSE_DONE));
-    if (j->suspended) {
-      j->suspended = false;
-      MHD_resume_connection(j->conn);
-    }
-  } else {
-    MHD_resume_connection(j->conn); /* server.c answers via finish_job */
-  }
-}
-
 /* ------------------------------------------------------------ generator callbacks */
 
+/* Scheduler thread: publish the id and wake the reader; nothing else for
+ * a stream (its text, stop sequences and JSON are the reader's). A
+ * non-streamed choice with stop sequences is checked here, token by token,
+ * so that its generation ends where one appears (the window decode costs
+ * the few ids since the last check, docs/benchmarks.md). */
 static bool on_token(void *user, int32_t tok, int n) {
   choice *c = user;
   gjob *j = c->j;
   (void)n;
-  if (c->n_tokens == c->cap_tokens) {
-    int cap = c->cap_tokens ? c->cap_tokens * 2 : 64;
-    int32_t *nt = realloc(c->tokens, (size_t)cap * sizeof *nt);
-    if (!nt) return true;
-    c->tokens = nt;
-    c->cap_tokens = cap;
+  pthread_mutex_lock(&j->lock);
+  bool room = c->n_tokens < c->cap_tokens;
+  if (room) {
+    c->tokens[c->n_tokens++] = tok;
+    j->news++;
+    if (j->stream) wake_locked(j);
   }
-  c->tokens[c->n_tokens++] = tok;
+  pthread_mutex_unlock(&j->lock);
+  if (!room) return true; /* cannot happen: cap_tokens >= max_tokens */
+  if (j->stream) return false;
   probe_peer(j);
-  if (!j->stream && j->n_stops == 0) return false; /* assembled once at the end */
+  if (j->n_stops == 0) return false; /* assembled once at the end, by finish_job */
   const char *text;
   size_t safe, stop_at;
-  assemble(c, false, &text, &safe, &stop_at);
-  if (j->stream && safe > c->emitted) {
-    json_t *ev = choice_chunk(c, text + c->emitted, safe - c->emitted, NULL);
-    pthread_mutex_lock(&j->lock);
-    sse_event_locked(j, ev);
-    pthread_mutex_unlock(&j->lock);
-  }
+  assemble(c, j->ws, c->n_tokens, false, &text, &safe, &stop_at);
   c->emitted = safe;
   return stop_at != TS_NO_STOP;
 }
@@ -379,22 +529,8 @@ static bool on_token(void *user, int32_t tok, int n) {
 static void on_done(void *user, const at_gen_result *r) {
   choice *c = user;
   gjob *j = c->j;
-  const char *text = "";
-  size_t safe = 0, stop_at = TS_NO_STOP;
-  if (r->status == AT_OK) assemble(c, true, &text, &safe, &stop_at);
-  c->final_text = malloc(safe + 1);
-  if (c->final_text) {
-    memcpy(c->final_text, text, safe);
-    c->final_text[safe] = '\0';
-    c->final_len = safe;
-  }
-  const char *finish = r->finish == AT_GEN_LENGTH ? "length" : "stop";
-  json_t *tail = NULL, *fin = NULL;
-  if (j->stream && r->status == AT_OK) {
-    if (safe > c->emitted) tail = choice_chunk(c, text + c->emitted, safe - c->emitted, NULL);
-    fin = choice_chunk(c, j->chat ? NULL : "", 0, finish);
-  }
   pthread_mutex_lock(&j->lock);
+  c->done = true;
   c->finish = r->finish;
   c->status = r->status;
   if (r->error) snprintf(c->error, sizeof c->error, "%s", r->error);
@@ -404,21 +540,10 @@ static void on_done(void *user, const at_gen_result *r) {
   c->tpot_ms = r->n_generated > 1
                    ? (double)(r->finished_ns - r->first_token_ns) / 1e6 / (r->n_generated - 1)
                    : NAN;
-  if (j->stream && !j->fail_status) {
-    if (r->status != AT_OK) {
-      char msg[400];
-      snprintf(msg, sizeof msg, "generation failed: %s", c->error);
-      sse_event_locked(j, json_pack("{s:{s:s, s:s}}", "error", "message", msg, "type",
-                                    "server_error"));
-    } else {
-      if (tail) sse_event_locked(j, tail);
-      if (fin) sse_event_locked(j, fin);
-      tail = fin = NULL;
-    }
-  }
-  json_decref(tail);
-  json_decref(fin);
-  if (--j->pending == 0) job_done_locked(j);
+  j->news++;
+  --j->pending;
+  if (j->stream) wake_locked(j); /* its finish chunk (and at 0, usage and [DONE]) */
+  else if (j->pending == 0) MHD_resume_connection(j->conn); /* server.c calls finish_job */
   pthread_mutex_unlock(&j->lock);
   job_unref(j);
 }
@@ -447,13 +572,17 @@ static void finish_job(req_ctx *r) {
     serve_prepare_error(r, 500, "generation failed: %s", j->ch[bad].error);
     return;
   }
+  at_tok_workspace *ws = serve_workspace(j->srv);
   json_t *choices = json_array();
   int gen = 0;
   double ttft = 0, tpot = 0;
   for (int i = 0; i < j->n; i++) {
     choice *c = &j->ch[i];
     gen += c->n_generated;
-    size_t plen = j->echo ? j->prompt_len : 0, n = plen + c->final_len;
+    const char *final = "";
+    size_t flen = 0, stop_at;
+    assemble(c, ws, c->n_tokens, true, &final, &flen, &stop_at);
+    size_t plen = j->echo ? j->prompt_len : 0, n = plen + flen;
     char *both = malloc(n + 1);
     if (!both) {
       json_decref(choices);
@@ -461,13 +590,14 @@ static void finish_job(req_ctx *r) {
       return;
     }
     if (plen) memcpy(both, j->prompt, plen);
-    memcpy(both + plen, c->final_text ? c->final_text : "", c->final_len);
+    memcpy(both + plen, final, flen);
     json_t *text = json_stringn(both, n);
     free(both);
     json_t *lp = json_null();
     if (j->logprobs) {
       size_t off = plen;
       json_decref(lp);
+      build_lp(c, ws, c->n_tokens);
       lp = logprobs_json(j, c->lp ? c->lp : json_array(), 0, c->lp ? json_array_size(c->lp) : 0,
                          &off);
     }
@@ -583,11 +713,8 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum M
   at_server *s = r->srv;
   int n = (int)q->n;
   gjob *j = calloc(1, sizeof *j);
-  if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch)) || at_tok_workspace_create(&j->ws) != AT_OK) {
-    if (j) {
-      free(j->ch);
-      free(j);
-    }
+  if (!j || !(j->ch = calloc((size_t)n, sizeof *j->ch))) {
+    free(j);
     *res = serve_error(r, 500, "out of memory");
     return NULL;
   }
@@ -609,9 +736,21 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum M
   static _Atomic unsigned long long counter;
   snprintf(j->id, sizeof j->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl",
            (unsigned long long)j->created, (unsigned long long)(++counter & 0xffffff));
+  /* room for every token a choice may generate, allocated once (see
+   * choice); a request past the model's positions is refused at submit */
+  const at_decoder_info *di = at_gen_decoder_info(s->gen);
+  long long cap = q->max_tokens;
+  if (di && di->max_positions > 0 && cap > di->max_positions) cap = di->max_positions;
   for (int i = 0; i < n; i++) {
     j->ch[i].j = j;
     j->ch[i].index = i;
+    j->ch[i].cap_tokens = (int)cap;
+    if (!(j->ch[i].tokens = malloc((size_t)cap * sizeof *j->ch[i].tokens))) {
+      j->n = i + 1; /* job_unref frees what was made */
+      job_unref(j);
+      *res = serve_error(r, 500, "out of memory");
+      return NULL;
+    }
   }
   for (int i = 0; i < q->n_stops; i++) {
     j->stops[i] = strndup(q->stops[i], q->stop_len[i]);
@@ -622,6 +761,13 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum M
       return NULL;
     }
     j->n_stops = i + 1;
+  }
+  /* a non-streamed choice's stop sequences are looked for on the scheduler
+   * thread (on_token), with a workspace of its own */
+  if (!j->stream && j->n_stops > 0 && at_tok_workspace_create(&j->ws) != AT_OK) {
+    job_unref(j);
+    *res = serve_error(r, 500, "out of memory");
+    return NULL;
   }
   if (q->echo) {
     j->prompt = strndup(q->prompt, q->prompt_len);
@@ -682,8 +828,9 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
   j->pending -= (n - submitted) + 1;
   int fail = j->fail_status;
   /* every choice already finished: end the answer here (non-stream: resume
-   * so finish_job answers; stream: usage and [DONE] wait in the buffer) */
-  if (j->pending == 0) job_done_locked(j);
+   * so finish_job answers; stream: its reader writes the rest) */
+  if (j->pending == 0 && !j->stream) MHD_resume_connection(j->conn);
+  else if (j->pending == 0) wake_locked(j);
   pthread_mutex_unlock(&j->lock);
   return fail;
 }
@@ -757,10 +904,15 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
    * streamed: its reader suspends and resumes the connection itself */
   if (!serve_go_async(r, j->stream ? NULL : finish_job, !j->stream, &res)) goto out;
   if (!j->stream) r->route_state = j, r->free_state = free_job_state;
-  if (j->stream && chat) /* each choice's first delta carries the role */
+  if (j->stream && chat) { /* each choice's first delta carries the role */
+    outbuf o = {0};
     for (int i = 0; i < j->n; i++)
-      sse_event_locked(j, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true,
-                                           NULL, NULL));
+      out_event(&o, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true, NULL, NULL));
+    pthread_mutex_lock(&j->lock);
+    if (o.len) bytes_append(&j->sse, &j->sse_len, &j->sse_cap, o.p, o.len);
+    pthread_mutex_unlock(&j->lock);
+    free(o.p);
+  }
   int fail = submit_choices(s, j, &q, ids, n_ids, dl);
   if (!j->stream) {
     j = NULL; /* owned by route_state now */

@@ -18,36 +18,6 @@ typedef struct tei_state {
   bool single, normalize, raw_scores;
 } tei_state;
 
-/* Pick the model: "model" member if present, else the first with `task`. */
-served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum MHD_Result *res) {
-  at_server *s = r->srv;
-  json_t *mv = body ? json_object_get(body, "model") : NULL;
-  if (mv && !json_is_null(mv)) {
-    if (!json_is_string(mv)) {
-      *res = serve_error(r, 400, "\"model\" must be a string");
-      return NULL;
-    }
-    served_model *m = serve_find_model(s, json_string_value(mv));
-    if (!m) {
-      *res = serve_error(r, 404, "model '%s' is not served here (GET /info lists the models)",
-                         json_string_value(mv));
-      return NULL;
-    }
-    if (m->task != task) {
-      *res = serve_error(r, 400, "model '%s' is %s model; this route needs %s model", m->name,
-                         m->task == TASK_EMBED ? "an embedding" : "a classification",
-                         task == TASK_EMBED ? "an embedding" : "a classification");
-      return NULL;
-    }
-    return m;
-  }
-  for (int i = 0; i < s->n_models; i++)
-    if (s->models[i].task == task) return &s->models[i];
-  *res = serve_error(r, 404, "no %s model is served here",
-                     task == TASK_EMBED ? "embedding" : "classification");
-  return NULL;
-}
-
 static void finish_embed(req_ctx *r) {
   job *j = r->job;
   tei_state *st = r->route_state;

@@ -50,10 +50,25 @@ if (words.length < 2) fail(`greedy text too short to take a stop sequence from: 
   const b = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stop: [stop] });
   if (b.choices[0].text !== text.slice(0, cut)) fail(`stop ${JSON.stringify(stop)}: got ${JSON.stringify(b.choices[0].text)}, want ${JSON.stringify(text.slice(0, cut))}`);
   if (b.choices[0].finish_reason !== "stop") fail("stop sequence: finish_reason is not stop");
-  const bs = await client.completions.create({ model, prompt, max_tokens: 24, temperature: 0, stop: stop, stream: true });
-  let t2 = "";
-  for await (const c of bs) for (const ch of c.choices) t2 += ch.text;
+  // The stream looks for the stop sequence on the HTTP side and then ends
+  // the generation (at_gen_stop), which may have run a token further by
+  // then: the stream must still say "stop", count the same tokens as the
+  // plain answer, and not count as a client that left.
+  const cancelled = async () => Number((await (await fetch(`${base}/metrics`)).text()).match(/^anytime_gen_requests_total\{[^}]*outcome="cancelled"\} (\d+)/m)?.[1] ?? NaN);
+  const c0 = await cancelled();
+  // (max_tokens 200: the generation must still be running when the stream's
+  // reader finds the stop; 24 tokens could all be out by then)
+  const bs = await client.completions.create({ model, prompt, max_tokens: 200, temperature: 0, stop: stop, stream: true, stream_options: { include_usage: true } });
+  let t2 = "", fin2 = null, use2 = null;
+  for await (const c of bs) {
+    for (const ch of c.choices) { t2 += ch.text; if (ch.finish_reason) fin2 = ch.finish_reason; }
+    if (c.usage) use2 = c.usage;
+  }
   if (t2 !== text.slice(0, cut)) fail(`streamed stop: ${JSON.stringify(t2)}`);
+  if (fin2 !== "stop") fail(`streamed stop: finish_reason ${fin2}`);
+  if (!use2 || use2.completion_tokens !== b.usage.completion_tokens) fail(`streamed stop: usage ${JSON.stringify(use2)}, plain ${JSON.stringify(b.usage)}`);
+  const c1 = await cancelled();
+  if (!(c1 === c0)) fail(`a stream ended by its stop sequence counted as cancelled (${c0} -> ${c1})`);
 }
 
 // Sampling with a seed is reproducible.

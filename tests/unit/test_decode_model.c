@@ -326,11 +326,74 @@ static void test_refusals(void **state) {
   assert_non_null(strstr(at_last_error(), "int8"));
 }
 
+/* at_gen_stop from on_token (as a stream's reader does from another
+ * thread): the request ends as "stop", within a step of being asked, and
+ * is not counted as cancelled; a cancel after a stop wins (the client
+ * left); a stop of a finished or unknown id is ignored. */
+typedef struct stopper {
+  at_generator *g;
+  uint64_t id;
+  int at;          /* ask at this token */
+  bool then_cancel;
+  got out;
+} stopper;
+
+static bool stop_on_token(void *user, int32_t tok, int n) {
+  (void)tok;
+  stopper *s = user;
+  if (n == s->at) {
+    at_gen_stop(s->g, s->id);
+    if (s->then_cancel) at_gen_cancel(s->g, s->id);
+  }
+  return false;
+}
+
+static void stop_on_done(void *user, const at_gen_result *r) {
+  stopper *s = user;
+  on_done(&s->out, r);
+}
+
+static void test_stop_from_outside(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
+  at_generator *g = NULL;
+  at_gen_params gp = at_gen_default_params();
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  int32_t ids[4] = {1, 2, 3, 4};
+  for (int k = 0; k < 2; k++) {
+    stopper s = {.g = g, .at = 3, .then_cancel = k == 1};
+    at_gen_stats before, after;
+    at_gen_stats_get(g, &before);
+    at_gen_request r = {.prompt = ids, .n_prompt = 4, .max_tokens = 100, .eos_id = -1,
+                        .sample = at_sample_default_params(), .on_token = stop_on_token,
+                        .on_done = stop_on_done, .user = &s};
+    g_remaining = 1;
+    /* the id is written before the scheduler can take the request: submit
+     * holds the lane's lock until it returns, and on_token runs later */
+    assert_int_equal(at_gen_submit(g, &r, &s.id), AT_OK);
+    wait_all();
+    for (int tries = 0; tries < 1000; tries++) {
+      at_gen_stats_get(g, &after);
+      if (after.finished == before.finished + 1) break;
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+    assert_true(s.out.done);
+    assert_int_equal(s.out.finish, k == 0 ? AT_GEN_STOP : AT_GEN_CANCELLED);
+    assert_true(s.out.n >= 3 && s.out.n <= 5); /* the next turn takes it */
+    assert_int_equal(after.cancelled, before.cancelled + (k == 1));
+  }
+  at_gen_stop(g, 999999); /* unknown: ignored */
+  at_gen_destroy(g);
+  at_lm_close(lm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
       cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
-      cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_refusals),         cmocka_unit_test(test_stop_from_outside),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  * repetition penalties against a serial double-precision reference, and the decode-step batch
  * choice (every sequence is stepped within a bounded number of steps). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "anytime/anytime.h"
 #include "testutil.h"
@@ -188,7 +189,7 @@ static void test_linfit(void **state) {
 static void test_sampler(void **state) {
   (void)state;
   enum { V = 50 };
-  float logits[V], scratch[2 * V];
+  float logits[V], scratch[AT_SAMPLE_SCRATCH_PER_VOCAB * V];
   for (int i = 0; i < V; i++) logits[i] = (float)((i * 37) % V) / 10.0f;
   int best = 0;
   for (int i = 1; i < V; i++)
@@ -237,6 +238,104 @@ static void test_sampler(void **state) {
     double u = at_rng_uniform(&r1);
     assert_true(u >= 0 && u < 1);
   }
+}
+
+/* The sampling rule written a second way, as the reference the sampler's
+ * O(n) order must reproduce exactly (same draws, same tokens, for every
+ * seed and setting): a comparison sort of the whole vocabulary (how the
+ * sampler itself did it until 2026-12-03), then the cut and the draw on
+ * cumulative sums. */
+static const float *ref_probs;
+static int ref_cmp(const void *a, const void *b) {
+  int ia = *(const int *)a, ib = *(const int *)b;
+  if (ref_probs[ia] != ref_probs[ib]) return ref_probs[ia] > ref_probs[ib] ? -1 : 1;
+  return ia - ib;
+}
+
+static int32_t ref_sample(const float *logits, int vocab, const at_sample_params *p, at_rng *rng) {
+  int best = 0;
+  for (int i = 1; i < vocab; i++)
+    if (logits[i] > logits[best]) best = i;
+  if (!(p->temperature > 0) || p->top_k == 1) return best;
+  float *prob = malloc((size_t)vocab * sizeof *prob);
+  int *idx = malloc((size_t)vocab * sizeof *idx);
+  double sum = 0;
+  for (int i = 0; i < vocab; i++) {
+    prob[i] = expf((logits[i] - logits[best]) / p->temperature);
+    sum += prob[i];
+  }
+  for (int i = 0; i < vocab; i++) prob[i] = (float)(prob[i] / sum), idx[i] = i;
+  ref_probs = prob;
+  qsort(idx, (size_t)vocab, sizeof *idx, ref_cmp);
+  /* the cut and the draw on the cumulative sums of that order: the top-p
+   * cut ends at the first sum reaching top_p, the draw is the first sum
+   * past u (a binary search) */
+  double *cum = malloc((size_t)vocab * sizeof *cum);
+  double run = 0;
+  for (int i = 0; i < vocab; i++) cum[i] = run += prob[idx[i]];
+  int keep = p->top_k > 0 && p->top_k < vocab ? p->top_k : vocab;
+  if (p->top_p > 0 && p->top_p < 1)
+    for (int i = 0; i < keep; i++)
+      if (cum[i] >= p->top_p) {
+        keep = i + 1;
+        break;
+      }
+  double u = at_rng_uniform(rng) * cum[keep - 1];
+  int lo = 0, hi = keep - 1; /* first i in [0, keep) with cum[i] > u, else keep - 1 */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (cum[mid] > u) hi = mid;
+    else lo = mid + 1;
+  }
+  int32_t out = idx[lo];
+  free(cum);
+  free(prob);
+  free(idx);
+  return out;
+}
+
+static void test_sampler_matches_reference(void **state) {
+  (void)state;
+  enum { V = 4096 };
+  float *logits = malloc(V * sizeof *logits);
+  float *scratch = malloc((size_t)AT_SAMPLE_SCRATCH_PER_VOCAB * V * sizeof *scratch);
+  assert_non_null(logits);
+  assert_non_null(scratch);
+  at_rng gen;
+  at_rng_seed(&gen, 2026);
+  const at_sample_params settings[] = {
+      {.temperature = 0.7f, .top_k = 0, .top_p = 1.0f},  {.temperature = 1.0f, .top_k = 40, .top_p = 1.0f},
+      {.temperature = 0.9f, .top_k = 0, .top_p = 0.9f},  {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f},
+      {.temperature = 50.0f, .top_k = 0, .top_p = 1.0f}, {.temperature = 0.05f, .top_k = 0, .top_p = 1.0f},
+  };
+  int compared = 0;
+  for (int trial = 0; trial < 24; trial++) {
+    /* logits like a language model's (spread over ~20), with runs of exact
+     * ties (the same logit for many ids) and, with a low temperature,
+     * probabilities that underflow to 0 — where the order's tie rule shows */
+    int n = trial % 3 == 0 ? 37 : V;
+    for (int i = 0; i < n; i++) {
+      double u = at_rng_uniform(&gen);
+      logits[i] = trial % 2 ? (float)(20 * u - 10) : (float)((int)(8 * u)) - 4.0f;
+    }
+    for (size_t k = 0; k < sizeof settings / sizeof settings[0]; k++) {
+      at_rng a, b;
+      at_rng_seed(&a, (uint64_t)(trial * 31 + (int)k));
+      at_rng_seed(&b, (uint64_t)(trial * 31 + (int)k));
+      for (int draw = 0; draw < 20; draw++) {
+        int32_t want = ref_sample(logits, n, &settings[k], &a);
+        int32_t got = at_sample(logits, n, &settings[k], &b, scratch);
+        if (want != got)
+          print_message("trial %d setting %zu draw %d: %d vs reference %d\n", trial, k, draw, got,
+                        want);
+        assert_int_equal(got, want);
+        compared++;
+      }
+    }
+  }
+  assert_int_equal(compared, 24 * 6 * 20);
+  free(logits);
+  free(scratch);
 }
 
 /* Simulate decode steps with the batch choice: every sequence must be
@@ -537,7 +636,7 @@ int main(void) {
       cmocka_unit_test(test_blocks_needed),   cmocka_unit_test(test_arena_grow_release),
       cmocka_unit_test(test_gather_scatter),  cmocka_unit_test(test_evict_classes),
       cmocka_unit_test(test_evict_order),     cmocka_unit_test(test_linfit),
-      cmocka_unit_test(test_sampler),         cmocka_unit_test(test_pick_round_robin),
+      cmocka_unit_test(test_sampler),         cmocka_unit_test(test_sampler_matches_reference),         cmocka_unit_test(test_pick_round_robin),
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
       cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
