@@ -18,8 +18,11 @@
 #
 # runs each driver (all by default) until it has executed FUZZ_RUNS inputs
 # (default 10,000,000) or FUZZ_LONG_CAP seconds have passed (default 7200;
-# one input may take FUZZ_UNIT_TIMEOUT seconds, default 10, and a timeout
-# is counted only if the input times out again when run alone),
+# one input may take FUZZ_UNIT_TIMEOUT seconds, default 60 — a niced fuzzer
+# beside other work once stopped at 10 s on an input that runs in
+# milliseconds — and a timeout is counted only if the input times out again
+# when run alone; a run stopped by hand, SIGINT, is recorded and reported
+# as interrupted, not as a finding),
 # merges what it found into the committed seeds (as FUZZ_KEEP=1), and adds
 # one line per driver to results/fuzz_long.tsv: date, commit, driver,
 # executions, seconds, executions per second, seeds before and after,
@@ -38,7 +41,7 @@ elif [ $long = 0 ] && [ -n "${1:-}" ]; then drivers=$1; fi
 cmake --build "$here/build-fuzz" -j2 --target $drivers >/dev/null
 export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
 if [ $long = 1 ]; then
-  runs=${FUZZ_RUNS:-10000000} cap=${FUZZ_LONG_CAP:-7200} unit_timeout=${FUZZ_UNIT_TIMEOUT:-10}
+  runs=${FUZZ_RUNS:-10000000} cap=${FUZZ_LONG_CAP:-7200} unit_timeout=${FUZZ_UNIT_TIMEOUT:-60}
   tsv="$here/results/fuzz_long.tsv"
   mkdir -p "$here/results"
   [ -s "$tsv" ] || printf 'date\tcommit\tdriver\texecutions\tseconds\texec_per_s\tseeds_before\tseeds_after\tcrashes\treached\n' > "$tsv"
@@ -78,6 +81,10 @@ if [ $long = 1 ]; then
         if [ $rc -eq 70 ]; then rc=0; fi # libFuzzer's exit for that timeout
       fi
     done
+    if [ $rc -eq 72 ]; then # libFuzzer's exit code for SIGINT: stopped by hand
+      echo "fuzz --long: $d: interrupted"
+      rc=0
+    fi
     crashes=$(ls "$art" | grep -vc '^unconfirmed$' || true)
     reached=no; [ "$execs" -ge "$runs" ] && reached=yes
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%d)" "$commit" "$d" "$execs" \
