@@ -164,7 +164,8 @@ typedef struct at_gen_load {
 void at_gen_load_get(at_generator *g, at_gen_load *out);
 
 /* Forecast for n_seqs new sequences of n_prompt prompt tokens joining load
- * `l` on a lane with params `p`. Pure. The model (docs/generation.md):
+ * `l` on a lane with params `p`. Pure. The model (docs/planner.md,
+ * "Generation admission"):
  * every turn runs one prefill chunk of the oldest prefilling sequence and
  * one decode step of up to max_batch decoding ones, so
  *   ttft = the prefill chunks of everything ahead and its own

@@ -523,7 +523,6 @@ static bool decode_one(at_generator *g) {
     for (int j = 0; j < b; j++) finish_running(g, sel[j], AT_GEN_ERROR, st, at_last_error());
     return true;
   }
-  at_linfit_add(&g->step_fit, (double)b * (P + 1), (double)(t1 - t0) / 1e9);
   for (int j = 0; j < b; j++) {
     gseq *s = sel[j];
     s->last_step = g->st.decode_steps;
@@ -536,6 +535,13 @@ static bool decode_one(at_generator *g) {
     int end = emit(g, s, tok, t1);
     if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
   }
+  /* The fit prices the whole step as the scheduler spends it: the Run and
+   * the arena's copies, then sampling and the callbacks of b sequences.
+   * Fitting the Run alone left the rest to the forecast's calibration
+   * factor, which is clamped at 4: when sampling cost more than the Run
+   * (a comparison sort of the vocabulary per token, until 2026-12-03) the
+   * forecast admitted what the lane could not carry. */
+  at_linfit_add(&g->step_fit, (double)b * (P + 1), (double)(at_now_ns() - t0) / 1e9);
   return true;
 }
 
