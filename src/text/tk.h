@@ -308,6 +308,7 @@ typedef struct tk_match { uint32_t s, e; int match; } tk_match;
 
 struct at_tok_workspace {
   uint8_t *nb; size_t nb_len, nb_cap;
+  size_t nb_limit;                            /* cap on nb_len while normalising (tk_norm.c) */
   tk_span *al; size_t al_cap;
   tk_split *sp, *sp2; size_t sp_n, sp_cap, sp2_n, sp2_cap;
   tk_tok *tk; size_t tk_n, tk_cap;            /* tokens of the current batch */
@@ -349,6 +350,9 @@ at_status tk_xf_end(tk_xf *x, tk_split *sp);
 
 /* ---------------------------------------------------------- pipeline steps */
 at_status tk_normalize(const tk_norm *n, at_tok_workspace *ws, tk_split *sp);
+/* Cap the normalised bytes of the text about to be normalised, from its
+ * length (see TK_NORM_TOTAL_GROWTH in tk_norm.c). */
+void tk_norm_limit(at_tok_workspace *ws, size_t text_len);
 /* Pre-tokenize ws->sp[0..sp_n) in place (token splits pass through). */
 at_status tk_pretokenize(const tk_pretok *p, at_tok_workspace *ws);
 /* Tokenize one split; appends tk_tok (offsets in original bytes) to ws->tk. */

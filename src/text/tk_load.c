@@ -741,6 +741,7 @@ at_status tk_finish_tokenizer(at_tokenizer *t) {
         break;
       }
       ws->nb_len = 0;
+      tk_norm_limit(ws, a->len);
       if ((st = TK_RESERVE(ws->nb, ws->nb_cap, a->len + 1)) != AT_OK) break;
       if ((st = TK_RESERVE(ws->al, ws->al_cap, a->len + 1)) != AT_OK) break;
       memcpy(ws->nb, a->content, a->len);

@@ -20,6 +20,21 @@
  * gigabyte of RAM and 15 s). Real normalisers expand a text a few times at
  * most; the request body itself is capped at server.max_body_bytes. */
 #define TK_MAX_NORM_BYTES ((size_t)64 << 20)
+/* ... nor, counting every pass's output (each pass appends its result to
+ * the workspace), 64 bytes per byte of the text plus 64 KiB: real chains
+ * write a few times the text in all (Llama's Prepend + Replace about 7x).
+ * Without this a 20-byte text could still be blown up to the 64 MiB cap
+ * pass after pass (about 1 s per text in a release build, 10 s under the
+ * sanitizers: the long fuzz's slowest input). tk_norm_limit sets it. */
+#define TK_NORM_TOTAL_GROWTH 64
+#define TK_NORM_TOTAL_SLACK ((size_t)64 << 10)
+
+void tk_norm_limit(at_tok_workspace *ws, size_t text_len) {
+  size_t cap = TK_MAX_NORM_BYTES;
+  if (text_len < (cap - TK_NORM_TOTAL_SLACK) / TK_NORM_TOTAL_GROWTH)
+    cap = TK_NORM_TOTAL_GROWTH * text_len + TK_NORM_TOTAL_SLACK;
+  ws->nb_limit = cap;
+}
 /* ... and one pass may not write more than 32 bytes per input byte plus
  * 4 KiB (NFKD expands a character 18x at most; Prepend adds a constant),
  * so such a Replace is refused at its first pass, before it costs time. */
@@ -33,9 +48,11 @@ static at_status pass_too_long(void) {
 
 static inline at_status reserve_out(at_tok_workspace *ws, size_t extra) {
   at_status st;
-  if (ws->nb_len + extra > TK_MAX_NORM_BYTES)
-    return at_fail(AT_ERR_LIMIT, "tokenizer: the normalizers grew the text past %zu MiB "
-                   "(a Replace that matches the empty string?)", TK_MAX_NORM_BYTES >> 20);
+  size_t cap = ws->nb_limit ? ws->nb_limit : TK_MAX_NORM_BYTES;
+  if (ws->nb_len + extra > cap)
+    return at_fail(AT_ERR_LIMIT, "tokenizer: the normalizers grew the text past %zu bytes (%dx "
+                   "the text plus 64 KiB, at most 64 MiB; a Replace that matches the empty "
+                   "string?)", cap, TK_NORM_TOTAL_GROWTH);
   if ((st = TK_RESERVE(ws->nb, ws->nb_cap, ws->nb_len + extra)) != AT_OK) return st;
   return TK_RESERVE(ws->al, ws->al_cap, ws->nb_len + extra);
 }
@@ -427,7 +444,7 @@ static at_status replace_pass(const tk_norm *nm, at_tok_workspace *ws, tk_split 
   if (nm_ == 0) return AT_OK;
   tk_xf x;
   tk_xf_begin(&x, ws, sp, 0);
-  for (long k = 0; k < nm_; k++) {
+  for (long k = 0; k < nm_ && x.st == AT_OK; k++) { /* a pass past its limit stops here */
     uint32_t s = ws->m[k].s, e = ws->m[k].e;
     if (s > x.pos) tk_xf_copy(&x, s - x.pos);
     while (x.pos < e) skip_char(&x);

@@ -154,6 +154,7 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
   size_t ok = tk_utf8_valid_prefix((const uint8_t *)text, len);
   if (ok != len) return at_fail(AT_ERR_INVALID_ARG, "tokenizer: invalid UTF-8 at byte %zu", ok);
   ws->nb_len = 0;
+  tk_norm_limit(ws, len);
   if ((st = TK_RESERVE(ws->nb, ws->nb_cap, len * 3 + 64)) != AT_OK) return st;
   if ((st = TK_RESERVE(ws->al, ws->al_cap, len * 3 + 64)) != AT_OK) return st;
   memcpy(ws->nb, text, len);
