@@ -45,7 +45,7 @@
  *   looked), it suspends the connection and returns 0 (libmicrohttpd's
  *   pattern for "no data yet"); on_token and on_done resume it. Both happen
  *   under `lock`, so a resume can never overtake its suspend.
-   A client that leaves mid-stream: MHD frees the reader state, which
+ *   A client that leaves mid-stream: MHD frees the reader state, which
  *   cancels every choice; each on_done drops its ref.
  *   A client that leaves a non-streamed request: libmicrohttpd does not
  *   watch a suspended connection, so nobody would notice until the whole
@@ -344,6 +344,14 @@ static void wake_locked(gjob *j) {
   }
 }
 
+/* A choice finished or the submission ended: a stream's reader is woken
+ * to write what follows; a plain request is resumed once nothing is
+ * pending (server.c then calls finish_job). Caller holds j->lock. */
+static void job_progress_locked(gjob *j) {
+  if (j->stream) wake_locked(j);
+  else if (j->pending == 0) MHD_resume_connection(j->conn);
+}
+
 /* One event (j consumed) onto the reader's buffer. */
 typedef struct outbuf {
   char *p;
@@ -356,6 +364,14 @@ static void out_event(outbuf *o, json_t *ev) {
   if (!e) return;
   bytes_append(&o->p, &o->len, &o->cap, e, n);
   free(e);
+}
+
+/* Move what was built in o (freed here) to the bytes the reader sends. */
+static void out_publish(gjob *j, outbuf *o) {
+  pthread_mutex_lock(&j->lock);
+  if (o->len) bytes_append(&j->sse, &j->sse_len, &j->sse_cap, o->p, o->len);
+  pthread_mutex_unlock(&j->lock);
+  free(o->p);
 }
 
 /* The chunk carrying choice c's text[from, to) and the logprobs of its
@@ -478,10 +494,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     pthread_mutex_unlock(&j->lock);
     outbuf o = {0};
     produce(j, &o);
-    pthread_mutex_lock(&j->lock);
-    if (o.len) bytes_append(&j->sse, &j->sse_len, &j->sse_cap, o.p, o.len);
-    pthread_mutex_unlock(&j->lock);
-    free(o.p);
+    out_publish(j, &o);
   }
 }
 
@@ -542,8 +555,7 @@ static void on_done(void *user, const at_gen_result *r) {
                    : NAN;
   j->news++;
   --j->pending;
-  if (j->stream) wake_locked(j); /* its finish chunk (and at 0, usage and [DONE]) */
-  else if (j->pending == 0) MHD_resume_connection(j->conn); /* server.c calls finish_job */
+  job_progress_locked(j); /* a stream: its finish chunk (and at 0, usage and [DONE]) */
   pthread_mutex_unlock(&j->lock);
   job_unref(j);
 }
@@ -829,8 +841,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
   int fail = j->fail_status;
   /* every choice already finished: end the answer here (non-stream: resume
    * so finish_job answers; stream: its reader writes the rest) */
-  if (j->pending == 0 && !j->stream) MHD_resume_connection(j->conn);
-  else if (j->pending == 0) wake_locked(j);
+  if (j->pending == 0) job_progress_locked(j);
   pthread_mutex_unlock(&j->lock);
   return fail;
 }
@@ -908,10 +919,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     outbuf o = {0};
     for (int i = 0; i < j->n; i++)
       out_event(&o, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true, NULL, NULL));
-    pthread_mutex_lock(&j->lock);
-    if (o.len) bytes_append(&j->sse, &j->sse_len, &j->sse_cap, o.p, o.len);
-    pthread_mutex_unlock(&j->lock);
-    free(o.p);
+    out_publish(j, &o);
   }
   int fail = submit_choices(s, j, &q, ids, n_ids, dl);
   if (!j->stream) {

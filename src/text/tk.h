@@ -308,7 +308,7 @@ typedef struct tk_match { uint32_t s, e; int match; } tk_match;
 
 struct at_tok_workspace {
   uint8_t *nb; size_t nb_len, nb_cap;
-  size_t nb_limit;                            /* cap on nb_len while normalising (tk_norm.c) */
+  size_t nb_limit;                            /* cap on nb_len for the text being encoded (tk_norm.c) */
   tk_span *al; size_t al_cap;
   tk_split *sp, *sp2; size_t sp_n, sp_cap, sp2_n, sp2_cap;
   tk_tok *tk; size_t tk_n, tk_cap;            /* tokens of the current batch */
