@@ -38,6 +38,16 @@ extern "C" {
 
 typedef struct at_generator at_generator;
 
+/* Turn-taking between lanes that share cores (one lane per decoder variant,
+ * e.g. fp32 and int8 of the same model): each lane takes a turn for its
+ * prefill chunk and decode step, in first-come order (a ticket lock), so
+ * two busy lanes alternate steps and together use the CPU one lane would.
+ * Thread-safety: any thread; destroy only after every lane using it is
+ * destroyed. */
+typedef struct at_gen_turns at_gen_turns;
+at_status at_gen_turns_create(at_gen_turns **out);
+void at_gen_turns_destroy(at_gen_turns *t);
+
 typedef struct at_gen_params {
   int block_tokens;        /* positions per KV block; default 16 */
   int n_blocks;            /* arena size in blocks; default 512 */
@@ -54,6 +64,9 @@ typedef struct at_gen_params {
   int max_waiting;         /* waiting queue bound (429 beyond); default 256 */
   double ttft_slo_s;       /* first-token deadline after arrival; default 2.0 */
   double tpot_slo_s;       /* per-output-token budget after the first; default 0.2 */
+  /* Shared with the other lanes of the same cores (not owned); NULL: this
+   * lane steps whenever it has work. Default NULL. */
+  at_gen_turns *turns;
 } at_gen_params;
 
 at_gen_params at_gen_default_params(void);
@@ -185,6 +198,26 @@ typedef struct at_gen_forecast {
 at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
                                     int n_seqs);
 const at_decoder_info *at_gen_decoder_info(const at_generator *g);
+
+/* Seconds one turn of a lane with load `l` takes right now: a prefill chunk
+ * while anything prefills, plus a decode step while anything decodes (the
+ * fitted costs; 0 for an idle lane). What a lane sharing the cores through
+ * at_gen_turns waits per turn of its own. Pure. */
+double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
+
+/* The variant choice of generation admission over n_lanes lanes of one
+ * model, ordered most accurate first, that take turns on the same cores:
+ * forecast n_seqs sequences of n_prompt tokens on each lane
+ * (at_gen_forecast_for) and return the first lane whose forecast meets
+ * both budgets, or -1 when none does. A lane that is not decoding has no
+ * measured gap that already holds its neighbours' turns, so its forecast
+ * adds, per turn of its own (each prefill chunk to its first token, each
+ * decode step per token), one turn of every other busy lane
+ * (at_gen_turn_s). f[] (n_lanes, may be NULL) receives every lane's
+ * forecast, for a refusal's message and Retry-After. Pure. */
+int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
+                       int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
+                       at_gen_forecast *f);
 
 /* The batch choice of one decode step, exposed for tests. Given n decoding
  * sequences with cached lengths len[] and the step at which each was last

@@ -63,6 +63,12 @@ typedef struct at_server_generator_config {
   char model[1024];       /* model directory, name under ./models or ORG/NAME[@rev] */
   char model_raw[1024];   /* `model` as written in the file */
   char variant[32];       /* "" = the family's first (most accurate) */
+  /* "" (default): one lane. Otherwise a cheaper variant of the same model
+   * (e.g. int8 beside fp32) in a second lane on the same cores: with
+   * admission "slo" a request goes to `variant` when its forecast meets the
+   * request's budgets, else to this one when its forecast does, else 429
+   * (at_gen_choose_lane). */
+  char fallback_variant[32];
   int threads;            /* ORT intra-op threads of the decoder: the lane's CPU budget; 1 */
   int block_tokens;       /* 16 */
   int blocks;             /* KV arena size; 512 */

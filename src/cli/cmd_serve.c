@@ -230,13 +230,15 @@ static int run_server(const at_server_config *cfg, const char *label, const char
           cfg->n_models, label, cfg->tls_cert[0] ? "https" : "http", cfg->host,
           at_server_port(srv), cfg->policy, cfg->workers,
           cfg->n_api_keys || cfg->api_key_file[0] ? ", API key required" : "");
-  if (cfg->generator.enabled)
+  if (cfg->generator.enabled) {
+    const at_server_generator_config *gc = &cfg->generator;
     fprintf(stderr,
-            "anytime: generation lane '%s' on POST /v1/completions and /v1/chat/completions (%d "
-            "thread(s), %d KV blocks "
-            "of %d tokens)\n",
-            cfg->generator.name, cfg->generator.threads, cfg->generator.blocks,
-            cfg->generator.block_tokens);
+            "anytime: generation lane '%s' on POST /v1/completions and /v1/chat/completions "
+            "(variant %s%s%s, %d thread(s), %d KV blocks of %d tokens%s)\n",
+            gc->name, gc->variant[0] ? gc->variant : "(the family's first)",
+            gc->fallback_variant[0] ? ", fallback " : "", gc->fallback_variant, gc->threads,
+            gc->blocks, gc->block_tokens, gc->fallback_variant[0] ? " per variant" : "");
+  }
   if (port_file) {
     FILE *f = fopen(port_file, "w");
     if (f) {

@@ -156,3 +156,41 @@ at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p
   f.tpot_s = (double)((S + B - 1) / B) * step * scale;
   return f;
 }
+
+double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p) {
+  if (!l || !p || l->sequences < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return 0;
+  double t = 0;
+  if (l->prefill_tokens > 0) {
+    long long w = l->prefill_tokens < p->chunk_tokens ? l->prefill_tokens : p->chunk_tokens;
+    double chunk = l->prefill_a_s + l->prefill_b_s * (double)w;
+    if (chunk > 0) t += chunk;
+  }
+  if (l->decoding > 0) t += model_step(l, p->max_batch, l->decoding, l->cached_tokens);
+  return t;
+}
+
+int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
+                       int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
+                       at_gen_forecast *f) {
+  if (!loads || !params || n_lanes < 1) return -1;
+  double all_turns = 0;
+  for (int i = 0; i < n_lanes; i++) all_turns += at_gen_turn_s(&loads[i], &params[i]);
+  int pick = -1;
+  for (int i = 0; i < n_lanes; i++) {
+    const at_gen_load *l = &loads[i];
+    const at_gen_params *p = &params[i];
+    at_gen_forecast fi = at_gen_forecast_for(l, p, n_prompt, n_seqs);
+    if (l->decoding == 0 && p->chunk_tokens > 0 && p->max_batch > 0 && n_seqs > 0) {
+      double others = all_turns - at_gen_turn_s(l, p);
+      if (others < 0) others = 0;
+      long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
+      long long chunks = (pre + p->chunk_tokens - 1) / p->chunk_tokens;
+      long long S = (long long)l->sequences + n_seqs;
+      fi.ttft_s += (double)chunks * others;
+      fi.tpot_s += (double)((S + p->max_batch - 1) / p->max_batch) * others;
+    }
+    if (f) f[i] = fi;
+    if (pick < 0 && fi.ttft_s <= ttft_budget_s && fi.tpot_s <= tpot_budget_s) pick = i;
+  }
+  return pick;
+}

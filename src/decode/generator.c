@@ -9,6 +9,10 @@
  *     list and every running sequence. Other threads only touch `incoming`
  *     (submit), the `cancel` flags of live sequences (cancel, stop) and the
  *     published stats, all under `lock`.
+ *   Turns: lanes of the same cores (p.turns) run their prefill chunk and
+ *     decode step inside one turn of the shared ticket lock, taken with no
+ *     other lock held. The callbacks inside a turn must not block (the
+ *     lane's contract), so a turn always ends.
  *   Lock: `lock` guards incoming, live (the list cancel walks), each
  *     sequence's `cancel` flag, stopping and pub. Callbacks run with it NOT
  *     held. No other lock is taken while it is held.
@@ -106,6 +110,49 @@ const char *at_gen_finish_name(at_gen_finish f) {
     case AT_GEN_ERROR: return "error";
   }
   return "unknown";
+}
+
+/* ------------------------------------------------------------ turns */
+
+/* A ticket lock: take() draws the next ticket and waits until it is served,
+ * give() serves the next; waiters are served in the order they drew. */
+struct at_gen_turns {
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  unsigned long long next, serving;
+};
+
+at_status at_gen_turns_create(at_gen_turns **out) {
+  if (!out) return at_fail(AT_ERR_INVALID_ARG, "generator turns: NULL out");
+  at_gen_turns *t = calloc(1, sizeof *t);
+  if (!t) return at_fail(AT_ERR_NOMEM, "generator turns");
+  pthread_mutex_init(&t->m, NULL);
+  pthread_cond_init(&t->cv, NULL);
+  *out = t;
+  return AT_OK;
+}
+
+void at_gen_turns_destroy(at_gen_turns *t) {
+  if (!t) return;
+  pthread_cond_destroy(&t->cv);
+  pthread_mutex_destroy(&t->m);
+  free(t);
+}
+
+static void turn_take(at_gen_turns *t) {
+  if (!t) return;
+  pthread_mutex_lock(&t->m);
+  unsigned long long mine = t->next++;
+  while (t->serving != mine) pthread_cond_wait(&t->cv, &t->m);
+  pthread_mutex_unlock(&t->m);
+}
+
+static void turn_give(at_gen_turns *t) {
+  if (!t) return;
+  pthread_mutex_lock(&t->m);
+  t->serving++;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->m);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -599,8 +646,12 @@ static void *loop(void *arg) {
     }
     handle_cancels(g);
     admit(g);
-    prefill_one(g);
-    decode_one(g);
+    if (g->n_running > 0) { /* a turn on the shared cores, if any */
+      turn_take(g->p.turns);
+      prefill_one(g);
+      decode_one(g);
+      turn_give(g->p.turns);
+    }
     publish(g);
   }
 }
@@ -691,7 +742,7 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
   }
   calibrate(g);
   g->st.total_blocks = g->st.free_blocks = p.n_blocks;
-  g->pub = g->st;
+  publish(g); /* the calibrated fits, for a forecast before the first turn */
   if (pthread_create(&g->thread, NULL, loop, g) != 0) {
     at_gen_destroy(g);
     return at_fail(AT_ERR_THREAD, "generator: could not start the scheduler thread");

@@ -60,6 +60,7 @@ static const cfg_key keys[] = {
     STR("generator", "name", generator.name, "decoder", 0),
     {"generator", "model", CFG_MODEL, AT(generator.model), 0, 0, 0, "", NULL, 0},
     STR("generator", "variant", generator.variant, "", CFG_IF_SET),
+    STR("generator", "fallback_variant", generator.fallback_variant, "", CFG_IF_SET),
     INT("generator", "threads", generator.threads, 1, 256, 1),
     INT("generator", "block_tokens", generator.block_tokens, 1, 4096, 16),
     INT("generator", "blocks", generator.blocks, 1, 1 << 20, 512),

@@ -382,28 +382,27 @@ at_status serve_load_models(at_server *s) {
   return AT_OK;
 }
 
-/* The generation lane: open the decoder model with its own thread budget
- * (generator.threads intra-op threads, separate from the engine's workers)
- * and start its scheduler. */
-at_status serve_load_generator(at_server *s) {
+/* One generation lane: open variant `variant` ("" = the family's first) of
+ * the generator's model with its own thread budget (generator.threads
+ * intra-op threads, separate from the engine's workers) and start its
+ * scheduler, taking turns on the cores with the other lanes. */
+static at_status load_lane(at_server *s, const char *variant, serve_gen_lane *L) {
   const at_server_generator_config *gc = &s->cfg.generator;
-  for (int i = 0; i < s->n_models; i++)
-    if (!strcmp(s->models[i].name, gc->name))
-      return at_fail(AT_ERR_INVALID_ARG, "generator.name '%s' is also an encoder model's name",
-                     gc->name);
   at_session_params sp = at_session_default_params();
   sp.intra_op_threads = gc->threads;
   if (s->cfg.artifact_cache_dir[0]) {
     sp.artifact_cache_dir = s->cfg.artifact_cache_dir;
     sp.artifact_model = gc->name;
-    sp.artifact_variant = gc->variant[0] ? gc->variant : "default";
+    sp.artifact_variant = variant[0] ? variant : "default";
   }
-  at_status st = at_lm_open(gc->model, gc->variant[0] ? gc->variant : NULL, &sp, NULL, &s->lm);
+  at_status st = at_lm_open(gc->model, variant[0] ? variant : NULL, &sp, NULL, &L->lm);
   if (st != AT_OK) {
     char detail[1200];
     snprintf(detail, sizeof detail, "%s", at_last_error());
-    return at_fail(st, "generator '%s' (%s): %s", gc->name, gc->model, detail);
+    return at_fail(st, "generator '%s' (%s%s%s): %s", gc->name, gc->model,
+                   variant[0] ? ", variant " : "", variant, detail);
   }
+  snprintf(L->variant, sizeof L->variant, "%s", L->lm->variant);
   at_gen_params gp = at_gen_default_params();
   gp.block_tokens = gc->block_tokens;
   gp.n_blocks = gc->blocks;
@@ -415,14 +414,49 @@ at_status serve_load_generator(at_server *s) {
   gp.max_waiting = gc->max_waiting;
   gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
   gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;
-  s->gen_params = gp;
-  if ((st = at_gen_create(at_lm_take_decoder(s->lm), &gp, &s->gen)) != AT_OK) return st;
-  serve_chat_template_load(s, s->lm->desc->dir);
-  const at_decoder_info *di = at_gen_decoder_info(s->gen);
+  gp.turns = s->gen_turns;
+  L->params = gp;
+  if ((st = at_gen_create(at_lm_take_decoder(L->lm), &gp, &L->gen)) != AT_OK) return st;
+  const at_decoder_info *di = at_gen_decoder_info(L->gen);
   at_log(AT_LOG_INFO, "serve",
          "generator '%s': %s (%s), %d layers, %d positions, %d KV blocks of %d tokens, %d "
          "thread(s)",
-         gc->name, s->lm->model_path, s->lm->variant, di->layers, di->max_positions, gc->blocks,
+         gc->name, L->lm->model_path, L->lm->variant, di->layers, di->max_positions, gc->blocks,
          gc->block_tokens, gc->threads);
+  return AT_OK;
+}
+
+/* The generation lanes: generator.variant, then generator.fallback_variant
+ * when set (a different variant of the same model, same tokenizer and
+ * positions), sharing one turn-taking lock. */
+at_status serve_load_generator(at_server *s) {
+  const at_server_generator_config *gc = &s->cfg.generator;
+  for (int i = 0; i < s->n_models; i++)
+    if (!strcmp(s->models[i].name, gc->name))
+      return at_fail(AT_ERR_INVALID_ARG, "generator.name '%s' is also an encoder model's name",
+                     gc->name);
+  at_status st = at_gen_turns_create(&s->gen_turns);
+  if (st != AT_OK) return st;
+  if ((st = load_lane(s, gc->variant, &s->lanes[0])) != AT_OK) return st;
+  s->n_lanes = 1;
+  s->lm = s->lanes[0].lm;
+  if (gc->fallback_variant[0]) {
+    if (!strcmp(gc->fallback_variant, s->lanes[0].variant))
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "generator.fallback_variant '%s' is the lane's own variant: name a "
+                     "cheaper one of the same model (e.g. int8 beside fp32)",
+                     gc->fallback_variant);
+    if ((st = load_lane(s, gc->fallback_variant, &s->lanes[1])) != AT_OK) return st;
+    s->n_lanes = 2;
+    const at_decoder_info *a = at_gen_decoder_info(s->lanes[0].gen);
+    const at_decoder_info *b = at_gen_decoder_info(s->lanes[1].gen);
+    if (a->vocab != b->vocab || a->max_positions != b->max_positions)
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "generator variants '%s' and '%s' differ in vocabulary or positions "
+                     "(%d/%d vs %d/%d): a fallback must be the same model",
+                     s->lanes[0].variant, s->lanes[1].variant, a->vocab, a->max_positions,
+                     b->vocab, b->max_positions);
+  }
+  serve_chat_template_load(s, s->lm->desc->dir);
   return AT_OK;
 }

@@ -116,6 +116,8 @@ struct gjob {
   pthread_mutex_t lock;
   int refs;
   at_server *srv;
+  int lane;             /* the lane admission chose (s->lanes[lane]) */
+  at_generator *gen;    /* its scheduler, which runs every choice */
   struct MHD_Connection *conn;
   bool chat, stream, include_usage, echo, logprobs;
   int top_logprobs;
@@ -170,7 +172,7 @@ static void probe_peer(gjob *j) {
   j->next_probe_ns = now + PROBE_NS;
   if (!peer_closed(j->fd)) return;
   j->peer_gone = true;
-  for (int i = 0; i < j->n; i++) at_gen_cancel(j->srv->gen, j->ch[i].gen_id);
+  for (int i = 0; i < j->n; i++) at_gen_cancel(j->gen, j->ch[i].gen_id);
 }
 
 static void job_unref(gjob *j) {
@@ -412,7 +414,7 @@ static void produce_choice(choice *c, at_tok_workspace *ws, int upto, bool done,
       if (stop_at == TS_NO_STOP && final) assemble(c, ws, upto, true, &text, &safe, &stop_at);
       if (stop_at != TS_NO_STOP) {
         c->stopped = true;
-        at_gen_stop(j->srv->gen, c->gen_id);
+        at_gen_stop(j->gen, c->gen_id);
       }
     }
   }
@@ -505,7 +507,7 @@ static void sse_reader_free(void *cls) {
   bool running = j->pending > 0;
   pthread_mutex_unlock(&j->lock);
   if (running)
-    for (int i = 0; i < j->n; i++) at_gen_cancel(j->srv->gen, j->ch[i].gen_id);
+    for (int i = 0; i < j->n; i++) at_gen_cancel(j->gen, j->ch[i].gen_id);
   job_unref(j);
 }
 
@@ -676,52 +678,69 @@ static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, 
   return true;
 }
 
-/* generator.admission slo: forecast the lane's time to first token and per
- * output token for n choices of an n_ids-token prompt, and refuse now what
- * cannot meet its budgets (x-ttft-ms / x-tpot-ms, else the configured
- * ones), with a Retry-After for when the excess has drained. true: refused
- * or a bad header, *res holds the answer. */
-static bool forecast_refuses(req_ctx *r, int n_ids, int n, long long max_tokens,
-                             enum MHD_Result *res) {
+/* Which lane runs the request. admission queue: the first. admission slo:
+ * forecast every lane's time to first token and per output token for n
+ * choices of an n_ids-token prompt and take the most accurate lane that
+ * meets the budgets (x-ttft-ms / x-tpot-ms, else the configured ones;
+ * at_gen_choose_lane); when none does, refuse now with a Retry-After for
+ * when the soonest lane's excess has drained. Returns the lane, or -1:
+ * refused or a bad header, *res holds the answer. */
+static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, enum MHD_Result *res) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
-  if (strcmp(gc->admission, "slo")) return false;
+  if (strcmp(gc->admission, "slo")) return 0;
   double ttft_b, tpot_b;
   if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
                                 gc->ttft_slo_ms / 1e3, gc->ttft_slo_ms / 1e3, &ttft_b) != AT_OK ||
       at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-tpot-ms"),
                                 gc->tpot_slo_ms / 1e3, gc->tpot_slo_ms / 1e3, &tpot_b) != AT_OK) {
     *res = serve_error(r, 400, "x-ttft-ms and x-tpot-ms must be positive numbers of milliseconds");
-    return true;
+    return -1;
   }
-  at_gen_load load;
-  at_gen_load_get(s->gen, &load);
-  at_gen_forecast f = at_gen_forecast_for(&load, &s->gen_params, n_ids, n);
-  if (f.ttft_s <= ttft_b && f.tpot_s <= tpot_b) return false;
+  at_gen_load load[SERVE_MAX_GEN_LANES];
+  at_gen_params par[SERVE_MAX_GEN_LANES];
+  at_gen_forecast f[SERVE_MAX_GEN_LANES];
+  int sequences = 0;
+  for (int i = 0; i < s->n_lanes; i++) {
+    at_gen_load_get(s->lanes[i].gen, &load[i]);
+    par[i] = s->lanes[i].params;
+    sequences += load[i].sequences;
+  }
+  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b, f);
+  if (lane >= 0) return lane;
   atomic_fetch_add(&s->gen_refused, 1);
-  /* come back when the excess has drained: the prefill ahead, or the share
-   * of the lane's sequences over the budget finishing */
-  double ra = f.ttft_s - ttft_b;
-  double ra_tpot = (f.tpot_s - tpot_b) * (double)max_tokens;
-  if (ra_tpot > ra) ra = ra_tpot;
+  /* come back when the soonest lane's excess has drained: the prefill
+   * ahead, or the share of its sequences over the budget finishing */
+  double ra = INFINITY;
+  for (int i = 0; i < s->n_lanes; i++) {
+    double ri = f[i].ttft_s - ttft_b, ri_tpot = (f[i].tpot_s - tpot_b) * (double)max_tokens;
+    if (ri_tpot > ri) ri = ri_tpot;
+    if (ri < ra) ra = ri;
+  }
   if (ra < 0.05) ra = 0.05;
   uint64_t now = at_now_ns();
   uint64_t hold = serve_refusal_hold(r, now, &ra, s->holdq != NULL);
-  char msg[400];
+  char msg[600], each[400];
+  size_t eo = 0;
+  each[0] = 0;
+  for (int i = 0; i < s->n_lanes && eo < sizeof each; i++)
+    eo += (size_t)snprintf(each + eo, sizeof each - eo, "%s%s: %.0f ms, %.1f ms", i ? "; " : "",
+                           s->lanes[i].variant, f[i].ttft_s * 1e3, f[i].tpot_s * 1e3);
   int len = snprintf(msg, sizeof msg,
-                     "{\"error\":\"overloaded: forecast time to first token %.0f ms (budget "
-                     "%.0f ms), per output token %.1f ms (budget %.1f ms) with %d sequences "
-                     "in the lane; retry after %.0f ms\",\"code\":429}",
-                     f.ttft_s * 1e3, ttft_b * 1e3, f.tpot_s * 1e3, tpot_b * 1e3, load.sequences,
+                     "{\"error\":\"overloaded: forecast time to first token and per output "
+                     "token (%s) miss the budgets of %.0f ms and %.1f ms with %d sequences in "
+                     "the lane%s; retry after %.0f ms\",\"code\":429}",
+                     each, ttft_b * 1e3, tpot_b * 1e3, sequences, s->n_lanes > 1 ? "s" : "",
                      ra * 1e3);
   *res = serve_refusal_send(r, 429, msg, len > 0 && (size_t)len < sizeof msg ? (size_t)len : 0,
                             now, hold, ra);
-  return true;
+  return -1;
 }
 
 /* A job for the request's n choices, holding the HTTP side's reference.
  * NULL: *res holds the error answer. */
-static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum MHD_Result *res) {
+static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int lane,
+                     enum MHD_Result *res) {
   at_server *s = r->srv;
   int n = (int)q->n;
   gjob *j = calloc(1, sizeof *j);
@@ -733,6 +752,8 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum M
   pthread_mutex_init(&j->lock, NULL);
   j->refs = 1; /* the HTTP side */
   j->srv = s;
+  j->lane = lane;
+  j->gen = s->lanes[lane].gen;
   j->fd = -1;
   j->conn = r->conn;
   j->chat = chat;
@@ -750,7 +771,7 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, enum M
            (unsigned long long)j->created, (unsigned long long)(++counter & 0xffffff));
   /* room for every token a choice may generate, allocated once (see
    * choice); a request past the model's positions is refused at submit */
-  const at_decoder_info *di = at_gen_decoder_info(s->gen);
+  const at_decoder_info *di = at_gen_decoder_info(s->lanes[0].gen); /* every lane's */
   long long cap = q->max_tokens;
   if (di && di->max_positions > 0 && cap > di->max_positions) cap = di->max_positions;
   for (int i = 0; i < n; i++) {
@@ -822,7 +843,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
     pthread_mutex_lock(&j->lock);
     j->refs++; /* the generator's, dropped after on_done */
     pthread_mutex_unlock(&j->lock);
-    at_status st = at_gen_submit(s->gen, &gr, &j->ch[i].gen_id);
+    at_status st = at_gen_submit(j->gen, &gr, &j->ch[i].gen_id);
     if (st != AT_OK) {
       pthread_mutex_lock(&j->lock);
       j->refs--;
@@ -831,7 +852,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
       if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
       j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
       pthread_mutex_unlock(&j->lock);
-      for (int k = 0; k < i; k++) at_gen_cancel(s->gen, j->ch[k].gen_id);
+      for (int k = 0; k < i; k++) at_gen_cancel(j->gen, j->ch[k].gen_id);
       break;
     }
     submitted++;
@@ -851,30 +872,32 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
 static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
   at_server *s = r->srv;
   const char *name = s->cfg.generator.name;
+  const char *variant = s->lanes[j->lane].variant; /* the server's: outlives j */
   struct MHD_Response *resp =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, sse_reader_free);
   if (!resp) {
-    for (int i = 0; i < j->n; i++) at_gen_cancel(s->gen, j->ch[i].gen_id);
+    for (int i = 0; i < j->n; i++) at_gen_cancel(j->gen, j->ch[i].gen_id);
     job_unref(j);
     return serve_error(r, 500, "out of memory");
   }
   MHD_add_response_header(resp, "Content-Type", "text/event-stream");
   MHD_add_response_header(resp, "Cache-Control", "no-cache");
   MHD_add_response_header(resp, "x-model", name);
+  MHD_add_response_header(resp, "x-variant", variant);
   if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
   enum MHD_Result res = MHD_queue_response(r->conn, 200, resp);
   MHD_destroy_response(resp);
-  at_metrics_request(s->metrics, r->route, name, "", 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
+  at_metrics_request(s->metrics, r->route, name, variant, 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
                      -1, -1, -1);
   /* a stream's line is written when it starts: its length is not known */
-  serve_log_request(r, 200, name, "", (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
+  serve_log_request(r, 200, name, variant, (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);
   return res;
 }
 
 static enum MHD_Result generate(req_ctx *r, bool chat) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
-  if (!s->gen)
+  if (s->n_lanes < 1)
     return serve_error(r, 404,
                        "this server has no text-generation model (configure a 'generator' "
                        "section; see docs/configuration.md)");
@@ -902,10 +925,13 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
+  int lane = -1;
   if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res) ||
-      forecast_refuses(r, n_ids, (int)q.n, q.max_tokens, &res) ||
-      !(j = job_new(r, chat, &q, n_ids, &res)))
+      (lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &res)) < 0 ||
+      !(j = job_new(r, chat, &q, n_ids, lane, &res)))
     goto out;
+  atomic_fetch_add(&s->lanes[lane].chosen, 1);
+  r->variant_hdr = s->lanes[lane].variant;
   if (!j->stream) { /* the socket is probed for a hang-up while it generates */
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -103,7 +103,7 @@ static enum MHD_Result list_models(req_ctx *r) {
     json_array_append_new(data, json_pack("{s:s, s:s, s:I, s:s}", "id", s->models[i].name,
                                           "object", "model", "created", created, "owned_by",
                                           "anytime"));
-  if (s->gen)
+  if (s->n_lanes > 0)
     json_array_append_new(data, json_pack("{s:s, s:s, s:I, s:s}", "id", s->cfg.generator.name,
                                           "object", "model", "created", created, "owned_by",
                                           "anytime"));

@@ -65,6 +65,16 @@ typedef struct served_model {
   char tokenizer_path[1024];
 } served_model;
 
+/* One generation lane: a decoder variant and its scheduler. */
+#define SERVE_MAX_GEN_LANES 2
+typedef struct serve_gen_lane {
+  at_lm *lm;               /* the variant's model (owned) */
+  at_generator *gen;       /* its scheduler; owns the decoder */
+  at_gen_params params;    /* what it was created with (the forecast reads them) */
+  char variant[32];        /* the variant's name, as at_lm resolved it */
+  atomic_uint_least64_t chosen; /* requests admission gave this lane */
+} serve_gen_lane;
+
 struct at_server {
   at_server_config cfg;
   at_engine *engine;
@@ -77,9 +87,14 @@ struct at_server {
   int variant_model[256];    /* engine variant index -> model index */
   int variant_slot[256];     /* engine variant index -> position in model->variants */
   pthread_key_t ws_key;      /* per-HTTP-thread tokenizer workspace */
-  at_lm *lm;                 /* the generation lane's model (NULL: none) */
-  at_generator *gen;         /* its scheduler; owns the decoder */
-  at_gen_params gen_params;  /* what it was created with (the forecast reads them) */
+  /* The generation lanes, one per decoder variant, most accurate first
+   * (generator.variant, then generator.fallback_variant); n_lanes = 0: no
+   * generator. They take turns on the same cores (gen_turns). */
+  serve_gen_lane lanes[SERVE_MAX_GEN_LANES];
+  int n_lanes;
+  at_gen_turns *gen_turns;
+  at_lm *lm;                 /* lanes[0].lm (not owned separately): the tokenizer
+                                and EOS ids every lane shares; NULL: none */
   struct at_chat_template *chat_tpl; /* its chat template (NULL: no chat route) */
   char chat_tpl_error[512];  /* why there is none */
   uint64_t started_ns;
@@ -147,6 +162,7 @@ typedef struct req_ctx {
   char ttft[24], tpot[24];   /* completions: x-time-to-first-token / -per-output-token */
   char held_ms[24];          /* a held 429: x-held-ms, how long it was held */
   const char *model_hdr;     /* x-model for answers without a job (static or server-owned) */
+  const char *variant_hdr;   /* x-variant for them, when one was chosen (the same) */
   serve_admission adm;       /* the planner's decision, if one was asked */
   struct job *job;
   /* Set by the async work before resuming: builds resp from job. */

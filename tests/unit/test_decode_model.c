@@ -8,7 +8,10 @@
  *     recompute their cache (and the preemptions really happened);
  *   - sampling with a seed is reproducible across batch compositions;
  *   - the perplexity scorer agrees with step-by-step reference logits;
- *   - submit refuses what can never fit, up front.
+ *   - submit refuses what can never fit, up front;
+ *   - a fresh lane's published load prices real steps;
+ *   - two lanes (fp32, int8) taking turns on shared cores each give their
+ *     own variant's reference tokens.
  * The model directory can be overridden with ANYTIME_DECODER_MODEL. */
 #include <math.h>
 #include <pthread.h>
@@ -389,11 +392,100 @@ static void test_stop_from_outside(void **state) {
   at_lm_close(lm);
 }
 
+/* A lane just created publishes the load its calibration measured: a
+ * forecast made before its first request prices real steps, not zero (a
+ * zero forecast admits everything). */
+static void test_fresh_lane_forecasts(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
+  at_generator *g = NULL;
+  at_gen_params gp = at_gen_default_params();
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  at_gen_load l;
+  at_gen_load_get(g, &l);
+  assert_true(l.step_fitted);
+  assert_true(l.tpot_s > 0);
+  assert_true(l.prefill_a_s + l.prefill_b_s * gp.chunk_tokens > 0);
+  at_gen_forecast f = at_gen_forecast_for(&l, &gp, 20, 1);
+  assert_true(f.ttft_s > 0 && f.tpot_s > 0);
+  at_gen_destroy(g);
+  at_lm_close(lm);
+}
+
+/* Two lanes (fp32 and int8) taking turns on the same cores through one
+ * at_gen_turns, all prompts submitted to both at once: each lane's greedy
+ * tokens equal its own variant's reference (the serial path), and both
+ * lanes ran. */
+static void test_lanes_take_turns(void **state) {
+  (void)state;
+  static const char *const variants[2] = {"fp32", "int8"};
+  enum { MAXT = 24 };
+  at_gen_turns *turns = NULL;
+  assert_int_equal(at_gen_turns_create(&turns), AT_OK);
+  at_lm *lm[2] = {NULL, NULL};
+  at_generator *g[2] = {NULL, NULL};
+  prompt p[32];
+  int np = 0;
+  int32_t (*want)[2][256] = calloc(32, sizeof *want);
+  int (*n_want)[2] = calloc(32, sizeof *n_want);
+  for (int v = 0; v < 2; v++) {
+    assert_int_equal(at_lm_open(model_dir(), variants[v], NULL, NULL, &lm[v]), AT_OK);
+    if (v == 0) np = make_prompts(lm[0], p, 32);
+    for (int i = 0; i < np; i++)
+      n_want[i][v] = reference_greedy(lm[v]->dec, &p[i], MAXT, lm[v]->eos_id, want[i][v]);
+    at_gen_params gp = at_gen_default_params();
+    /* int8 quantises activations per tensor (the whole batch, the whole
+     * chunk), so only one sequence per step and a whole prompt per chunk
+     * give the reference's numbers; fp32 batches and chunks exactly */
+    gp.max_batch = v == 0 ? 4 : 1;
+    gp.chunk_tokens = v == 0 ? 16 : 256;
+    gp.turns = turns;
+    assert_int_equal(at_gen_create(at_lm_take_decoder(lm[v]), &gp, &g[v]), AT_OK);
+  }
+  got *res = calloc((size_t)np * 2, sizeof *res);
+  g_remaining = np * 2;
+  for (int i = 0; i < np; i++)
+    for (int v = 0; v < 2; v++) {
+      at_gen_request r = {.prompt = p[i].ids, .n_prompt = p[i].n, .max_tokens = MAXT,
+                          .sample = at_sample_default_params(), .eos_id = lm[v]->eos_id,
+                          .on_done = on_done, .user = &res[2 * i + v]};
+      assert_int_equal(at_gen_submit(g[v], &r, NULL), AT_OK);
+    }
+  wait_all();
+  int mismatches = 0, differ = 0;
+  for (int i = 0; i < np; i++)
+    for (int v = 0; v < 2; v++) {
+      const got *o = &res[2 * i + v];
+      assert_true(o->done);
+      if (o->n != n_want[i][v] || memcmp(o->tok, want[i][v], (size_t)o->n * 4) != 0) {
+        print_message("prompt %d, %s lane: differs from its reference\n", i, variants[v]);
+        mismatches++;
+      }
+      if (v == 1) differ += o->n != res[2 * i].n || memcmp(o->tok, res[2 * i].tok, (size_t)o->n * 4);
+    }
+  assert_int_equal(mismatches, 0);
+  print_message("%d of %d prompts: fp32 and int8 greedy tokens differ\n", differ, np);
+  for (int v = 0; v < 2; v++) {
+    at_gen_stats st;
+    at_gen_stats_get(g[v], &st);
+    assert_true(st.decode_steps > 0);
+    at_gen_destroy(g[v]);
+    at_lm_close(lm[v]);
+  }
+  at_gen_turns_destroy(turns);
+  for (int i = 0; i < np; i++) free(p[i].ids);
+  free(want);
+  free(n_want);
+  free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
       cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
       cmocka_unit_test(test_refusals),         cmocka_unit_test(test_stop_from_outside),
+      cmocka_unit_test(test_fresh_lane_forecasts), cmocka_unit_test(test_lanes_take_turns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

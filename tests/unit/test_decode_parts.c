@@ -631,6 +631,63 @@ static void test_forecast(void **state) {
   assert_true(f.ttft_s == 0 && f.tpot_s == 0);
 }
 
+/* The variant choice over lanes that take turns (at_gen_choose_lane): the
+ * most accurate lane whose forecast meets both budgets; an idle lane's
+ * forecast carries one turn of each busy neighbour per turn of its own;
+ * -1 when none fits, with every lane's forecast filled in. */
+static void test_choose_lane(void **state) {
+  (void)state;
+  at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
+  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4;
+  /* lane 0 (fp32): 2x lane 1's (int8) costs */
+  at_gen_load idle0 = {.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
+                       .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
+  at_gen_load idle1 = {.step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
+                       .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+  assert_true(at_gen_turn_s(&idle0, &p[0]) == 0); /* idle: no turns to wait for */
+  at_gen_load L[2] = {idle0, idle1};
+  at_gen_forecast f[2];
+  /* both idle: each forecast is the lane's own; the first fits */
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f), 0);
+  at_gen_forecast own0 = at_gen_forecast_for(&L[0], &p[0], 20, 1);
+  assert_true(f[0].ttft_s == own0.ttft_s && f[0].tpot_s == own0.tpot_s);
+  /* lane 0 busy: 40 sequences decoding, 4000 positions, nothing to prefill,
+   * its measured gap as the model says (scale 1) */
+  L[0].sequences = L[0].decoding = 40;
+  L[0].cached_tokens = 4000;
+  double step0 = 0.004 + 2e-6 * 4 * (4000.0 / 40 + 1);
+  assert_true(fabs(at_gen_turn_s(&L[0], &p[0]) - (0.004 + 2e-6 * 4 * (4000.0 / 40 + 1))) < 1e-12);
+  L[0].tpot_s = 10 * step0;
+  /* a newcomer on lane 0: 41 sequences, 11 steps per token */
+  double step0n = 0.004 + 2e-6 * 4 * ((4000.0 + 20) / 41 + 1);
+  double want0 = 11 * step0n;
+  /* on idle lane 1: its own step, plus lane 0's turn for each of its own */
+  double step1 = 0.002 + 1e-6 * 1 * (20.0 + 1);
+  double want1 = step1 + step0;
+  double ttft1 = (0.001 + 2e-5 * 20) + step0;
+  int pick = at_gen_choose_lane(L, p, 2, 20, 1, 2.0, (want0 + want1) / 2, f);
+  assert_true(fabs(f[0].tpot_s - want0) < 1e-12);
+  assert_true(fabs(f[1].tpot_s - want1) < 1e-12);
+  assert_true(fabs(f[1].ttft_s - ttft1) < 1e-12);
+  assert_true(want1 < want0);
+  assert_int_equal(pick, 1);
+  /* a budget both meet: the more accurate; one neither meets: -1 */
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 0);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, f), -1);
+  assert_true(f[1].tpot_s > 0);
+  /* lane 1 decoding too: its measured gap already holds lane 0's turns,
+   * nothing is added */
+  L[1].sequences = L[1].decoding = 1;
+  L[1].cached_tokens = 30;
+  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f);
+  at_gen_forecast own1 = at_gen_forecast_for(&L[1], &p[1], 20, 1);
+  assert_true(f[1].tpot_s == own1.tpot_s && f[1].ttft_s == own1.ttft_s);
+  /* one lane: exactly the lane's forecast */
+  assert_int_equal(at_gen_choose_lane(L, p, 1, 20, 1, 2.0, want0 * 1.01, f), 0);
+  assert_true(f[0].tpot_s == at_gen_forecast_for(&L[0], &p[0], 20, 1).tpot_s);
+  assert_int_equal(at_gen_choose_lane(NULL, p, 1, 20, 1, 2.0, 1, f), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_blocks_needed),   cmocka_unit_test(test_arena_grow_release),
@@ -640,6 +697,7 @@ int main(void) {
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
       cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
+      cmocka_unit_test(test_choose_lane),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
