@@ -2,7 +2,7 @@
  * decoder and its KV block arena.
  *
  * One scheduler thread owns the decoder, the arena and every running
- * sequence. Each turn of its loop it
+ * sequence (the lane's own, or one shared with other lanes: at_gen_turns). Each turn of its loop it
  *   1. admits waiting sequences in arrival order while the arena has the
  *      blocks each needs (block admission, decided up front); when the head
  *      cannot get its blocks and would miss its first-token deadline by
@@ -38,12 +38,13 @@ extern "C" {
 
 typedef struct at_generator at_generator;
 
-/* Turn-taking between lanes that share cores (one lane per decoder variant,
- * e.g. fp32 and int8 of the same model): each lane takes a turn for its
- * prefill chunk and decode step, in first-come order (a ticket lock), so
- * two busy lanes alternate steps and together use the CPU one lane would.
- * Thread-safety: any thread; destroy only after every lane using it is
- * destroyed. */
+/* One scheduler thread shared by several lanes (one lane per decoder
+ * variant, e.g. fp32 and int8 of the same model): lanes created with
+ * params.turns have no thread of their own; this one gives each a turn per
+ * round (admission, a prefill chunk, a decode step), so busy lanes
+ * alternate steps and together use the CPU one lane would. Callbacks of
+ * every such lane run on this thread. Thread-safety: create and destroy
+ * from one thread; destroy only after every lane using it is destroyed. */
 typedef struct at_gen_turns at_gen_turns;
 at_status at_gen_turns_create(at_gen_turns **out);
 void at_gen_turns_destroy(at_gen_turns *t);
@@ -64,8 +65,8 @@ typedef struct at_gen_params {
   int max_waiting;         /* waiting queue bound (429 beyond); default 256 */
   double ttft_slo_s;       /* first-token deadline after arrival; default 2.0 */
   double tpot_slo_s;       /* per-output-token budget after the first; default 0.2 */
-  /* Shared with the other lanes of the same cores (not owned); NULL: this
-   * lane steps whenever it has work. Default NULL. */
+  /* The scheduler thread shared with other lanes (not owned); NULL: the
+   * lane runs a scheduler thread of its own. Default NULL. */
   at_gen_turns *turns;
 } at_gen_params;
 
@@ -167,6 +168,8 @@ typedef struct at_gen_load {
   int sequences;              /* running + waiting + submitted not yet taken */
   int decoding;               /* running sequences past their prefill */
   long long prefill_tokens;   /* positions still to prefill among all of them */
+  long long prefill_chunks;   /* the prefill chunks that takes: a turn runs one
+                                 chunk of one sequence, so sum(ceil(left / W)) */
   long long cached_tokens;    /* positions in the arena */
   bool step_fitted;           /* the decode-step fit has data */
   double step_a_s, step_b_s;  /* decode step ≈ a + b * batch * (longest cached + 1) */
@@ -181,8 +184,10 @@ void at_gen_load_get(at_generator *g, at_gen_load *out);
  * "Generation admission"):
  * every turn runs one prefill chunk of the oldest prefilling sequence and
  * one decode step of up to max_batch decoding ones, so
- *   ttft = the prefill chunks of everything ahead and its own
- *          + one decode step per chunk while any sequence decodes;
+ *   ttft = the prefill chunks of everything ahead and its own (a chunk
+ *          holds one sequence: prefill_chunks, not prefill_tokens / W)
+ *          + one decode step per chunk while the lane holds any sequence
+ *          (what is ahead decodes once prefilled);
  *   tpot = ceil(sequences / max_batch) decode steps, each priced by the
  *          step fit at the batch and mean length the lane will hold
  *          (the measured gap only until the fit has data);

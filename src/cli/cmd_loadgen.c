@@ -51,6 +51,12 @@ static void help(void) {
       "                       ~/.cache/anytime/data, then pang-lee/test.csv)\n"
       "  --text TEXT          send this one text instead (no label: accuracy n/a)\n"
       "  --deadline-ms D      sent as x-deadline-ms; answers later than D are not goodput\n"
+      "  --completions N      POST /v1/completions bodies instead: {\"prompt\": --text,\n"
+      "                       \"max_tokens\": N, \"temperature\": T} (needs --text)\n"
+      "  --temperature T      with --completions (default 0.7)\n"
+      "  --ttft-ms A --tpot-ms B\n"
+      "                       with --completions: the x-ttft-ms / x-tpot-ms budgets; give\n"
+      "                       --deadline-ms A + N x B to score goodput by the same budget\n"
       "  --out FILE.csv       one row per attempt\n"
       "  --json               summary as one JSON object\n"
       "  --connections N      open loop: connection cap (default 512); more than this in\n"
@@ -76,6 +82,7 @@ typedef struct opts {
   double rate, rho, capacity, duration, seed, deadline_ms;
   double conns, late_ms, drain_s;
   double clients, think_ms, burst_s, burst_clients;
+  double completions, temperature, ttft_ms, tpot_ms;
   lg_retry retry;
   bool json;
 } opts;
@@ -111,6 +118,10 @@ static int parse_one(opts *o, const char *a, const char *v) {
   else if (strcmp(a, "--think-ms") == 0) return num_arg(a, v, 0, &o->think_ms);
   else if (strcmp(a, "--burst-s") == 0) return num_arg(a, v, 1e-3, &o->burst_s);
   else if (strcmp(a, "--burst-clients") == 0) return num_arg(a, v, 1, &o->burst_clients);
+  else if (strcmp(a, "--completions") == 0) return num_arg(a, v, 1, &o->completions);
+  else if (strcmp(a, "--temperature") == 0) return num_arg(a, v, 0, &o->temperature);
+  else if (strcmp(a, "--ttft-ms") == 0) return num_arg(a, v, 1e-6, &o->ttft_ms);
+  else if (strcmp(a, "--tpot-ms") == 0) return num_arg(a, v, 1e-6, &o->tpot_ms);
   else if (strcmp(a, "--retry") == 0) {
     if (!v || lg_retry_parse(v, &o->retry) != 0) {
       fprintf(stderr, "anytime loadgen: --retry must be none, now, after or backoff\n");
@@ -126,7 +137,8 @@ static int parse_one(opts *o, const char *a, const char *v) {
 /* Parse and check argv. Returns AT_EXIT_OK or AT_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, opts *o) {
   *o = (opts){.rate = -1, .rho = -1, .capacity = -1, .duration = 10, .seed = 1,
-              .conns = 512, .late_ms = 1, .drain_s = 10, .retry = LG_RETRY_NONE};
+              .conns = 512, .late_ms = 1, .drain_s = 10, .retry = LG_RETRY_NONE,
+              .temperature = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--json") == 0) {
@@ -161,6 +173,15 @@ static int parse_args(int argc, char **argv, opts *o) {
                     "burst must be shorter than --duration\n");
     return AT_EXIT_USAGE;
   }
+  if (o->completions > 0 && (!o->text || o->completions > 1e6)) {
+    fprintf(stderr, "anytime loadgen: --completions N (1..1000000 tokens) sends one --text as "
+                    "the prompt (a completion has no label to score)\n");
+    return AT_EXIT_USAGE;
+  }
+  if (!(o->completions > 0) && (o->temperature >= 0 || o->ttft_ms > 0 || o->tpot_ms > 0)) {
+    fprintf(stderr, "anytime loadgen: --temperature, --ttft-ms and --tpot-ms need --completions\n");
+    return AT_EXIT_USAGE;
+  }
   if (o->rho > 0) o->rate = o->rho * o->capacity;
   if (o->conns > 60000 || o->seed > 1.8e19 || o->clients + o->burst_clients > 60000) {
     fprintf(stderr, "anytime loadgen: --connections, --clients or --seed out of range\n");
@@ -186,7 +207,7 @@ static int write_csv(const char *path, const lg_result *res) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
   fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item,inference_s,"
-             "client,attempt,origin_s,retry_after_ms\n");
+             "client,attempt,origin_s,retry_after_ms,ttft_s,tpot_s\n");
   for (size_t i = 0; i < res->n; i++) {
     const lg_record *x = &res->records[i];
     fprintf(f, "%.6f,%.6f,", x->scheduled_s, x->sent_s);
@@ -210,6 +231,10 @@ static int write_csv(const char *path, const lg_result *res) {
     if (x->inference_s >= 0) fprintf(f, "%.6f", x->inference_s);
     fprintf(f, ",%d,%d,%.6f,", x->client, x->attempt, x->origin_s);
     if (x->retry_after_ms >= 0) fprintf(f, "%g", x->retry_after_ms);
+    fputc(',', f);
+    if (x->ttft_s >= 0) fprintf(f, "%.6f", x->ttft_s);
+    fputc(',', f);
+    if (x->tpot_s >= 0) fprintf(f, "%.6f", x->tpot_s);
     fputc('\n', f);
   }
   return fclose(f) == 0 ? 0 : -1;
@@ -370,7 +395,10 @@ int at_cli_loadgen(int argc, char **argv) {
   if (prc != AT_EXIT_OK) return prc;
   lg_config cfg = {.deadline_ms = o.deadline_ms, .max_conns = (size_t)o.conns,
                    .initial_conns = 4, .late_s = o.late_ms / 1000.0, .drain_s = o.drain_s,
-                   .seed = (uint64_t)o.seed};
+                   .seed = (uint64_t)o.seed,
+                   .spec = {.max_tokens = (int)o.completions,
+                            .temperature = o.temperature >= 0 ? o.temperature : 0.7,
+                            .ttft_ms = o.ttft_ms, .tpot_ms = o.tpot_ms}};
   if (lg_url_parse(o.url, &cfg.url) != 0) {
     fprintf(stderr, "anytime loadgen: --url must look like http://127.0.0.1:8000/predict\n");
     return AT_EXIT_USAGE;

@@ -75,10 +75,19 @@ int lg_url_parse(const char *url, lg_url *out);
  * pass through (the text is UTF-8). */
 int lg_json_escape(const char *s, char *buf, size_t *len, size_t cap);
 
-/* Build a complete POST request with body {"inputs": "<text>"}, and the
- * x-deadline-ms header when deadline_ms > 0. Returns its length, or -1 if
- * it does not fit in cap. */
-long lg_build_request(const lg_url *u, const char *text, double deadline_ms, char *buf,
+/* What every request carries besides its text. */
+typedef struct lg_request_spec {
+  double deadline_ms;  /* > 0: the x-deadline-ms header */
+  /* > 0: an OpenAI completion, body {"prompt": "<text>", "max_tokens": N,
+   * "temperature": T}, instead of the TEI body {"inputs": "<text>"} */
+  int max_tokens;
+  double temperature;
+  double ttft_ms, tpot_ms; /* > 0: the x-ttft-ms / x-tpot-ms headers */
+} lg_request_spec;
+
+/* Build a complete POST request for `text` as `spec` says. Returns its
+ * length, or -1 if it does not fit in cap. */
+long lg_build_request(const lg_url *u, const lg_request_spec *spec, const char *text, char *buf,
                       size_t cap);
 
 #define LG_MAX_HEADER 16384
@@ -91,6 +100,8 @@ typedef struct lg_response {
   double retry_after_s;  /* Retry-After in seconds, -1 if none (or an HTTP-date) */
   double retry_after_ms; /* retry-after-ms in milliseconds, -1 if none */
   double inference_s;    /* x-inference-time (the server's Run time), -1 if none */
+  double ttft_s, tpot_s; /* x-time-to-first-token / x-time-per-output-token (a
+                            generation's), -1 if none */
   size_t body_len;       /* decoded body (chunks joined) in the caller's buffer */
 } lg_response;
 
@@ -161,6 +172,8 @@ typedef struct lg_record {
   double retry_after_s;  /* Retry-After of its answer, -1 if none */
   double inference_s; /* the server's x-inference-time, -1 if none */
   double retry_after_ms; /* retry-after-ms of its answer, -1 if none */
+  double ttft_s, tpot_s; /* a generation's x-time-to-first-token and
+                            x-time-per-output-token, -1 if none */
   int client;         /* closed loop: the client that sent it; -1 open loop */
   int attempt;        /* 0 for a logical request's first send, k for its k-th retry */
   double origin_s;    /* scheduled_s of the logical request's first attempt */
@@ -169,6 +182,7 @@ typedef struct lg_record {
 typedef struct lg_config {
   lg_url url;
   double deadline_ms;    /* > 0: sent as x-deadline-ms; scores goodput */
+  lg_request_spec spec;  /* the request's form (its deadline_ms: the one above) */
   size_t max_conns;      /* connection cap; default 512 (open loop only) */
   size_t initial_conns;  /* opened before the first send; default 4 (open loop) */
   double late_s;         /* a send later than this after its time is late */

@@ -154,27 +154,43 @@ int lg_json_escape(const char *s, char *buf, size_t *len, size_t cap) {
   return 0;
 }
 
-long lg_build_request(const lg_url *u, const char *text, double deadline_ms, char *buf,
+long lg_build_request(const lg_url *u, const lg_request_spec *spec, const char *text, char *buf,
                       size_t cap) {
+  static const lg_request_spec none = {0};
+  if (!spec) spec = &none;
   /* The body goes after the headers, whose Content-Length we only know
    * once the body is escaped: escape into the tail region first. */
-  size_t hdr_room = 512 + strlen(u->path) + strlen(u->host);
+  size_t hdr_room = 640 + strlen(u->path) + strlen(u->host);
   if (cap <= hdr_room + 32) return -1;
   char *body = buf + hdr_room;
   size_t bl = 0, bcap = cap - hdr_room;
-  const char *pre = "{\"inputs\": \"";
-  if (strlen(pre) + 4 >= bcap) return -1;
+  bool cmpl = spec->max_tokens > 0;
+  const char *pre = cmpl ? "{\"prompt\": \"" : "{\"inputs\": \"";
+  char post[96];
+  if (cmpl)
+    snprintf(post, sizeof post, "\", \"max_tokens\": %d, \"temperature\": %.4g}", spec->max_tokens,
+             spec->temperature);
+  else
+    snprintf(post, sizeof post, "\"}");
+  size_t pl = strlen(post);
+  if (strlen(pre) + pl + 2 >= bcap) return -1;
   strcpy(body, pre);
   bl = strlen(pre);
-  if (lg_json_escape(text, body, &bl, bcap - 3) != 0) return -1;
-  memcpy(body + bl, "\"}", 3);
-  bl += 2;
-  char dl[64] = "";
-  if (deadline_ms > 0) snprintf(dl, sizeof dl, "x-deadline-ms: %.3f\r\n", deadline_ms);
+  if (lg_json_escape(text, body, &bl, bcap - pl - 1) != 0) return -1;
+  memcpy(body + bl, post, pl + 1);
+  bl += pl;
+  char hdr[192] = "";
+  int ho = 0;
+  if (spec->deadline_ms > 0)
+    ho += snprintf(hdr + ho, sizeof hdr - (size_t)ho, "x-deadline-ms: %.3f\r\n", spec->deadline_ms);
+  if (spec->ttft_ms > 0)
+    ho += snprintf(hdr + ho, sizeof hdr - (size_t)ho, "x-ttft-ms: %.3f\r\n", spec->ttft_ms);
+  if (spec->tpot_ms > 0)
+    ho += snprintf(hdr + ho, sizeof hdr - (size_t)ho, "x-tpot-ms: %.3f\r\n", spec->tpot_ms);
   int hl = snprintf(buf, hdr_room,
                     "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
                     "Accept: application/json\r\n%sContent-Length: %zu\r\n\r\n",
-                    u->path, u->host, u->port, dl, bl);
+                    u->path, u->host, u->port, hdr, bl);
   if (hl < 0 || (size_t)hl >= hdr_room) return -1;
   memmove(buf + hl, body, bl);
   return (long)((size_t)hl + bl);
@@ -215,12 +231,20 @@ static bool header_is(const char *line, size_t len, const char *name, char *val,
   return true;
 }
 
+/* A header of milliseconds in seconds; -1 when it is not a number >= 0. */
+static double ms_header_s(const char *val) {
+  char *x;
+  double ms = strtod(val, &x);
+  return x != val && ms >= 0 && isfinite(ms) ? ms / 1e3 : -1;
+}
+
 long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char *body,
                    size_t cap) {
   memset(out, 0, sizeof *out);
   out->retry_after_s = -1;
   out->retry_after_ms = -1;
   out->inference_s = -1;
+  out->ttft_s = out->tpot_s = -1;
   const char *hend = find_crlfcrlf(buf, len);
   if (!hend) return len > LG_MAX_HEADER ? -1 : 0;
   if ((size_t)(hend - buf) > LG_MAX_HEADER) return -1;
@@ -269,6 +293,10 @@ long lg_http_parse(const char *buf, size_t len, bool eof, lg_response *out, char
       char *x;
       double ms = strtod(val, &x); /* milliseconds */
       if (x != val && ms >= 0 && isfinite(ms)) out->inference_s = ms / 1e3;
+    } else if (header_is(l, ll, "x-time-to-first-token", val, sizeof val)) {
+      out->ttft_s = ms_header_s(val);
+    } else if (header_is(l, ll, "x-time-per-output-token", val, sizeof val)) {
+      out->tpot_s = ms_header_s(val);
     }
     l = e + 2;
   }

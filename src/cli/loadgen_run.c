@@ -322,7 +322,9 @@ static int variant_index(lg_result *res, const char *name) {
 static void conn_start(run *r, conn *c, size_t req) {
   lg_record *x = &r->res->records[req];
   const lg_item *it = &r->data->items[x->item];
-  long len = lg_build_request(&r->cfg->url, it->text, r->cfg->deadline_ms, c->out, r->out_cap);
+  lg_request_spec spec = r->cfg->spec;
+  spec.deadline_ms = r->cfg->deadline_ms;
+  long len = lg_build_request(&r->cfg->url, &spec, it->text, c->out, r->out_cap);
   c->req = (long)req;
   if (x->sent_s < 0) x->sent_s = elapsed(r);
   if (len < 0) {
@@ -376,6 +378,8 @@ static void on_response(run *r, conn *c, const lg_response *resp) {
   x->retry_after_s = resp->retry_after_s;
   x->retry_after_ms = resp->retry_after_ms;
   x->inference_s = resp->inference_s;
+  x->ttft_s = resp->ttft_s;
+  x->tpot_s = resp->tpot_s;
   int label = r->data->items[x->item].label;
   if (resp->status == 200 && label >= 0) {
     char top[64];
@@ -500,7 +504,7 @@ static void client_send(run *r, size_t ci) {
   r->res->records[req] = (lg_record){
       .scheduled_s = cl->due_s, .sent_s = -1, .latency_s = -1, .status = LG_ERR_UNSENT,
       .variant = -1, .correct = -1, .item = cl->item, .retry_after_s = -1, .inference_s = -1,
-      .retry_after_ms = -1, .client = (int)ci, .attempt = cl->attempt, .origin_s = cl->origin_s};
+      .retry_after_ms = -1, .ttft_s = -1, .tpot_s = -1, .client = (int)ci, .attempt = cl->attempt, .origin_s = cl->origin_s};
   r->in_flight++;
   if (c->state == C_IDLE) {
     conn_start(r, c, (size_t)req);
@@ -661,7 +665,8 @@ int lg_run(const lg_config *cfg, const double *schedule, size_t n, double durati
                                   .status = LG_ERR_UNSENT, .variant = -1, .correct = -1,
                                   .item = (int)(at_rng_next(&pick) % data->n),
                                   .retry_after_s = -1, .inference_s = -1,
-                                  .retry_after_ms = -1, .client = -1, .attempt = 0,
+                                  .retry_after_ms = -1, .ttft_s = -1, .tpot_s = -1,
+                                  .client = -1, .attempt = 0,
                                   .origin_s = schedule[i]};
   clock_gettime(CLOCK_MONOTONIC, &r.t0);
   /* a few connections up front, so the first sends do not pay the connect */

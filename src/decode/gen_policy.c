@@ -110,13 +110,12 @@ double at_gen_blocks_free_in(const double *t_left, int *blocks, int n, int free_
 
 /* ------------------------------------------------------------ forecast */
 
-/* Seconds for prefilling `tokens` positions in chunks of W. */
-static double prefill_time(const at_gen_load *l, long long tokens, int W) {
-  if (tokens <= 0) return 0;
-  long long chunks = (tokens + W - 1) / W;
-  double full = l->prefill_a_s + l->prefill_b_s * W;
-  double last = l->prefill_a_s + l->prefill_b_s * (double)(tokens - (chunks - 1) * W);
-  return (double)(chunks - 1) * (full > 0 ? full : 0) + (last > 0 ? last : 0);
+/* Seconds for prefilling `tokens` positions in `chunks` chunks: each chunk
+ * costs a + b * its positions, so the whole is chunks * a + b * tokens. */
+static double prefill_time(const at_gen_load *l, long long tokens, long long chunks) {
+  if (tokens <= 0 || chunks <= 0) return 0;
+  double t = (double)chunks * l->prefill_a_s + l->prefill_b_s * (double)tokens;
+  return t > 0 ? t : 0;
 }
 
 /* The model's decode step (seconds) with S sequences holding `positions`. */
@@ -128,6 +127,16 @@ static double model_step(const at_gen_load *l, int B, long long S, long long pos
   return step > 0 ? step : 0;
 }
 
+/* The prefill chunks before n_seqs newcomers of n_prompt tokens have their
+ * first token: a turn prefills one chunk of one sequence, oldest first, so
+ * the lane's count (never fewer than its positions packed in whole chunks),
+ * then the newcomers' own. */
+static long long chunks_to_first(const at_gen_load *l, int W, int n_prompt, int n_seqs) {
+  long long ahead = (l->prefill_tokens + W - 1) / W;
+  if (l->prefill_chunks > ahead) ahead = l->prefill_chunks;
+  return ahead + (long long)n_seqs * ((n_prompt + W - 1) / W);
+}
+
 at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
                                     int n_seqs) {
   at_gen_forecast f = {0, 0};
@@ -135,7 +144,7 @@ at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p
   int W = p->chunk_tokens, B = p->max_batch;
   long long S = (long long)l->sequences + n_seqs;
   long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
-  long long chunks = (pre + W - 1) / W;
+  long long chunks = chunks_to_first(l, W, n_prompt, n_seqs);
   double step = model_step(l, B, S, l->cached_tokens + pre);
   /* Calibration: the lane's measured gap against what the model says for
    * the load it measured it under (prefill chunks between steps, batching
@@ -150,7 +159,9 @@ at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p
     if (scale > 4) scale = 4;
   }
   if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1;
-  f.ttft_s = prefill_time(l, pre, W) + (l->decoding > 0 ? (double)chunks * step * scale : 0);
+  /* a decode step with every chunk while anything is in the lane: what
+   * decodes now, and what is ahead, which decodes once it is prefilled */
+  f.ttft_s = prefill_time(l, pre, chunks) + (l->sequences > 0 ? (double)chunks * step * scale : 0);
   /* the measured gap is not a floor by itself: it lags the load, and a
    * floor would keep refusing after a burst has drained */
   f.tpot_s = (double)((S + B - 1) / B) * step * scale;
@@ -183,8 +194,7 @@ int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, in
     if (l->decoding == 0 && p->chunk_tokens > 0 && p->max_batch > 0 && n_seqs > 0) {
       double others = all_turns - at_gen_turn_s(l, p);
       if (others < 0) others = 0;
-      long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
-      long long chunks = (pre + p->chunk_tokens - 1) / p->chunk_tokens;
+      long long chunks = chunks_to_first(l, p->chunk_tokens, n_prompt, n_seqs);
       long long S = (long long)l->sequences + n_seqs;
       fi.ttft_s += (double)chunks * others;
       fi.tpot_s += (double)((S + p->max_batch - 1) / p->max_batch) * others;

@@ -9,10 +9,12 @@
  *     list and every running sequence. Other threads only touch `incoming`
  *     (submit), the `cancel` flags of live sequences (cancel, stop) and the
  *     published stats, all under `lock`.
- *   Turns: lanes of the same cores (p.turns) run their prefill chunk and
- *     decode step inside one turn of the shared ticket lock, taken with no
- *     other lock held. The callbacks inside a turn must not block (the
- *     lane's contract), so a turn always ends.
+ *   Shared scheduler: lanes created with p.turns (one per decoder variant
+ *     of a model) have no thread of their own; the at_gen_turns thread
+ *     gives each a turn per round (lane_turn: the same body as a lane's own
+ *     loop), so the lanes alternate steps on one thread with no hand-off
+ *     between them. (Two threads passing a turn lock lost ~30 % of the
+ *     lane's CPU to wake-up latency on this 2-core host under load.)
  *   Lock: `lock` guards incoming, live (the list cancel walks), each
  *     sequence's `cancel` flag, stopping and pub. Callbacks run with it NOT
  *     held. No other lock is taken while it is held.
@@ -61,9 +63,12 @@ struct at_generator {
   pthread_mutex_t lock;
   pthread_cond_t wake;
   bool stopping;            /* guarded by lock */
+  bool stopped;             /* every request finished after stopping; guarded by lock */
+  bool registered;          /* a lane of p.turns (no thread of its own) */
   gseq *in_head, *in_tail;  /* guarded by lock */
   int n_incoming;           /* guarded by lock */
   long long incoming_tokens; /* prompt tokens of the incoming list; guarded by lock */
+  long long incoming_chunks; /* and the prefill chunks they need; guarded by lock */
   at_gen_load load;         /* published by the scheduler; guarded by lock */
   gseq *live;               /* guarded by lock */
   uint64_t next_id;         /* guarded by lock */
@@ -114,45 +119,102 @@ const char *at_gen_finish_name(at_gen_finish f) {
 
 /* ------------------------------------------------------------ turns */
 
-/* A ticket lock: take() draws the next ticket and waits until it is served,
- * give() serves the next; waiters are served in the order they drew. */
+/* One scheduler thread for several lanes (at_gen_turns): each round it
+ * gives every registered lane one turn, and sleeps when none had work until
+ * a submit, cancel, stop or destroy pokes it. `m` guards `pending` and
+ * `stop`; `lanes_m` guards the lane list and is held for a whole round, so a
+ * lane is unregistered (at_gen_destroy) only between rounds. Lock order:
+ * lanes_m, then a lane's lock, then m. */
+#define TURNS_MAX_LANES 8
 struct at_gen_turns {
-  pthread_mutex_t m;
+  pthread_mutex_t m, lanes_m;
   pthread_cond_t cv;
-  unsigned long long next, serving;
+  bool pending, stop;
+  at_generator *lanes[TURNS_MAX_LANES];
+  int n;
+  pthread_t thread;
+  bool started;
 };
+
+enum { TURN_IDLE, TURN_WORKED, TURN_STOPPED };
+static int lane_turn(at_generator *g);
+
+static void turns_poke(at_gen_turns *t) {
+  if (!t) return;
+  pthread_mutex_lock(&t->m);
+  t->pending = true;
+  pthread_cond_signal(&t->cv);
+  pthread_mutex_unlock(&t->m);
+}
+
+static void *turns_drive(void *arg) {
+  at_gen_turns *t = arg;
+  for (;;) {
+    pthread_mutex_lock(&t->m);
+    t->pending = false; /* a poke from here on is seen by the wait below */
+    bool stop = t->stop;
+    pthread_mutex_unlock(&t->m);
+    if (stop) return NULL;
+    bool worked = false;
+    pthread_mutex_lock(&t->lanes_m);
+    for (int i = 0; i < t->n; i++) worked |= lane_turn(t->lanes[i]) != TURN_IDLE;
+    pthread_mutex_unlock(&t->lanes_m);
+    if (worked) continue;
+    pthread_mutex_lock(&t->m);
+    while (!t->pending && !t->stop) pthread_cond_wait(&t->cv, &t->m);
+    pthread_mutex_unlock(&t->m);
+  }
+}
 
 at_status at_gen_turns_create(at_gen_turns **out) {
   if (!out) return at_fail(AT_ERR_INVALID_ARG, "generator turns: NULL out");
+  *out = NULL;
   at_gen_turns *t = calloc(1, sizeof *t);
   if (!t) return at_fail(AT_ERR_NOMEM, "generator turns");
   pthread_mutex_init(&t->m, NULL);
+  pthread_mutex_init(&t->lanes_m, NULL);
   pthread_cond_init(&t->cv, NULL);
+  if (pthread_create(&t->thread, NULL, turns_drive, t) != 0) {
+    at_gen_turns_destroy(t);
+    return at_fail(AT_ERR_THREAD, "generator: could not start the shared scheduler thread");
+  }
+  t->started = true;
   *out = t;
   return AT_OK;
 }
 
 void at_gen_turns_destroy(at_gen_turns *t) {
   if (!t) return;
+  if (t->started) {
+    pthread_mutex_lock(&t->m);
+    t->stop = true;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->m);
+    pthread_join(t->thread, NULL);
+  }
   pthread_cond_destroy(&t->cv);
+  pthread_mutex_destroy(&t->lanes_m);
   pthread_mutex_destroy(&t->m);
   free(t);
 }
 
-static void turn_take(at_gen_turns *t) {
-  if (!t) return;
-  pthread_mutex_lock(&t->m);
-  unsigned long long mine = t->next++;
-  while (t->serving != mine) pthread_cond_wait(&t->cv, &t->m);
-  pthread_mutex_unlock(&t->m);
+static at_status turns_add(at_gen_turns *t, at_generator *g) {
+  pthread_mutex_lock(&t->lanes_m);
+  bool room = t->n < TURNS_MAX_LANES;
+  if (room) t->lanes[t->n++] = g;
+  pthread_mutex_unlock(&t->lanes_m);
+  return room ? AT_OK
+              : at_fail(AT_ERR_LIMIT, "generator: at most %d lanes share a scheduler", TURNS_MAX_LANES);
 }
 
-static void turn_give(at_gen_turns *t) {
-  if (!t) return;
-  pthread_mutex_lock(&t->m);
-  t->serving++;
-  pthread_cond_broadcast(&t->cv);
-  pthread_mutex_unlock(&t->m);
+static void turns_remove(at_gen_turns *t, at_generator *g) {
+  pthread_mutex_lock(&t->lanes_m);
+  for (int i = 0; i < t->n; i++)
+    if (t->lanes[i] == g) {
+      t->lanes[i] = t->lanes[--t->n];
+      break;
+    }
+  pthread_mutex_unlock(&t->lanes_m);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -180,6 +242,9 @@ static void publish(at_generator *g) {
       const gseq *q = arr[i];
       int left = q->n_tok - 1 - q->kv.len;
       l.prefill_tokens += left > 0 ? left : 0;
+      /* a prefilling sequence runs its left + 1 positions (the last prompt
+       * token too) in chunks of at most W */
+      l.prefill_chunks += left > 0 ? (left + g->p.chunk_tokens) / g->p.chunk_tokens : 0;
       l.cached_tokens += q->kv.len;
       l.decoding += pass && is_decoding(q);
     }
@@ -614,45 +679,63 @@ static void handle_cancels(at_generator *g) {
   }
 }
 
+/* One turn of lane g: take what was submitted, then (unless stopping)
+ * cancels, admission, a prefill chunk and a decode step. TURN_IDLE when it
+ * had nothing to do; TURN_STOPPED once, when it finished every request
+ * because it is stopping (it is idle after that). */
+static int lane_turn(at_generator *g) {
+  pthread_mutex_lock(&g->lock);
+  if (g->stopped ||
+      (!g->stopping && !g->in_head && g->n_waiting == 0 && g->n_running == 0)) {
+    pthread_mutex_unlock(&g->lock);
+    return TURN_IDLE;
+  }
+  bool stop = g->stopping;
+  gseq *in = g->in_head;
+  g->in_head = g->in_tail = NULL;
+  g->n_incoming = 0;
+  g->incoming_tokens = 0;
+  g->incoming_chunks = 0;
+  pthread_mutex_unlock(&g->lock);
+  for (gseq *s = in, *nx; s; s = nx) {
+    nx = s->next_in;
+    if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory queueing");
+  }
+  if (stop) {
+    while (g->n_running) {
+      gseq *s = g->running[g->n_running - 1];
+      g->n_running--;
+      finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+    }
+    while (g->n_waiting) {
+      gseq *s = g->waiting[g->n_waiting - 1];
+      g->n_waiting--;
+      finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
+    }
+    publish(g);
+    pthread_mutex_lock(&g->lock);
+    g->stopped = true;
+    pthread_cond_broadcast(&g->wake); /* at_gen_destroy waits for it */
+    pthread_mutex_unlock(&g->lock);
+    return TURN_STOPPED;
+  }
+  handle_cancels(g);
+  admit(g);
+  prefill_one(g);
+  decode_one(g);
+  publish(g);
+  return TURN_WORKED;
+}
+
+/* A lane's own scheduler thread (no shared at_gen_turns). */
 static void *loop(void *arg) {
   at_generator *g = arg;
   for (;;) {
     pthread_mutex_lock(&g->lock);
     while (!g->stopping && !g->in_head && g->n_waiting == 0 && g->n_running == 0)
       pthread_cond_wait(&g->wake, &g->lock);
-    bool stop = g->stopping;
-    gseq *in = g->in_head;
-    g->in_head = g->in_tail = NULL;
-    g->n_incoming = 0;
-    g->incoming_tokens = 0;
     pthread_mutex_unlock(&g->lock);
-    for (gseq *s = in, *nx; s; s = nx) {
-      nx = s->next_in;
-      if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory queueing");
-    }
-    if (stop) {
-      while (g->n_running) {
-        gseq *s = g->running[g->n_running - 1];
-        g->n_running--;
-        finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
-      }
-      while (g->n_waiting) {
-        gseq *s = g->waiting[g->n_waiting - 1];
-        g->n_waiting--;
-        finish(g, s, AT_GEN_CANCELLED, AT_OK, NULL);
-      }
-      publish(g);
-      return NULL;
-    }
-    handle_cancels(g);
-    admit(g);
-    if (g->n_running > 0) { /* a turn on the shared cores, if any */
-      turn_take(g->p.turns);
-      prefill_one(g);
-      decode_one(g);
-      turn_give(g->p.turns);
-    }
-    publish(g);
+    if (lane_turn(g) == TURN_STOPPED) return NULL;
   }
 }
 
@@ -743,11 +826,18 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
   calibrate(g);
   g->st.total_blocks = g->st.free_blocks = p.n_blocks;
   publish(g); /* the calibrated fits, for a forecast before the first turn */
-  if (pthread_create(&g->thread, NULL, loop, g) != 0) {
+  if (p.turns) { /* the shared scheduler thread drives it */
+    if ((st = turns_add(p.turns, g)) != AT_OK) {
+      at_gen_destroy(g);
+      return st;
+    }
+    g->registered = true;
+  } else if (pthread_create(&g->thread, NULL, loop, g) != 0) {
     at_gen_destroy(g);
     return at_fail(AT_ERR_THREAD, "generator: could not start the scheduler thread");
+  } else {
+    g->thread_started = true;
   }
-  g->thread_started = true;
   *out = g;
   return AT_OK;
 }
@@ -760,6 +850,15 @@ void at_gen_destroy(at_generator *g) {
     pthread_cond_broadcast(&g->wake);
     pthread_mutex_unlock(&g->lock);
     pthread_join(g->thread, NULL);
+  } else if (g->registered) { /* the shared thread finishes its requests */
+    pthread_mutex_lock(&g->lock);
+    g->stopping = true;
+    pthread_mutex_unlock(&g->lock);
+    turns_poke(g->p.turns);
+    pthread_mutex_lock(&g->lock);
+    while (!g->stopped) pthread_cond_wait(&g->wake, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    turns_remove(g->p.turns, g); /* between rounds: no turn of it runs after */
   }
   free(g->waiting);
   free(g->running);
@@ -853,6 +952,7 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   g->in_tail = s;
   g->n_incoming++;
   g->incoming_tokens += r->n_prompt;
+  g->incoming_chunks += (r->n_prompt + g->p.chunk_tokens - 1) / g->p.chunk_tokens;
   s->next_live = g->live;
   if (g->live) g->live->prev_live = s;
   g->live = s;
@@ -860,6 +960,7 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   if (id) *id = s->id;
   pthread_cond_signal(&g->wake);
   pthread_mutex_unlock(&g->lock);
+  turns_poke(g->p.turns);
   return AT_OK;
 }
 
@@ -877,6 +978,7 @@ static void mark_end(at_generator *g, uint64_t id, bool as_stop) {
       break;
     }
   pthread_mutex_unlock(&g->lock);
+  turns_poke(g->p.turns);
 }
 
 void at_gen_cancel(at_generator *g, uint64_t id) { mark_end(g, id, false); }
@@ -895,6 +997,7 @@ void at_gen_load_get(at_generator *g, at_gen_load *out) {
   *out = g->load;
   out->sequences += g->n_incoming;
   out->prefill_tokens += g->incoming_tokens;
+  out->prefill_chunks += g->incoming_chunks;
   pthread_mutex_unlock(&g->lock);
 }
 

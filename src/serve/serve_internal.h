@@ -89,7 +89,8 @@ struct at_server {
   pthread_key_t ws_key;      /* per-HTTP-thread tokenizer workspace */
   /* The generation lanes, one per decoder variant, most accurate first
    * (generator.variant, then generator.fallback_variant); n_lanes = 0: no
-   * generator. They take turns on the same cores (gen_turns). */
+   * generator. One scheduler thread drives them all (gen_turns): they
+   * alternate steps on the CPU one lane would use. */
   serve_gen_lane lanes[SERVE_MAX_GEN_LANES];
   int n_lanes;
   at_gen_turns *gen_turns;

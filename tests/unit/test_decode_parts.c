@@ -581,31 +581,44 @@ static void test_forecast(void **state) {
   p.max_batch = 4;
   /* the model's step for the load as it is: 3 sequences, 400 positions */
   double now = 0.002 + 1e-6 * 3 * (400.0 / 3 + 1);
-  at_gen_load l = {.sequences = 3, .decoding = 2, .prefill_tokens = 100, .cached_tokens = 300,
-                   .step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
-                   .prefill_a_s = 0.001, .prefill_b_s = 2e-5, .tpot_s = 2 * now};
+  /* one sequence with 100 positions to prefill: 2 chunks of at most 64 */
+  at_gen_load l = {.sequences = 3, .decoding = 2, .prefill_tokens = 100, .prefill_chunks = 2,
+                   .cached_tokens = 300, .step_fitted = true, .step_a_s = 0.002,
+                   .step_b_s = 1e-6, .prefill_a_s = 0.001, .prefill_b_s = 2e-5,
+                   .tpot_s = 2 * now};
   at_gen_forecast f = at_gen_forecast_for(&l, &p, 28, 1);
-  /* S = 4, 128 to prefill = 2 full chunks of 2.28 ms, step at batch 4 and
-   * mean length 107: 2 + 0.001 * 4 * 108 = 2.432 ms, scaled by the measured
-   * gap over the model's figure now (2) */
-  assert_true(fabs(f.ttft_s - (2 * 0.00228 + 2 * 0.002432 * 2)) < 1e-12);
+  /* S = 4; 2 chunks ahead and 1 of its own, 128 positions: 3 * 1 ms +
+   * 128 * 0.02 ms; a decode step with each chunk, at batch 4 and mean
+   * length 107: 2 + 0.001 * 4 * 108 = 2.432 ms, scaled by the measured gap
+   * over the model's figure now (2) */
+  assert_true(fabs(f.ttft_s - (0.00556 + 3 * 0.002432 * 2)) < 1e-12);
   assert_true(fabs(f.tpot_s - 0.002432 * 2) < 1e-12);
   f = at_gen_forecast_for(&l, &p, 28, 2); /* S = 5: two steps per token */
   double step = 0.002 + 1e-6 * 4 * (456.0 / 5 + 1);
-  assert_true(fabs(f.ttft_s - (2 * 0.00228 + 0.00156 + 3 * step * 2)) < 1e-12);
+  assert_true(fabs(f.ttft_s - (4 * 0.001 + 2e-5 * 156 + 4 * step * 2)) < 1e-12);
   assert_true(fabs(f.tpot_s - 2 * step * 2) < 1e-12);
+  /* a chunk holds one sequence: 100 waiting 11-token prompts are 100
+   * chunks, not 1100 / 64 = 18 (the forecast's error before 2026-12-03,
+   * which let a burst of short prompts in far past its TTFT budget) */
+  at_gen_load burst = {.sequences = 100, .prefill_tokens = 1100, .prefill_chunks = 100,
+                       .step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
+                       .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+  f = at_gen_forecast_for(&burst, &p, 11, 1);
+  double bstep = 0.002 + 1e-6 * 4 * (1111.0 / 101 + 1);
+  assert_true(fabs(f.ttft_s - (101 * 0.001 + 2e-5 * 1111 + 101 * bstep)) < 1e-12);
   /* the calibration is clamped to 0.5..4 */
   at_gen_load slow = l;
   slow.tpot_s = 100 * now;
   assert_true(fabs(at_gen_forecast_for(&slow, &p, 28, 1).tpot_s - 0.002432 * 4) < 1e-12);
   slow.tpot_s = 0.01 * now;
   assert_true(fabs(at_gen_forecast_for(&slow, &p, 28, 1).tpot_s - 0.002432 * 0.5) < 1e-12);
-  /* no sequence decoding: the measured gap is stale and not used */
+  /* no sequence decoding: the measured gap is stale and not used; what
+   * is ahead still decodes once prefilled, a step with each chunk */
   slow.decoding = 0;
   slow.tpot_s = 100 * now;
   f = at_gen_forecast_for(&slow, &p, 28, 1);
   assert_true(fabs(f.tpot_s - 0.002432) < 1e-12);
-  assert_true(fabs(f.ttft_s - 2 * 0.00228) < 1e-12);
+  assert_true(fabs(f.ttft_s - (0.00556 + 3 * 0.002432)) < 1e-12);
   /* an idle lane without a step fit: its prefill, then the measured gap */
   at_gen_load idle = {.prefill_a_s = 0.001, .prefill_b_s = 2e-5, .tpot_s = 0.01};
   f = at_gen_forecast_for(&idle, &p, 28, 1);

@@ -163,7 +163,8 @@ static void test_escape_and_request(void **state) {
   assert_int_equal(u.port, 8123);
   assert_string_equal(u.path, "/predict");
   char buf[4096];
-  long len = lg_build_request(&u, text, 38.5, buf, sizeof buf);
+  lg_request_spec spec = {.deadline_ms = 38.5};
+  long len = lg_build_request(&u, &spec, text, buf, sizeof buf);
   assert_true(len > 0);
   buf[len] = '\0';
   assert_non_null(strstr(buf, "POST /predict HTTP/1.1\r\n"));
@@ -177,11 +178,28 @@ static void test_escape_and_request(void **state) {
   assert_string_equal(json_string_value(json_object_get(j, "inputs")), text);
   json_decref(j);
   /* no deadline: no header */
-  len = lg_build_request(&u, "x", 0, buf, sizeof buf);
+  len = lg_build_request(&u, NULL, "x", buf, sizeof buf);
   buf[len] = '\0';
   assert_null(strstr(buf, "x-deadline-ms"));
+  /* a completion: the prompt, max_tokens, temperature and the budgets */
+  spec = (lg_request_spec){.max_tokens = 32, .temperature = 0.7, .ttft_ms = 500, .tpot_ms = 50};
+  len = lg_build_request(&u, &spec, text, buf, sizeof buf);
+  assert_true(len > 0);
+  buf[len] = '\0';
+  assert_non_null(strstr(buf, "x-ttft-ms: 500.000\r\n"));
+  assert_non_null(strstr(buf, "x-tpot-ms: 50.000\r\n"));
+  assert_null(strstr(buf, "x-deadline-ms"));
+  body = strstr(buf, "\r\n\r\n") + 4;
+  assert_int_equal(atol(strstr(buf, "Content-Length: ") + 16), (long)strlen(body));
+  j = json_loads(body, 0, &e);
+  assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "prompt")), text);
+  assert_int_equal(json_integer_value(json_object_get(j, "max_tokens")), 32);
+  assert_true(fabs(json_real_value(json_object_get(j, "temperature")) - 0.7) < 1e-9);
+  assert_null(json_object_get(j, "inputs"));
+  json_decref(j);
   /* too small a buffer */
-  assert_int_equal(lg_build_request(&u, text, 0, buf, 100), -1);
+  assert_int_equal(lg_build_request(&u, NULL, text, buf, 100), -1);
   assert_int_equal(lg_url_parse("http://localhost/p", &u), 0);
   assert_int_equal(u.port, 80);
   assert_int_equal(lg_url_parse("https://x/p", &u), -1);
@@ -232,6 +250,12 @@ static void test_http_parser(void **state) {
   assert_int_equal(lg_http_parse(inf, sizeof inf - 1, false, &r, g_body, sizeof g_body),
                    (long)(sizeof inf - 1));
   assert_true(fabs(r.inference_s - 0.001923) < 1e-12); /* milliseconds in, seconds out */
+  assert_true(r.ttft_s < 0 && r.tpot_s < 0);
+  const char gen[] = "HTTP/1.1 200 OK\r\nX-Time-To-First-Token: 12.5\r\n"
+                     "x-time-per-output-token: 3.25\r\nContent-Length: 2\r\n\r\n{}";
+  assert_int_equal(lg_http_parse(gen, sizeof gen - 1, false, &r, g_body, sizeof g_body),
+                   (long)(sizeof gen - 1));
+  assert_true(fabs(r.ttft_s - 0.0125) < 1e-12 && fabs(r.tpot_s - 0.00325) < 1e-12);
   const char badinf[] = "HTTP/1.1 200 OK\r\nx-inference-time: soon\r\nContent-Length: 0\r\n\r\n";
   assert_int_equal(lg_http_parse(badinf, sizeof badinf - 1, false, &r, g_body, sizeof g_body),
                    (long)(sizeof badinf - 1));
