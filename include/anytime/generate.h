@@ -211,15 +211,16 @@ const at_decoder_info *at_gen_decoder_info(const at_generator *g);
 double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
 
 /* The variant choice of generation admission over n_lanes lanes of one
- * model, ordered most accurate first, that take turns on the same cores:
- * forecast n_seqs sequences of n_prompt tokens on each lane
- * (at_gen_forecast_for) and return the first lane whose forecast meets
- * both budgets, or -1 when none does. A lane that is not decoding has no
- * measured gap that already holds its neighbours' turns, so its forecast
- * adds, per turn of its own (each prefill chunk to its first token, each
- * decode step per token), one turn of every other busy lane
- * (at_gen_turn_s). f[] (n_lanes, may be NULL) receives every lane's
- * forecast, for a refusal's message and Retry-After. Pure. */
+ * model, ordered most accurate first, driven by one scheduler thread
+ * (at_gen_turns): forecast n_seqs sequences of n_prompt tokens on each lane
+ * and return the first lane whose forecast meets both budgets, or -1 when
+ * none does. A lane's forecast is at_gen_forecast_for's with every turn of
+ * its own (each prefill chunk to the first token, each decode step per
+ * token) followed by one turn of every other lane at that lane's current
+ * fitted cost (at_gen_turn_s), and its calibration compares the measured
+ * gap with that joint round. With one lane it is at_gen_forecast_for. f[]
+ * (n_lanes, may be NULL) receives every lane's forecast, for a refusal's
+ * message and Retry-After. Pure. */
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
                        int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
                        at_gen_forecast *f);

@@ -137,8 +137,10 @@ static long long chunks_to_first(const at_gen_load *l, int W, int n_prompt, int 
   return ahead + (long long)n_seqs * ((n_prompt + W - 1) / W);
 }
 
-at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
-                                    int n_seqs) {
+/* The forecast of a lane that shares its scheduler thread with lanes whose
+ * turns take `others` seconds per round (0: alone). */
+static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                      int n_seqs, double others) {
   at_gen_forecast f = {0, 0};
   if (!l || !p || n_seqs < 1 || n_prompt < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return f;
   int W = p->chunk_tokens, B = p->max_batch;
@@ -146,26 +148,35 @@ at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p
   long long pre = l->prefill_tokens + (long long)n_seqs * n_prompt;
   long long chunks = chunks_to_first(l, W, n_prompt, n_seqs);
   double step = model_step(l, B, S, l->cached_tokens + pre);
+  if (!(others > 0)) others = 0;
   /* Calibration: the lane's measured gap against what the model says for
-   * the load it measured it under (prefill chunks between steps, batching
-   * effects the fit misses). Only while sequences decode: an idle lane's
-   * gap is stale. */
+   * the load it measured it under — its steps and the other lanes' turns —
+   * (prefill chunks between steps, batching effects the fit misses). Only
+   * while sequences decode: an idle lane's gap is stale. */
   double scale = 1;
   if (l->decoding > 0 && l->tpot_s > 0) {
     long long Sn = l->sequences;
-    double now = (double)((Sn + B - 1) / B) * model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens);
+    double now = (double)((Sn + B - 1) / B) *
+                 (model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens) + others);
     if (now > 0) scale = l->tpot_s / now;
     if (scale < 0.5) scale = 0.5;
     if (scale > 4) scale = 4;
   }
-  if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1;
-  /* a decode step with every chunk while anything is in the lane: what
-   * decodes now, and what is ahead, which decodes once it is prefilled */
-  f.ttft_s = prefill_time(l, pre, chunks) + (l->sequences > 0 ? (double)chunks * step * scale : 0);
+  if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1, others = 0;
+  /* each of the chunks to its first token is a turn of this lane: with a
+   * decode step while anything is in it (what decodes now, and what is
+   * ahead, which decodes once prefilled), and a turn of every other lane */
+  f.ttft_s = prefill_time(l, pre, chunks) +
+             (double)chunks * ((l->sequences > 0 ? step : 0) + others) * scale;
   /* the measured gap is not a floor by itself: it lags the load, and a
    * floor would keep refusing after a burst has drained */
-  f.tpot_s = (double)((S + B - 1) / B) * step * scale;
+  f.tpot_s = (double)((S + B - 1) / B) * (step + others) * scale;
   return f;
+}
+
+at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                    int n_seqs) {
+  return forecast_among(l, p, n_prompt, n_seqs, 0);
 }
 
 double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p) {
@@ -188,17 +199,8 @@ int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, in
   for (int i = 0; i < n_lanes; i++) all_turns += at_gen_turn_s(&loads[i], &params[i]);
   int pick = -1;
   for (int i = 0; i < n_lanes; i++) {
-    const at_gen_load *l = &loads[i];
-    const at_gen_params *p = &params[i];
-    at_gen_forecast fi = at_gen_forecast_for(l, p, n_prompt, n_seqs);
-    if (l->decoding == 0 && p->chunk_tokens > 0 && p->max_batch > 0 && n_seqs > 0) {
-      double others = all_turns - at_gen_turn_s(l, p);
-      if (others < 0) others = 0;
-      long long chunks = chunks_to_first(l, p->chunk_tokens, n_prompt, n_seqs);
-      long long S = (long long)l->sequences + n_seqs;
-      fi.ttft_s += (double)chunks * others;
-      fi.tpot_s += (double)((S + p->max_batch - 1) / p->max_batch) * others;
-    }
+    double others = all_turns - at_gen_turn_s(&loads[i], &params[i]);
+    at_gen_forecast fi = forecast_among(&loads[i], &params[i], n_prompt, n_seqs, others);
     if (f) f[i] = fi;
     if (pick < 0 && fi.ttft_s <= ttft_budget_s && fi.tpot_s <= tpot_budget_s) pick = i;
   }

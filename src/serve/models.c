@@ -448,6 +448,11 @@ at_status serve_load_generator(at_server *s) {
                      gc->fallback_variant);
     if ((st = load_lane(s, gc->fallback_variant, &s->lanes[1])) != AT_OK) return st;
     s->n_lanes = 2;
+    if (strcmp(gc->admission, "slo"))
+      at_log(AT_LOG_WARN, "serve",
+             "generator.fallback_variant '%s' is chosen only by admission 'slo'; with '%s' "
+             "every request goes to '%s'",
+             gc->fallback_variant, gc->admission, s->lanes[0].variant);
     const at_decoder_info *a = at_gen_decoder_info(s->lanes[0].gen);
     const at_decoder_info *b = at_gen_decoder_info(s->lanes[1].gen);
     if (a->vocab != b->vocab || a->max_positions != b->max_positions)

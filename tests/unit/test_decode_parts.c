@@ -644,10 +644,11 @@ static void test_forecast(void **state) {
   assert_true(f.ttft_s == 0 && f.tpot_s == 0);
 }
 
-/* The variant choice over lanes that take turns (at_gen_choose_lane): the
- * most accurate lane whose forecast meets both budgets; an idle lane's
- * forecast carries one turn of each busy neighbour per turn of its own;
- * -1 when none fits, with every lane's forecast filled in. */
+/* The variant choice over lanes driven by one thread (at_gen_choose_lane):
+ * the most accurate lane whose forecast meets both budgets; a lane's
+ * forecast carries one turn of each busy neighbour per turn of its own,
+ * and its calibration is against that joint round; -1 when none fits, with
+ * every lane's forecast filled in. */
 static void test_choose_lane(void **state) {
   (void)state;
   at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
@@ -688,13 +689,23 @@ static void test_choose_lane(void **state) {
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 0);
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, f), -1);
   assert_true(f[1].tpot_s > 0);
-  /* lane 1 decoding too: its measured gap already holds lane 0's turns,
-   * nothing is added */
+  /* lane 1 decoding too (one sequence, 30 cached, no measured gap yet): each
+   * lane's forecast carries the other's turn, and lane 0's calibration
+   * compares its measured gap with its steps plus lane 1's turns */
   L[1].sequences = L[1].decoding = 1;
   L[1].cached_tokens = 30;
+  double turn1 = 0.002 + 1e-6 * 1 * (30 + 1);
+  assert_true(fabs(at_gen_turn_s(&L[1], &p[1]) - turn1) < 1e-12);
   at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f);
-  at_gen_forecast own1 = at_gen_forecast_for(&L[1], &p[1], 20, 1);
-  assert_true(f[1].tpot_s == own1.tpot_s && f[1].ttft_s == own1.ttft_s);
+  double step1n = 0.002 + 1e-6 * 2 * (50.0 / 2 + 1);
+  assert_true(fabs(f[1].tpot_s - (step1n + step0)) < 1e-12);
+  assert_true(fabs(f[1].ttft_s - ((0.001 + 2e-5 * 20) + (step1n + step0))) < 1e-12);
+  double scale0 = (10 * step0) / (10 * (step0 + turn1));
+  assert_true(fabs(f[0].tpot_s - 11 * (step0n + turn1) * scale0) < 1e-12);
+  /* lane 1's measured gap twice the joint model's: its forecast doubles */
+  L[1].tpot_s = 2 * (turn1 + step0);
+  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f);
+  assert_true(fabs(f[1].tpot_s - 2 * (step1n + step0)) < 1e-12);
   /* one lane: exactly the lane's forecast */
   assert_int_equal(at_gen_choose_lane(L, p, 1, 20, 1, 2.0, want0 * 1.01, f), 0);
   assert_true(f[0].tpot_s == at_gen_forecast_for(&L[0], &p[0], 20, 1).tpot_s);
