@@ -102,6 +102,11 @@ typedef struct at_gen_request {
   int n_eos;               /* and at any of these (copied with the request) */
   int32_t eos_ids[AT_GEN_MAX_EOS];
   double deadline_s;       /* 0 = ttft_slo + max_tokens * tpot_slo */
+  /* The per-token budget admission promised this request (0: none). The
+   * lane publishes the smallest among those it holds (at_gen_load), so
+   * that a newcomer on another lane sharing the thread is refused when its
+   * turns would push this one past it (at_gen_choose_lane). */
+  double tpot_budget_s;
   /* OpenAI's repetition penalties over the tokens generated so far
    * (at_apply_penalties), applied before sampling; 0 = off. */
   float presence_penalty, frequency_penalty;
@@ -175,6 +180,7 @@ typedef struct at_gen_load {
   double step_a_s, step_b_s;  /* decode step ≈ a + b * batch * (longest cached + 1) */
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (seeded at create) */
   double tpot_s;              /* measured gap between one sequence's tokens (EWMA) */
+  double tpot_budget_s;       /* the smallest tpot_budget_s it holds (0: none) */
 } at_gen_load;
 
 void at_gen_load_get(at_generator *g, at_gen_load *out);
@@ -218,7 +224,11 @@ double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
  * its own (each prefill chunk to the first token, each decode step per
  * token) followed by one turn of every other lane at that lane's current
  * fitted cost (at_gen_turn_s), and its calibration compares the measured
- * gap with that joint round. With one lane it is at_gen_forecast_for. f[]
+ * gap with that joint round. A lane also qualifies only if the turns it
+ * would add (the newcomer's prefill, a larger step) keep every other
+ * lane's held sequences within their smallest tpot_budget_s (else the
+ * configured tpot_slo_s), or make them no slower than they are. With one
+ * lane it is at_gen_forecast_for. f[]
  * (n_lanes, may be NULL) receives every lane's forecast, for a refusal's
  * message and Retry-After. Pure. */
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,

@@ -137,6 +137,30 @@ static long long chunks_to_first(const at_gen_load *l, int W, int n_prompt, int 
   return ahead + (long long)n_seqs * ((n_prompt + W - 1) / W);
 }
 
+/* The per-token time the model gives the sequences lane `l` holds now, with
+ * the other lanes' turns taking `others` seconds per round, uncalibrated. */
+static double held_model(const at_gen_load *l, int B, double others) {
+  long long S = l->sequences;
+  if (S < 1) return 0;
+  return (double)((S + B - 1) / B) * (model_step(l, B, S, l->cached_tokens + l->prefill_tokens) + others);
+}
+
+/* Calibration: the lane's measured gap against what the model says for the
+ * load it measured it under — its steps and the other lanes' turns —
+ * (prefill chunks between steps, batching effects the fit misses),
+ * clamped to 0.5..4. Only while sequences decode: an idle lane's gap is
+ * stale. */
+static double calibration(const at_gen_load *l, int B, double others) {
+  double scale = 1;
+  if (l->decoding > 0 && l->tpot_s > 0) {
+    double now = held_model(l, B, others);
+    if (now > 0) scale = l->tpot_s / now;
+    if (scale < 0.5) scale = 0.5;
+    if (scale > 4) scale = 4;
+  }
+  return scale;
+}
+
 /* The forecast of a lane that shares its scheduler thread with lanes whose
  * turns take `others` seconds per round (0: alone). */
 static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params *p, int n_prompt,
@@ -149,19 +173,7 @@ static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params 
   long long chunks = chunks_to_first(l, W, n_prompt, n_seqs);
   double step = model_step(l, B, S, l->cached_tokens + pre);
   if (!(others > 0)) others = 0;
-  /* Calibration: the lane's measured gap against what the model says for
-   * the load it measured it under — its steps and the other lanes' turns —
-   * (prefill chunks between steps, batching effects the fit misses). Only
-   * while sequences decode: an idle lane's gap is stale. */
-  double scale = 1;
-  if (l->decoding > 0 && l->tpot_s > 0) {
-    long long Sn = l->sequences;
-    double now = (double)((Sn + B - 1) / B) *
-                 (model_step(l, B, Sn, l->cached_tokens + l->prefill_tokens) + others);
-    if (now > 0) scale = l->tpot_s / now;
-    if (scale < 0.5) scale = 0.5;
-    if (scale > 4) scale = 4;
-  }
+  double scale = calibration(l, B, others);
   if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1, others = 0;
   /* each of the chunks to its first token is a turn of this lane: with a
    * decode step while anything is in it (what decodes now, and what is
@@ -191,18 +203,53 @@ double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p) {
   return t;
 }
 
+/* Lane `l` once n_seqs newcomers of n_prompt tokens are in it, for the
+ * price of its turn: they prefill, and then decode in its step. */
+static at_gen_load with_newcomers(const at_gen_load *l, int W, int n_prompt, int n_seqs) {
+  at_gen_load m = *l;
+  long long add = (long long)n_seqs * n_prompt;
+  m.prefill_chunks = chunks_to_first(l, W, n_prompt, n_seqs);
+  m.sequences += n_seqs;
+  m.decoding += n_seqs;
+  m.prefill_tokens += add;
+  m.cached_tokens += add;
+  return m;
+}
+
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
                        int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
                        at_gen_forecast *f) {
   if (!loads || !params || n_lanes < 1) return -1;
-  double all_turns = 0;
-  for (int i = 0; i < n_lanes; i++) all_turns += at_gen_turn_s(&loads[i], &params[i]);
+  double turn[16], all_turns = 0;
+  if (n_lanes > 16) n_lanes = 16;
+  for (int i = 0; i < n_lanes; i++) all_turns += turn[i] = at_gen_turn_s(&loads[i], &params[i]);
   int pick = -1;
   for (int i = 0; i < n_lanes; i++) {
-    double others = all_turns - at_gen_turn_s(&loads[i], &params[i]);
-    at_gen_forecast fi = forecast_among(&loads[i], &params[i], n_prompt, n_seqs, others);
+    const at_gen_params *p = &params[i];
+    at_gen_forecast fi = forecast_among(&loads[i], p, n_prompt, n_seqs, all_turns - turn[i]);
+    /* what the newcomer's turns do to the other lanes' held sequences: within
+     * their budget, or no slower than now; else the lane does not qualify
+     * (and its forecast shows the held sequences' time) */
+    bool harms = false;
+    if (p->chunk_tokens > 0 && n_seqs > 0 && n_prompt > 0) {
+      at_gen_load mine = with_newcomers(&loads[i], p->chunk_tokens, n_prompt, n_seqs);
+      double grow = at_gen_turn_s(&mine, p) - turn[i];
+      for (int j = 0; j < n_lanes && grow > 0; j++) {
+        const at_gen_load *o = &loads[j];
+        if (j == i || o->sequences < 1 || params[j].max_batch < 1) continue;
+        int B = params[j].max_batch;
+        double rest = all_turns - turn[j];
+        double scale = calibration(o, B, rest);
+        double before = held_model(o, B, rest) * scale, after = held_model(o, B, rest + grow) * scale;
+        double budget = o->tpot_budget_s > 0 ? o->tpot_budget_s : params[j].tpot_slo_s;
+        if (after > budget && after > before) {
+          harms = true;
+          if (after > fi.tpot_s) fi.tpot_s = after;
+        }
+      }
+    }
     if (f) f[i] = fi;
-    if (pick < 0 && fi.ttft_s <= ttft_budget_s && fi.tpot_s <= tpot_budget_s) pick = i;
+    if (pick < 0 && !harms && fi.ttft_s <= ttft_budget_s && fi.tpot_s <= tpot_budget_s) pick = i;
   }
   return pick;
 }

@@ -69,6 +69,7 @@ struct at_generator {
   int n_incoming;           /* guarded by lock */
   long long incoming_tokens; /* prompt tokens of the incoming list; guarded by lock */
   long long incoming_chunks; /* and the prefill chunks they need; guarded by lock */
+  double incoming_budget;    /* their smallest tpot_budget_s (0: none); guarded by lock */
   at_gen_load load;         /* published by the scheduler; guarded by lock */
   gseq *live;               /* guarded by lock */
   uint64_t next_id;         /* guarded by lock */
@@ -221,6 +222,12 @@ static void turns_remove(at_gen_turns *t, at_generator *g) {
 
 static bool is_decoding(const gseq *s);
 
+/* The smaller of two budgets, where 0 is none. */
+static double min_budget(double a, double b) {
+  if (!(b > 0)) return a;
+  return a > 0 && a < b ? a : b;
+}
+
 static void publish(at_generator *g) {
   g->st.waiting = g->n_waiting;
   g->st.running = g->n_running;
@@ -247,6 +254,7 @@ static void publish(at_generator *g) {
       l.prefill_chunks += left > 0 ? (left + g->p.chunk_tokens) / g->p.chunk_tokens : 0;
       l.cached_tokens += q->kv.len;
       l.decoding += pass && is_decoding(q);
+      l.tpot_budget_s = min_budget(l.tpot_budget_s, q->req.tpot_budget_s);
     }
   }
   pthread_mutex_lock(&g->lock);
@@ -696,6 +704,7 @@ static int lane_turn(at_generator *g) {
   g->n_incoming = 0;
   g->incoming_tokens = 0;
   g->incoming_chunks = 0;
+  g->incoming_budget = 0;
   pthread_mutex_unlock(&g->lock);
   for (gseq *s = in, *nx; s; s = nx) {
     nx = s->next_in;
@@ -953,6 +962,7 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   g->n_incoming++;
   g->incoming_tokens += r->n_prompt;
   g->incoming_chunks += (r->n_prompt + g->p.chunk_tokens - 1) / g->p.chunk_tokens;
+  g->incoming_budget = min_budget(g->incoming_budget, r->tpot_budget_s);
   s->next_live = g->live;
   if (g->live) g->live->prev_live = s;
   g->live = s;
@@ -998,6 +1008,7 @@ void at_gen_load_get(at_generator *g, at_gen_load *out) {
   out->sequences += g->n_incoming;
   out->prefill_tokens += g->incoming_tokens;
   out->prefill_chunks += g->incoming_chunks;
+  out->tpot_budget_s = min_budget(out->tpot_budget_s, g->incoming_budget);
   pthread_mutex_unlock(&g->lock);
 }
 

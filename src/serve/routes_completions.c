@@ -685,9 +685,11 @@ static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, 
  * at_gen_choose_lane); when none does, refuse now with a Retry-After for
  * when the soonest lane's excess has drained. Returns the lane, or -1:
  * refused or a bad header, *res holds the answer. */
-static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, enum MHD_Result *res) {
+static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, double *tpot_budget,
+                       enum MHD_Result *res) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
+  *tpot_budget = 0;
   if (strcmp(gc->admission, "slo")) return 0;
   double ttft_b, tpot_b;
   if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
@@ -707,7 +709,10 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, enum 
     sequences += load[i].sequences;
   }
   int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b, f);
-  if (lane >= 0) return lane;
+  if (lane >= 0) {
+    *tpot_budget = tpot_b; /* promised: the lanes protect it (at_gen_choose_lane) */
+    return lane;
+  }
   atomic_fetch_add(&s->gen_refused, 1);
   /* come back when the soonest lane's excess has drained: the prefill
    * ahead, or the share of its sequences over the budget finishing */
@@ -810,12 +815,13 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int la
 }
 
 /* Submit the job's choices (choice i samples with seed + i; choices after
- * the first fork its prompt cache). A refused submission cancels the ones
+ * the first fork its prompt cache), each carrying the per-token budget
+ * admission promised (0: none). A refused submission cancels the ones
  * before it and records the answer in the job (fail_status, fail_msg).
  * Then hands back the HTTP thread's pending count; returns the job's
  * fail_status (0: all submitted). */
 static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_t *ids,
-                          int n_ids, double dl) {
+                          int n_ids, double dl, double tpot_budget) {
   int n = j->n, submitted = 0;
   uint64_t seed = q->has_seed ? (uint64_t)q->seed : fresh_seed();
   j->pending = n + 1;
@@ -830,6 +836,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
                          .eos_id = s->lm->eos_id,
                          .n_eos = s->lm->n_eos,
                          .deadline_s = dl,
+                         .tpot_budget_s = tpot_budget,
                          .presence_penalty = (float)q->presence_penalty,
                          .frequency_penalty = (float)q->frequency_penalty,
                          .logprobs = q->logprobs,
@@ -926,8 +933,9 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     goto out;
   }
   int lane = -1;
+  double tpot_budget = 0;
   if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res) ||
-      (lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &res)) < 0 ||
+      (lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
       !(j = job_new(r, chat, &q, n_ids, lane, &res)))
     goto out;
   atomic_fetch_add(&s->lanes[lane].chosen, 1);
@@ -947,7 +955,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
       out_event(&o, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true, NULL, NULL));
     out_publish(j, &o);
   }
-  int fail = submit_choices(s, j, &q, ids, n_ids, dl);
+  int fail = submit_choices(s, j, &q, ids, n_ids, dl, tpot_budget);
   if (!j->stream) {
     j = NULL; /* owned by route_state now */
   } else if (fail) {

@@ -689,6 +689,27 @@ static void test_choose_lane(void **state) {
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 0);
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, f), -1);
   assert_true(f[1].tpot_s > 0);
+  /* lane 0's sequences were promised 50 ms per token: a newcomer that fits
+   * idle lane 1 by itself is still refused when lane 1's turns (its
+   * prefill chunk, then its step) would push them past that */
+  double turn1n = (0.001 + 2e-5 * 20) + (0.002 + 1e-6 * 1 * (20 + 1));
+  double held0 = 10 * step0, held0n = 10 * (step0 + turn1n);
+  assert_true(held0 < 0.05 && held0n > 0.05 && want1 < 0.05 && want0 > 0.05);
+  L[0].tpot_budget_s = 0.05;
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), -1);
+  assert_true(fabs(f[1].tpot_s - held0n) < 1e-12); /* the refusal shows why */
+  /* the held promise counts even when the newcomer's own budget is loose:
+   * the same two lanes in the other order, the idle one first, refuses the
+   * idle one (its turns would break the busy lane's 50 ms) and takes the
+   * busy one (its own 11 steps fit 200 ms) */
+  at_gen_load swapped[2] = {L[1], L[0]};
+  at_gen_params swapped_p[2] = {p[1], p[0]};
+  assert_int_equal(at_gen_choose_lane(swapped, swapped_p, 2, 20, 1, 2.0, 0.2, f), 1);
+  L[0].tpot_budget_s = 0.1; /* a looser promise: lane 1 qualifies */
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), 1);
+  assert_true(fabs(f[1].tpot_s - want1) < 1e-12);
+  L[0].tpot_budget_s = 0; /* none: the configured tpot_slo_s (0.2) */
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), 1);
   /* lane 1 decoding too (one sequence, 30 cached, no measured gap yet): each
    * lane's forecast carries the other's turn, and lane 0's calibration
    * compares its measured gap with its steps plus lane 1's turns */
