@@ -65,6 +65,11 @@ typedef struct at_gen_params {
   int max_waiting;         /* waiting queue bound (429 beyond); default 256 */
   double ttft_slo_s;       /* first-token deadline after arrival; default 2.0 */
   double tpot_slo_s;       /* per-output-token budget after the first; default 0.2 */
+  /* Forecast admission (at_gen_choose_lane) admits a newcomer whose
+   * forecast is within this share of its budgets, leaving the rest as
+   * margin for what the forecast cannot see coming (the sequences admitted
+   * after it, the forecast's own error); 0.05..1, default 0.8. */
+  double admit_fill;
   /* The scheduler thread shared with other lanes (not owned); NULL: the
    * lane runs a scheduler thread of its own. Default NULL. */
   at_gen_turns *turns;
@@ -219,8 +224,8 @@ double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
 /* The variant choice of generation admission over n_lanes lanes of one
  * model, ordered most accurate first, driven by one scheduler thread
  * (at_gen_turns): forecast n_seqs sequences of n_prompt tokens on each lane
- * and return the first lane whose forecast meets both budgets, or -1 when
- * none does. A lane's forecast is at_gen_forecast_for's with every turn of
+ * and return the first lane whose forecast is within admit_fill of both
+ * budgets, or -1 when none does. A lane's forecast is at_gen_forecast_for's with every turn of
  * its own (each prefill chunk to the first token, each decode step per
  * token) followed by one turn of every other lane at that lane's current
  * fitted cost (at_gen_turn_s), and its calibration compares the measured

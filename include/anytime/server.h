@@ -85,6 +85,7 @@ typedef struct at_server_generator_config {
    * misses its budget: x-ttft-ms / x-tpot-ms, capped by ttft_slo_ms /
    * tpot_slo_ms. "queue": admit until max_waiting sequences wait. */
   char admission[16];
+  double admit_fill;      /* slo: admit within this share of the budgets; 0.8 */
   int default_max_tokens; /* when a request omits max_tokens; 16 (as OpenAI) */
   int max_tokens;         /* cap per request; 256 */
 } at_server_generator_config;

@@ -249,7 +249,9 @@ int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, in
       }
     }
     if (f) f[i] = fi;
-    if (pick < 0 && !harms && fi.ttft_s <= ttft_budget_s && fi.tpot_s <= tpot_budget_s) pick = i;
+    double fill = p->admit_fill > 0 && p->admit_fill <= 1 ? p->admit_fill : 1;
+    if (pick < 0 && !harms && fi.ttft_s <= fill * ttft_budget_s && fi.tpot_s <= fill * tpot_budget_s)
+      pick = i;
   }
   return pick;
 }

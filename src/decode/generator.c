@@ -105,7 +105,8 @@ at_gen_params at_gen_default_params(void) {
                          .preempt = true,
                          .max_waiting = 256,
                          .ttft_slo_s = 2.0,
-                         .tpot_slo_s = 0.2};
+                         .tpot_slo_s = 0.2,
+                         .admit_fill = 0.8};
 }
 
 const char *at_gen_finish_name(at_gen_finish f) {

@@ -73,6 +73,7 @@ static const cfg_key keys[] = {
     DBL("generator", "ttft_slo_ms", generator.ttft_slo_ms, 0.001, 3600000, 2000),
     DBL("generator", "tpot_slo_ms", generator.tpot_slo_ms, 0.001, 3600000, 200),
     CHOICE("generator", "admission", generator.admission, "slo", "slo|queue"),
+    DBL("generator", "admit_fill", generator.admit_fill, 0.05, 1, 0.8),
     INT("generator", "default_max_tokens", generator.default_max_tokens, 1, 1 << 20, 16),
     INT("generator", "max_tokens", generator.max_tokens, 1, 1 << 20, 256),
 };

@@ -414,6 +414,7 @@ static at_status load_lane(at_server *s, const char *variant, serve_gen_lane *L)
   gp.max_waiting = gc->max_waiting;
   gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
   gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;
+  gp.admit_fill = gc->admit_fill;
   gp.turns = s->gen_turns;
   L->params = gp;
   if ((st = at_gen_create(at_lm_take_decoder(L->lm), &gp, &L->gen)) != AT_OK) return st;

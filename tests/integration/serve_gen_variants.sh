@@ -5,7 +5,8 @@
 #   - at start both lanes are logged; a light request goes to the most
 #     accurate variant and says so (x-variant), plain and streamed;
 #   - the choice follows the rule from the server's own exported step fits:
-#     with a per-token budget between the two variants' idle forecasts the
+#     with a per-token budget (over admit_fill) between the two variants'
+#     idle forecasts the
 #     request goes to the one whose forecast fits (int8 where it is the
 #     cheaper on this host), and that lane's greedy text equals
 #     `anytime generate --reference` of the same variant;
@@ -67,7 +68,9 @@ fc() { # variant -> forecast seconds per token
     END { printf "%.9f", a + b * (n + 1) }' <<<"$BODY"
 }
 f32=$(fc fp32) f8=$(fc int8)
-budget_ms=$(awk -v a="$f32" -v b="$f8" 'BEGIN { printf "%.6f", sqrt(a * b) * 1e3 }')
+# admission takes a forecast within generator.admit_fill (0.8, the default)
+# of the budget: fp32 qualifies exactly when it is the cheaper of the two
+budget_ms=$(awk -v a="$f32" -v b="$f8" 'BEGIN { printf "%.6f", sqrt(a * b) / 0.8 * 1e3 }')
 want=$(awk -v a="$f32" -v b="$f8" 'BEGIN { print (sqrt(a * b) >= a) ? "fp32" : "int8" }')
 echo "idle forecasts per token: fp32 $f32 s, int8 $f8 s; budget $budget_ms ms -> $want"
 req_h() { # budget_ms -> STATUS, BODY, HEADERS

@@ -652,7 +652,7 @@ static void test_forecast(void **state) {
 static void test_choose_lane(void **state) {
   (void)state;
   at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
-  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4;
+  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4, p[i].admit_fill = 1;
   /* lane 0 (fp32): 2x lane 1's (int8) costs */
   at_gen_load idle0 = {.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
                        .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
@@ -687,6 +687,11 @@ static void test_choose_lane(void **state) {
   assert_int_equal(pick, 1);
   /* a budget both meet: the more accurate; one neither meets: -1 */
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 0);
+  /* with admit_fill 0.8 lane 0 needs its forecast within 80 % of the budget */
+  p[0].admit_fill = p[1].admit_fill = 0.8;
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.26, f), 0);
+  p[0].admit_fill = p[1].admit_fill = 1;
   assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, f), -1);
   assert_true(f[1].tpot_s > 0);
   /* lane 0's sequences were promised 50 ms per token: a newcomer that fits
