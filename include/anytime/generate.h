@@ -203,7 +203,7 @@ void at_gen_load_get(at_generator *g, at_gen_load *out);
  *          step fit at the batch and mean length the lane will hold
  *          (the measured gap only until the fit has data);
  * both decode terms scaled, while sequences decode, by the measured gap
- * over the model's figure for the current load (clamped to 0.5..4): what
+ * over the model's figure for the current load (clamped to 1..4): what
  * the fit misses (prefill chunks between steps) is in the measured gap.
  * Blocks are not modelled: a newcomer that must wait for KV blocks waits
  * longer than forecast (block admission still holds it). */

@@ -148,14 +148,17 @@ static double held_model(const at_gen_load *l, int B, double others) {
 /* Calibration: the lane's measured gap against what the model says for the
  * load it measured it under — its steps and the other lanes' turns —
  * (prefill chunks between steps, batching effects the fit misses),
- * clamped to 0.5..4. Only while sequences decode: an idle lane's gap is
+ * clamped to 1..4: the model is a floor, since the gap is an average over
+ * ~100 tokens that lags a lane filling up (with 0.5 as the floor, 256
+ * clients resending every 429 filled an fp32 lane to ~110 sequences, twice
+ * what its budget allowed). Only while sequences decode: an idle lane's gap is
  * stale. */
 static double calibration(const at_gen_load *l, int B, double others) {
   double scale = 1;
   if (l->decoding > 0 && l->tpot_s > 0) {
     double now = held_model(l, B, others);
     if (now > 0) scale = l->tpot_s / now;
-    if (scale < 0.5) scale = 0.5;
+    if (scale < 1) scale = 1;
     if (scale > 4) scale = 4;
   }
   return scale;

@@ -701,6 +701,14 @@ static int lane_turn(at_generator *g) {
   }
   bool stop = g->stopping;
   gseq *in = g->in_head;
+  /* what is taken stays in the published load until the turn's publish():
+   * a forecast made during the turn must not see a lane without it (it
+   * did, and a burst of newcomers was admitted turn after turn into a lane
+   * that looked empty) */
+  g->load.sequences += g->n_incoming;
+  g->load.prefill_tokens += g->incoming_tokens;
+  g->load.prefill_chunks += g->incoming_chunks;
+  g->load.tpot_budget_s = min_budget(g->load.tpot_budget_s, g->incoming_budget);
   g->in_head = g->in_tail = NULL;
   g->n_incoming = 0;
   g->incoming_tokens = 0;

@@ -15,6 +15,7 @@
  * The model directory can be overridden with ANYTIME_DECODER_MODEL. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "anytime/anytime.h"
@@ -480,12 +481,73 @@ static void test_lanes_take_turns(void **state) {
   free(res);
 }
 
+/* The published load never loses a request between its submit and its
+ * end: polled without pause while bursts are submitted, sequences (with
+ * what waits to be taken) is at least submitted - finished, read around it.
+ * Before 2026-12-03 the scheduler took the incoming list at the start of a
+ * turn and published only at its end, so for a whole turn a forecast saw a
+ * lane without them. */
+typedef struct poller {
+  at_generator *g;
+  atomic_bool stop;
+  long polls, lost;
+} poller;
+
+static void *poll_load(void *arg) {
+  poller *p = arg;
+  while (!atomic_load(&p->stop)) {
+    at_gen_stats a, b;
+    at_gen_load l;
+    at_gen_stats_get(p->g, &a);
+    at_gen_load_get(p->g, &l);
+    at_gen_stats_get(p->g, &b);
+    p->polls++;
+    if ((long long)l.sequences < (long long)a.submitted - (long long)b.finished) p->lost++;
+  }
+  return NULL;
+}
+
+static void test_load_keeps_taken(void **state) {
+  (void)state;
+  at_lm *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
+  at_generator *g = NULL;
+  at_gen_params gp = at_gen_default_params();
+  gp.chunk_tokens = 8; /* many prefill turns */
+  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  poller p = {.g = g};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, poll_load, &p), 0);
+  int32_t ids[40];
+  for (int i = 0; i < 40; i++) ids[i] = 10 + i;
+  enum { BURSTS = 12, PER = 8 };
+  static got res[BURSTS * PER];
+  for (int b = 0; b < BURSTS; b++) {
+    g_remaining = PER;
+    for (int k = 0; k < PER; k++) {
+      at_gen_request r = {.prompt = ids, .n_prompt = 40, .max_tokens = 4, .eos_id = -1,
+                          .sample = at_sample_default_params(), .on_done = on_done,
+                          .user = &res[b * PER + k]};
+      assert_int_equal(at_gen_submit(g, &r, NULL), AT_OK);
+    }
+    wait_all();
+  }
+  atomic_store(&p.stop, true);
+  pthread_join(th, NULL);
+  print_message("%ld polls, %ld saw fewer sequences than submitted - finished\n", p.polls, p.lost);
+  assert_true(p.polls > 100);
+  assert_int_equal(p.lost, 0);
+  at_gen_destroy(g);
+  at_lm_close(lm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
       cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
       cmocka_unit_test(test_refusals),         cmocka_unit_test(test_stop_from_outside),
       cmocka_unit_test(test_fresh_lane_forecasts), cmocka_unit_test(test_lanes_take_turns),
+      cmocka_unit_test(test_load_keeps_taken),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
