@@ -229,6 +229,15 @@ static double min_budget(double a, double b) {
   return a > 0 && a < b ? a : b;
 }
 
+/* Count the submitted requests the scheduler has not taken yet into load
+ * `l`. Call with g->lock held. */
+static void add_incoming(const at_generator *g, at_gen_load *l) {
+  l->sequences += g->n_incoming;
+  l->prefill_tokens += g->incoming_tokens;
+  l->prefill_chunks += g->incoming_chunks;
+  l->tpot_budget_s = min_budget(l->tpot_budget_s, g->incoming_budget);
+}
+
 static void publish(at_generator *g) {
   g->st.waiting = g->n_waiting;
   g->st.running = g->n_running;
@@ -705,10 +714,7 @@ static int lane_turn(at_generator *g) {
    * a forecast made during the turn must not see a lane without it (it
    * did, and a burst of newcomers was admitted turn after turn into a lane
    * that looked empty) */
-  g->load.sequences += g->n_incoming;
-  g->load.prefill_tokens += g->incoming_tokens;
-  g->load.prefill_chunks += g->incoming_chunks;
-  g->load.tpot_budget_s = min_budget(g->load.tpot_budget_s, g->incoming_budget);
+  add_incoming(g, &g->load);
   g->in_head = g->in_tail = NULL;
   g->n_incoming = 0;
   g->incoming_tokens = 0;
@@ -1014,10 +1020,7 @@ void at_gen_load_get(at_generator *g, at_gen_load *out) {
   if (!g || !out) return;
   pthread_mutex_lock(&g->lock);
   *out = g->load;
-  out->sequences += g->n_incoming;
-  out->prefill_tokens += g->incoming_tokens;
-  out->prefill_chunks += g->incoming_chunks;
-  out->tpot_budget_s = min_budget(out->tpot_budget_s, g->incoming_budget);
+  add_incoming(g, out);
   pthread_mutex_unlock(&g->lock);
 }
 

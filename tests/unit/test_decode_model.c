@@ -127,6 +127,16 @@ static void wait_all(void) {
   pthread_mutex_unlock(&g_lock);
 }
 
+/* A lane over variant `variant` of the default decoder; *lm is its model
+ * (close it after the lane). */
+static at_generator *open_lane(const char *variant, const at_gen_params *gp, at_lm **lm) {
+  *lm = NULL;
+  assert_int_equal(at_lm_open(model_dir(), variant, NULL, NULL, lm), AT_OK);
+  at_generator *g = NULL;
+  assert_int_equal(at_gen_create(at_lm_take_decoder(*lm), gp, &g), AT_OK);
+  return g;
+}
+
 /* Generate every prompt through a generator with `gp` and compare with the
  * reference. Returns the generator's preemption count. */
 static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
@@ -359,11 +369,9 @@ static void stop_on_done(void *user, const at_gen_result *r) {
 
 static void test_stop_from_outside(void **state) {
   (void)state;
-  at_lm *lm = NULL;
-  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
-  at_generator *g = NULL;
+  at_lm *lm;
   at_gen_params gp = at_gen_default_params();
-  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  at_generator *g = open_lane("int8", &gp, &lm);
   int32_t ids[4] = {1, 2, 3, 4};
   for (int k = 0; k < 2; k++) {
     stopper s = {.g = g, .at = 3, .then_cancel = k == 1};
@@ -398,11 +406,9 @@ static void test_stop_from_outside(void **state) {
  * zero forecast admits everything). */
 static void test_fresh_lane_forecasts(void **state) {
   (void)state;
-  at_lm *lm = NULL;
-  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
-  at_generator *g = NULL;
+  at_lm *lm;
   at_gen_params gp = at_gen_default_params();
-  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  at_generator *g = open_lane("int8", &gp, &lm);
   at_gen_load l;
   at_gen_load_get(g, &l);
   assert_true(l.step_fitted);
@@ -509,12 +515,10 @@ static void *poll_load(void *arg) {
 
 static void test_load_keeps_taken(void **state) {
   (void)state;
-  at_lm *lm = NULL;
-  assert_int_equal(at_lm_open(model_dir(), "int8", NULL, NULL, &lm), AT_OK);
-  at_generator *g = NULL;
+  at_lm *lm;
   at_gen_params gp = at_gen_default_params();
   gp.chunk_tokens = 8; /* many prefill turns */
-  assert_int_equal(at_gen_create(at_lm_take_decoder(lm), &gp, &g), AT_OK);
+  at_generator *g = open_lane("int8", &gp, &lm);
   poller p = {.g = g};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, poll_load, &p), 0);
