@@ -224,21 +224,40 @@ double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
 /* The variant choice of generation admission over n_lanes lanes of one
  * model, ordered most accurate first, driven by one scheduler thread
  * (at_gen_turns): forecast n_seqs sequences of n_prompt tokens on each lane
- * and return the first lane whose forecast is within admit_fill of both
- * budgets, or -1 when none does. A lane's forecast is at_gen_forecast_for's with every turn of
- * its own (each prefill chunk to the first token, each decode step per
- * token) followed by one turn of every other lane at that lane's current
- * fitted cost (at_gen_turn_s), and its calibration compares the measured
- * gap with that joint round. A lane also qualifies only if the turns it
- * would add (the newcomer's prefill, a larger step) keep every other
- * lane's held sequences within their smallest tpot_budget_s (else the
- * configured tpot_slo_s), or make them no slower than they are. With one
- * lane it is at_gen_forecast_for. f[]
- * (n_lanes, may be NULL) receives every lane's forecast, for a refusal's
- * message and Retry-After. Pure. */
+ * and return the lane that takes them, or -1 (refuse). A lane can take
+ * them now when its forecast is within admit_fill of both budgets and the
+ * turns it would add (the newcomer's prefill, a larger step) keep every
+ * other lane's held sequences within their smallest tpot_budget_s (else
+ * the configured tpot_slo_s), or no slower than they are. A lane's
+ * forecast is at_gen_forecast_for's with every turn of its own (each
+ * prefill chunk to the first token, each decode step per token) followed
+ * by one turn of every other lane at that lane's current fitted cost
+ * (at_gen_turn_s), and its calibration compares the measured gap with that
+ * joint round.
+ * Which lanes may take them is decided by the whole load: the carrier is
+ * the most accurate lane whose forecast, were it holding every lane's
+ * sequences and the newcomers alone, and with a `demand` (may be NULL) at
+ * least what its offered rate would keep decoding there by Little's law
+ * (out_tokens tokens each at admit_fill * tpot_budget_s), is within
+ * admit_fill of both budgets, priced with the largest calibration among
+ * the lanes. The rate is what tells a lane that is full and refusing from
+ * one that just fits; it only chooses, admission is still by the lanes'
+ * holdings. The carrier, else the less accurate lanes after it, in order,
+ * take the newcomers if they can now; the lanes before it take nothing
+ * and drain.
+ * With no carrier (overload) only the lane whose whole-load forecast per
+ * token is smallest may. With one lane this is at_gen_forecast_for and
+ * first fit. f[] (n_lanes, may be NULL) receives every lane's forecast now,
+ * for a refusal's message and Retry-After. Pure. */
+typedef struct at_gen_demand {
+  double offered_per_s; /* requests per second reaching the choice, refused or not
+                           (the server's: over the last second) */
+  int out_tokens;       /* tokens each is expected to generate (its max_tokens) */
+} at_gen_demand;
+
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
                        int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
-                       at_gen_forecast *f);
+                       const at_gen_demand *demand, at_gen_forecast *f);
 
 /* The batch choice of one decode step, exposed for tests. Given n decoding
  * sequences with cached lengths len[] and the step at which each was last

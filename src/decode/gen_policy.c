@@ -165,9 +165,10 @@ static double calibration(const at_gen_load *l, int B, double others) {
 }
 
 /* The forecast of a lane that shares its scheduler thread with lanes whose
- * turns take `others` seconds per round (0: alone). */
-static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params *p, int n_prompt,
-                                      int n_seqs, double others) {
+ * turns take `others` seconds per round (0: alone), its decode terms
+ * scaled by `scale` (< 0: the lane's own calibration). */
+static at_gen_forecast forecast_scaled(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                       int n_seqs, double others, double scale) {
   at_gen_forecast f = {0, 0};
   if (!l || !p || n_seqs < 1 || n_prompt < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return f;
   int W = p->chunk_tokens, B = p->max_batch;
@@ -176,7 +177,7 @@ static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params 
   long long chunks = chunks_to_first(l, W, n_prompt, n_seqs);
   double step = model_step(l, B, S, l->cached_tokens + pre);
   if (!(others > 0)) others = 0;
-  double scale = calibration(l, B, others);
+  if (scale < 0) scale = calibration(l, B, others);
   if (!(step > 0)) step = l->tpot_s > 0 ? l->tpot_s : 0, scale = 1, others = 0;
   /* each of the chunks to its first token is a turn of this lane: with a
    * decode step while anything is in it (what decodes now, and what is
@@ -187,6 +188,11 @@ static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params 
    * floor would keep refusing after a burst has drained */
   f.tpot_s = (double)((S + B - 1) / B) * (step + others) * scale;
   return f;
+}
+
+static at_gen_forecast forecast_among(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                      int n_seqs, double others) {
+  return forecast_scaled(l, p, n_prompt, n_seqs, others, -1);
 }
 
 at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
@@ -219,42 +225,126 @@ static at_gen_load with_newcomers(const at_gen_load *l, int W, int n_prompt, int
   return m;
 }
 
+/* Does a newcomer on lane i harm the other lanes' held sequences: the
+ * turns it adds (its prefill, a larger step) push one past its smallest
+ * promised tpot_budget_s (else the configured tpot_slo_s) and make it
+ * slower than now? If so, fi->tpot_s shows the held sequences' time. */
+static bool harms_others(const at_gen_load *loads, const at_gen_params *params, int n_lanes, int i,
+                         const double *turn, double all_turns, int n_prompt, int n_seqs,
+                         at_gen_forecast *fi) {
+  const at_gen_params *p = &params[i];
+  if (p->chunk_tokens < 1 || n_seqs < 1 || n_prompt < 1) return false;
+  at_gen_load mine = with_newcomers(&loads[i], p->chunk_tokens, n_prompt, n_seqs);
+  double grow = at_gen_turn_s(&mine, p) - turn[i];
+  bool harms = false;
+  for (int j = 0; j < n_lanes && grow > 0; j++) {
+    const at_gen_load *o = &loads[j];
+    if (j == i || o->sequences < 1 || params[j].max_batch < 1) continue;
+    int B = params[j].max_batch;
+    double rest = all_turns - turn[j];
+    double scale = calibration(o, B, rest);
+    double before = held_model(o, B, rest) * scale, after = held_model(o, B, rest + grow) * scale;
+    double budget = o->tpot_budget_s > 0 ? o->tpot_budget_s : params[j].tpot_slo_s;
+    if (after > budget && after > before) {
+      harms = true;
+      if (after > fi->tpot_s) fi->tpot_s = after;
+    }
+  }
+  return harms;
+}
+
+/* What lane i would hold carrying the whole load alone at `tb` seconds
+ * per token: every lane's sequences, positions and prefill work on it,
+ * priced by its own costs; and with a demand, at least what its offered
+ * rate keeps there by Little's law (each request stays out_tokens tokens
+ * at tb). The forecast grows with the load and the load with tb, so while
+ * the demand is below the lane's capacity "lane i carries it within tb" is
+ * exactly "this load's forecast is within tb"; past it, no tb is. (Moving
+ * another lane's sequences over unstretched undercounts them when that
+ * lane is faster; the rate is the measure of demand, the holdings only a
+ * floor under it for a burst the rate has not caught up with.) */
+static at_gen_load whole_load_on(const at_gen_load *loads, int n_lanes, int i, int n_prompt,
+                                 int n_seqs, double tb, const at_gen_demand *d) {
+  at_gen_load m = loads[i];
+  for (int j = 0; j < n_lanes; j++) {
+    if (j == i) continue;
+    m.sequences += loads[j].sequences;
+    m.decoding += loads[j].decoding;
+    m.prefill_tokens += loads[j].prefill_tokens;
+    m.prefill_chunks += loads[j].prefill_chunks;
+    m.cached_tokens += loads[j].cached_tokens;
+  }
+  if (d && d->offered_per_s > 0 && d->out_tokens > 0 && tb > 0) {
+    double want = d->offered_per_s * n_seqs * d->out_tokens * tb;
+    if (want > 1e6) want = 1e6;
+    if (want > m.decoding) {
+      long long extra = (long long)ceil(want - m.decoding);
+      double mean = m.decoding > 0 ? (double)m.cached_tokens / m.decoding
+                                   : n_prompt + d->out_tokens / 2.0;
+      m.sequences += (int)extra;
+      m.decoding += (int)extra;
+      m.cached_tokens += (long long)ceil((double)extra * mean);
+    }
+  }
+  return m;
+}
+
+static bool within(at_gen_forecast f, const at_gen_params *p, double ttft_budget_s,
+                   double tpot_budget_s) {
+  double fill = p->admit_fill > 0 && p->admit_fill <= 1 ? p->admit_fill : 1;
+  return f.ttft_s <= fill * ttft_budget_s && f.tpot_s <= fill * tpot_budget_s;
+}
+
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
                        int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
-                       at_gen_forecast *f) {
+                       const at_gen_demand *demand, at_gen_forecast *f) {
   if (!loads || !params || n_lanes < 1) return -1;
   double turn[16], all_turns = 0;
   if (n_lanes > 16) n_lanes = 16;
   for (int i = 0; i < n_lanes; i++) all_turns += turn[i] = at_gen_turn_s(&loads[i], &params[i]);
-  int pick = -1;
+  /* which lanes can take the newcomer now: its forecast among the others'
+   * turns fits, and its turns keep the others' promises */
+  bool fits_now[16];
   for (int i = 0; i < n_lanes; i++) {
-    const at_gen_params *p = &params[i];
-    at_gen_forecast fi = forecast_among(&loads[i], p, n_prompt, n_seqs, all_turns - turn[i]);
-    /* what the newcomer's turns do to the other lanes' held sequences: within
-     * their budget, or no slower than now; else the lane does not qualify
-     * (and its forecast shows the held sequences' time) */
-    bool harms = false;
-    if (p->chunk_tokens > 0 && n_seqs > 0 && n_prompt > 0) {
-      at_gen_load mine = with_newcomers(&loads[i], p->chunk_tokens, n_prompt, n_seqs);
-      double grow = at_gen_turn_s(&mine, p) - turn[i];
-      for (int j = 0; j < n_lanes && grow > 0; j++) {
-        const at_gen_load *o = &loads[j];
-        if (j == i || o->sequences < 1 || params[j].max_batch < 1) continue;
-        int B = params[j].max_batch;
-        double rest = all_turns - turn[j];
-        double scale = calibration(o, B, rest);
-        double before = held_model(o, B, rest) * scale, after = held_model(o, B, rest + grow) * scale;
-        double budget = o->tpot_budget_s > 0 ? o->tpot_budget_s : params[j].tpot_slo_s;
-        if (after > budget && after > before) {
-          harms = true;
-          if (after > fi.tpot_s) fi.tpot_s = after;
-        }
-      }
-    }
+    at_gen_forecast fi = forecast_among(&loads[i], &params[i], n_prompt, n_seqs, all_turns - turn[i]);
+    bool harms = harms_others(loads, params, n_lanes, i, turn, all_turns, n_prompt, n_seqs, &fi);
     if (f) f[i] = fi;
-    double fill = p->admit_fill > 0 && p->admit_fill <= 1 ? p->admit_fill : 1;
-    if (pick < 0 && !harms && fi.ttft_s <= fill * ttft_budget_s && fi.tpot_s <= fill * tpot_budget_s)
-      pick = i;
+    fits_now[i] = !harms && within(fi, &params[i], ttft_budget_s, tpot_budget_s);
   }
-  return pick;
+  if (n_lanes == 1) return fits_now[0] ? 0 : -1;
+  /* which lane could carry the whole load (everything held now and the
+   * newcomer) alone, with the host's slowdown the most slowed lane
+   * measures. The most accurate such lane (the carrier) takes the
+   * newcomer, else the less accurate ones after it; the lanes before it
+   * take nothing, so they drain instead of refilling as each sequence
+   * ends (refilling them kept a dear lane full while the cheap one that
+   * could carry the load got nothing: 0 of 1,200 requests at 80 req/s).
+   * While they drain, a newcomer whose turns would break their promises
+   * is refused. */
+  double scale = 1, whole_tpot[16];
+  for (int j = 0; j < n_lanes; j++) {
+    if (params[j].max_batch < 1) continue;
+    double c = calibration(&loads[j], params[j].max_batch, all_turns - turn[j]);
+    if (c > scale) scale = c;
+  }
+  int carrier = -1;
+  for (int i = 0; i < n_lanes; i++) {
+    double fill = params[i].admit_fill > 0 && params[i].admit_fill <= 1 ? params[i].admit_fill : 1;
+    at_gen_load whole = whole_load_on(loads, n_lanes, i, n_prompt, n_seqs, fill * tpot_budget_s,
+                                      demand);
+    at_gen_forecast w = forecast_scaled(&whole, &params[i], n_prompt, n_seqs, 0, scale);
+    whole_tpot[i] = w.tpot_s;
+    if (carrier < 0 && within(w, &params[i], ttft_budget_s, tpot_budget_s)) carrier = i;
+  }
+  if (carrier >= 0) {
+    for (int i = carrier; i < n_lanes; i++)
+      if (fits_now[i]) return i;
+    return -1;
+  }
+  /* none could (overload): only the lane that would carry the load in the
+   * least time per token, so the cores go to the cheapest steps */
+  int cheapest = 0;
+  for (int i = 1; i < n_lanes; i++)
+    if (whole_tpot[i] < whole_tpot[cheapest]) cheapest = i;
+  return fits_now[cheapest] ? cheapest : -1;
 }

@@ -448,6 +448,8 @@ at_status serve_load_generator(at_server *s) {
                      "cheaper one of the same model (e.g. int8 beside fp32)",
                      gc->fallback_variant);
     if ((st = load_lane(s, gc->fallback_variant, &s->lanes[1])) != AT_OK) return st;
+    if ((st = at_rate_init(&s->gen_offered, 1000000000ull, 10)) != AT_OK) return st;
+    pthread_mutex_init(&s->gen_demand_lock, NULL);
     s->n_lanes = 2;
     if (strcmp(gc->admission, "slo"))
       at_log(AT_LOG_WARN, "serve",

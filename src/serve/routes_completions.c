@@ -708,7 +708,15 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
     par[i] = s->lanes[i].params;
     sequences += load[i].sequences;
   }
-  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b, f);
+  at_gen_demand demand = {0, max_tokens > 1000000 ? 1000000 : (int)max_tokens};
+  if (s->n_lanes > 1) { /* every request reaching the choice is demand */
+    uint64_t t = at_now_ns();
+    pthread_mutex_lock(&s->gen_demand_lock);
+    at_rate_record(&s->gen_offered, 0, t);
+    demand.offered_per_s = at_rate_per_s(&s->gen_offered, 0, t, 0);
+    pthread_mutex_unlock(&s->gen_demand_lock);
+  }
+  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b, &demand, f);
   if (lane >= 0) {
     *tpot_budget = tpot_b; /* promised: the lanes protect it (at_gen_choose_lane) */
     return lane;

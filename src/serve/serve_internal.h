@@ -21,6 +21,7 @@
 #include "serve/auth.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
+#include "plan/rate.h"
 
 typedef enum { TASK_CLASSIFY = 0, TASK_EMBED = 1 } serve_task;
 
@@ -94,6 +95,11 @@ struct at_server {
   serve_gen_lane lanes[SERVE_MAX_GEN_LANES];
   int n_lanes;
   at_gen_turns *gen_turns;
+  /* With more than one lane: the generation requests reaching the variant
+   * choice over the last second, refused or not (the demand that decides
+   * which lane carries the load; at_gen_choose_lane), under its lock. */
+  pthread_mutex_t gen_demand_lock;
+  at_rate_window gen_offered;
   at_lm *lm;                 /* lanes[0].lm (not owned separately): the tokenizer
                                 and EOS ids every lane shares; NULL: none */
   struct at_chat_template *chat_tpl; /* its chat template (NULL: no chat route) */

@@ -935,6 +935,10 @@ void at_server_stop(at_server *s) {
     at_lm_close(s->lanes[i].lm);
   }
   at_gen_turns_destroy(s->gen_turns); /* after every lane using it */
+  if (s->gen_offered.counts) {
+    at_rate_free(&s->gen_offered);
+    pthread_mutex_destroy(&s->gen_demand_lock);
+  }
   at_chat_template_destroy(s->chat_tpl);
   at_batcher_destroy(s->batcher);
   at_engine_destroy(s->engine);

@@ -663,7 +663,7 @@ static void test_choose_lane(void **state) {
   at_gen_load L[2] = {idle0, idle1};
   at_gen_forecast f[2];
   /* both idle: each forecast is the lane's own; the first fits */
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f), 0);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, NULL, f), 0);
   at_gen_forecast own0 = at_gen_forecast_for(&L[0], &p[0], 20, 1);
   assert_true(f[0].ttft_s == own0.ttft_s && f[0].tpot_s == own0.tpot_s);
   /* lane 0 busy: 40 sequences decoding, 4000 positions, nothing to prefill,
@@ -680,20 +680,20 @@ static void test_choose_lane(void **state) {
   double step1 = 0.002 + 1e-6 * 1 * (20.0 + 1);
   double want1 = step1 + step0;
   double ttft1 = (0.001 + 2e-5 * 20) + step0;
-  int pick = at_gen_choose_lane(L, p, 2, 20, 1, 2.0, (want0 + want1) / 2, f);
+  int pick = at_gen_choose_lane(L, p, 2, 20, 1, 2.0, (want0 + want1) / 2, NULL, f);
   assert_true(fabs(f[0].tpot_s - want0) < 1e-12);
   assert_true(fabs(f[1].tpot_s - want1) < 1e-12);
   assert_true(fabs(f[1].ttft_s - ttft1) < 1e-12);
   assert_true(want1 < want0);
   assert_int_equal(pick, 1);
   /* a budget both meet: the more accurate; one neither meets: -1 */
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 0);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, NULL, f), 0);
   /* with admit_fill 0.8 lane 0 needs its forecast within 80 % of the budget */
   p[0].admit_fill = p[1].admit_fill = 0.8;
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, f), 1);
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.26, f), 0);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.01, NULL, f), 1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want0 * 1.26, NULL, f), 0);
   p[0].admit_fill = p[1].admit_fill = 1;
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, f), -1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, want1 * 0.99, NULL, f), -1);
   assert_true(f[1].tpot_s > 0);
   /* lane 0's sequences were promised 50 ms per token: a newcomer that fits
    * idle lane 1 by itself is still refused when lane 1's turns (its
@@ -702,7 +702,7 @@ static void test_choose_lane(void **state) {
   double held0 = 10 * step0, held0n = 10 * (step0 + turn1n);
   assert_true(held0 < 0.05 && held0n > 0.05 && want1 < 0.05 && want0 > 0.05);
   L[0].tpot_budget_s = 0.05;
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), -1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, NULL, f), -1);
   assert_true(fabs(f[1].tpot_s - held0n) < 1e-12); /* the refusal shows why */
   /* the held promise counts even when the newcomer's own budget is loose:
    * the same two lanes in the other order, the idle one first, refuses the
@@ -710,12 +710,12 @@ static void test_choose_lane(void **state) {
    * busy one (its own 11 steps fit 200 ms) */
   at_gen_load swapped[2] = {L[1], L[0]};
   at_gen_params swapped_p[2] = {p[1], p[0]};
-  assert_int_equal(at_gen_choose_lane(swapped, swapped_p, 2, 20, 1, 2.0, 0.2, f), 1);
+  assert_int_equal(at_gen_choose_lane(swapped, swapped_p, 2, 20, 1, 2.0, 0.2, NULL, f), 1);
   L[0].tpot_budget_s = 0.1; /* a looser promise: lane 1 qualifies */
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), 1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, NULL, f), 1);
   assert_true(fabs(f[1].tpot_s - want1) < 1e-12);
   L[0].tpot_budget_s = 0; /* none: the configured tpot_slo_s (0.2) */
-  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, f), 1);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.05, NULL, f), 1);
   /* lane 1 decoding too (one sequence, 30 cached, no measured gap yet): each
    * lane's forecast carries the other's turn, and lane 0's calibration
    * compares its measured gap with its steps plus lane 1's turns */
@@ -723,7 +723,7 @@ static void test_choose_lane(void **state) {
   L[1].cached_tokens = 30;
   double turn1 = 0.002 + 1e-6 * 1 * (30 + 1);
   assert_true(fabs(at_gen_turn_s(&L[1], &p[1]) - turn1) < 1e-12);
-  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f);
+  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, NULL, f);
   double step1n = 0.002 + 1e-6 * 2 * (50.0 / 2 + 1);
   assert_true(fabs(f[1].tpot_s - (step1n + step0)) < 1e-12);
   assert_true(fabs(f[1].ttft_s - ((0.001 + 2e-5 * 20) + (step1n + step0))) < 1e-12);
@@ -733,12 +733,117 @@ static void test_choose_lane(void **state) {
   assert_true(fabs(f[0].tpot_s - 11 * (step0n + turn1)) < 1e-12);
   /* lane 1's measured gap twice the joint model's: its forecast doubles */
   L[1].tpot_s = 2 * (turn1 + step0);
-  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, f);
+  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 0.2, NULL, f);
   assert_true(fabs(f[1].tpot_s - 2 * (step1n + step0)) < 1e-12);
   /* one lane: exactly the lane's forecast */
-  assert_int_equal(at_gen_choose_lane(L, p, 1, 20, 1, 2.0, want0 * 1.01, f), 0);
+  assert_int_equal(at_gen_choose_lane(L, p, 1, 20, 1, 2.0, want0 * 1.01, NULL, f), 0);
   assert_true(f[0].tpot_s == at_gen_forecast_for(&L[0], &p[0], 20, 1).tpot_s);
-  assert_int_equal(at_gen_choose_lane(NULL, p, 1, 20, 1, 2.0, 1, f), -1);
+  assert_int_equal(at_gen_choose_lane(NULL, p, 1, 20, 1, 2.0, 1, NULL, f), -1);
+}
+
+/* The smallest TPOT budget above lo (to 1e-4 relative) at which lane 0
+ * of L is chosen, by a scan upwards (the whole-load check counts whole
+ * steps, so the budgets that fit need not be one interval), at most hi. */
+static double switch_budget(const at_gen_load *L, const at_gen_params *p, double lo, double hi) {
+  assert_int_not_equal(at_gen_choose_lane(L, p, 2, 20, 1, 100.0, lo, NULL, NULL), 0);
+  for (double b = lo; b <= hi; b *= 1.0001)
+    if (at_gen_choose_lane(L, p, 2, 20, 1, 100.0, b, NULL, NULL) == 0) return b;
+  fail_msg("lane 0 never chosen up to %g", hi);
+  return hi;
+}
+
+/* The whole load decides the order (at_gen_choose_lane): the most
+ * accurate lane that could carry everything held on every lane plus the
+ * newcomer alone (the carrier) takes it, else the less accurate lanes after
+ * it; the lanes before it take nothing and drain. When none could
+ * (overload), only the lane that would carry it in the least time per
+ * token. */
+static void test_choose_lane_whole_load(void **state) {
+  (void)state;
+  at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
+  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4, p[i].admit_fill = 1;
+  at_gen_load c0 = {.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
+                    .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
+  at_gen_load c1 = {.step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
+                    .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+  /* 20 sequences decoding on each lane, 100 positions each, no measured
+   * gap (calibration 1) */
+  at_gen_load L[2] = {c0, c1};
+  for (int i = 0; i < 2; i++) L[i].sequences = L[i].decoding = 20, L[i].cached_tokens = 2000;
+  at_gen_load on0 = c0, on1 = c1; /* everything on one lane */
+  on0.sequences = on0.decoding = on1.sequences = on1.decoding = 40;
+  on0.cached_tokens = on1.cached_tokens = 4000;
+  double whole0 = at_gen_forecast_for(&on0, &p[0], 20, 1).tpot_s;
+  double whole1 = at_gen_forecast_for(&on1, &p[1], 20, 1).tpot_s;
+  at_gen_forecast f[2];
+  at_gen_choose_lane(L, p, 2, 20, 1, 2.0, 1.0, NULL, f);
+  double now0 = f[0].tpot_s, now1 = f[1].tpot_s;
+  assert_true(now0 < whole0 && whole1 < whole0 && now1 < whole0);
+  /* a budget lane 0 meets now but not with the whole load, lane 1 meets
+   * both: lane 1, where first fit took lane 0 and kept it full */
+  double b = fmax(fmax(now0, now1), whole1) * 1.001;
+  assert_true(b < whole0);
+  assert_int_equal(at_gen_choose_lane(L, p, 2, 20, 1, 2.0, b, NULL, f), 1);
+  assert_true(f[0].tpot_s <= b);
+  /* lane 0 is the carrier from the budget its whole-load forecast fits,
+   * and admit_fill moves that budget up by 1 / fill */
+  double sw = switch_budget(L, p, b, 10.0);
+  assert_true(sw >= whole0 && sw < whole0 * 1.0002);
+  p[0].admit_fill = p[1].admit_fill = 0.8;
+  double sw8 = switch_budget(L, p, b, 10.0);
+  assert_true(fabs(sw8 * 0.8 - sw) < 2e-4 * sw);
+  p[0].admit_fill = p[1].admit_fill = 1;
+  /* overload: lane 0 holds one sequence and measures 4x the model's gap
+   * (the host is slow: the whole load is priced at 4x on either lane),
+   * lane 1 holds 36. Neither could carry the whole load; both can take
+   * the newcomer now: lane 1 (cheaper per token) */
+  at_gen_load O[2] = {c0, c1};
+  O[0].sequences = O[0].decoding = 1, O[0].cached_tokens = 100;
+  O[1].sequences = O[1].decoding = 36, O[1].cached_tokens = 3600;
+  double turn1 = at_gen_turn_s(&O[1], &p[1]);
+  O[0].tpot_s = 4 * (at_gen_turn_s(&O[0], &p[0]) + turn1);
+  at_gen_load w1 = c1;
+  w1.sequences = w1.decoding = 37, w1.cached_tokens = 3700;
+  double ow1 = 4 * at_gen_forecast_for(&w1, &p[1], 20, 1).tpot_s;
+  at_gen_choose_lane(O, p, 2, 20, 1, 2.0, 1.0, NULL, f);
+  double ob = fmax(f[0].tpot_s, f[1].tpot_s) * 1.001;
+  assert_true(ob < ow1);
+  assert_int_equal(at_gen_choose_lane(O, p, 2, 20, 1, 2.0, ob, NULL, f), 1);
+  /* the same lanes in the other order: still the cheaper one */
+  at_gen_load Os[2] = {O[1], O[0]};
+  at_gen_params ps[2] = {p[1], p[0]};
+  assert_int_equal(at_gen_choose_lane(Os, ps, 2, 20, 1, 2.0, ob, NULL, f), 0);
+  /* overload, and only the dearer lane can take it now: refused, so the
+   * cheap lane's turns are not shared with new dear work */
+  double od = (f[0].tpot_s + f[1].tpot_s) / 2; /* between lane 1's (Os[0]) and lane 0's now */
+  at_gen_choose_lane(O, p, 2, 20, 1, 2.0, 1.0, NULL, f);
+  assert_true(f[0].tpot_s < od && f[1].tpot_s > od);
+  assert_int_equal(at_gen_choose_lane(O, p, 2, 20, 1, 2.0, od, NULL, f), -1);
+  /* the demand (offered requests/s, 32 tokens each): two idle lanes, and
+   * at 40 requests/s lane 0 would hold 40 * 32 * 0.05 = 64 sequences at a
+   * 50 ms budget, 16 steps of ~4.3 ms: over it; lane 1, 16 steps of
+   * ~2.1 ms: within. Without the rate, or at 10/s, lane 0 */
+  at_gen_load I[2] = {c0, c1};
+  at_gen_demand dm = {40, 32};
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, NULL, f), 0);
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 1);
+  dm.offered_per_s = 10;
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 0);
+  /* past both (200/s: 320 sequences): overload, only the cheaper */
+  dm.offered_per_s = 200;
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 1);
+  /* the switch is where lane 0's forecast of lambda * 32 * b sequences
+   * (48 positions each: the prompt and half the answer) reaches b */
+  for (double lam = 5; lam <= 60; lam += 0.5) {
+    dm.offered_per_s = lam;
+    at_gen_load h = c0;
+    h.sequences = h.decoding = (int)ceil(lam * 32 * 0.05);
+    h.cached_tokens = (long long)ceil(h.decoding * 36.0);
+    bool fits0 = at_gen_forecast_for(&h, &p[0], 20, 1).tpot_s <= 0.05;
+    assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), fits0 ? 0 : 1);
+  }
+  /* one lane: the whole load is its own, first fit as before */
+  assert_int_equal(at_gen_choose_lane(O, p, 1, 20, 1, 2.0, ob, NULL, f), 0);
 }
 
 int main(void) {
@@ -750,7 +855,7 @@ int main(void) {
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
       cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
-      cmocka_unit_test(test_choose_lane),
+      cmocka_unit_test(test_choose_lane),     cmocka_unit_test(test_choose_lane_whole_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
