@@ -135,6 +135,21 @@ at_status at_tokenizer_encode_batch(const at_tokenizer *t, at_tok_workspace *ws,
                                     const char *const *texts, const size_t *lens, size_t n,
                                     const at_encode_params *params, at_encoding *out);
 
+/* A text model's inputs for `n` encodings padded to L positions (>= every
+ * enc[i].n), in the graph's input order: "input_ids" (padded with pad_id),
+ * "attention_mask" (an encoding without one gives 1 for its tokens) and
+ * "token_type_ids" (0 where an encoding has none), padding 0, each in the
+ * integer type the graph declares (INT64 or INT32). `buf` holds 3 * n * L
+ * int64 and is what out[] (room for 3) borrows. Returns AT_OK with *n_out tensors;
+ * AT_ERR_UNSUPPORTED naming the input when the graph has no input_ids,
+ * wants an input text cannot give, or one is not INT64/INT32;
+ * AT_ERR_INVALID_ARG on NULL or an empty batch. Pure; any thread. */
+struct at_model_info;
+struct at_tensor;
+at_status at_encodings_to_inputs(const struct at_model_info *mi, const at_encoding *enc, size_t n,
+                                 size_t L, int32_t pad_id, int64_t *buf, struct at_tensor *out,
+                                 size_t *n_out);
+
 /* Ids back to text through the tokenizer's decoder (WordPiece, ByteLevel,
  * Metaspace, ...; tokens joined by spaces when it has none). The result is
  * NUL-terminated, owned by `ws`, valid until its next use; *len_out (may be

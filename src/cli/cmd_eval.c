@@ -45,7 +45,7 @@ typedef struct batch {
   size_t first, n;       /* rows [first, first+n) of the dataset */
   int *pred;             /* where predictions go (global array) */
   size_t n_labels;
-  void *buf;             /* input tensors' storage */
+  int64_t *buf;          /* input tensors' storage (at_encodings_to_inputs) */
 } batch;
 
 static void on_done(void *user, at_status status, const at_outputs *outputs,
@@ -85,12 +85,6 @@ static void on_done(void *user, at_status status, const at_outputs *outputs,
   pthread_mutex_unlock(&c->lock);
 }
 
-static int find_input(const at_model_info *mi, const char *name) {
-  for (size_t i = 0; i < mi->n_inputs; i++)
-    if (strcmp(mi->inputs[i].name, name) == 0) return (int)i;
-  return -1;
-}
-
 /* The eval label rule: an id below the model's label count, or a name in
  * its id2label. -1 for neither. */
 static int parse_label(const char *s, const void *ctx) {
@@ -101,36 +95,6 @@ static int parse_label(const char *s, const void *ctx) {
   for (size_t i = 0; i < d->n_labels; i++)
     if (strcmp(s, d->labels[i]) == 0) return (int)i;
   return -1;
-}
-
-/* One batch's input tensors [b->n, L] (ids padded with pad_id, masks and
- * types with 0) in the dtype each input wants, in b->buf. False (said on
- * stderr) when an input is not an integer one. */
-static bool batch_inputs(batch *b, const at_model_info *mi, const int which[3],
-                         const at_encoding *enc, size_t L, int32_t pad_id, at_tensor in[3],
-                         size_t *nin) {
-  for (int k = 0; k < 3; k++) {
-    if (which[k] < 0) continue;
-    const at_value_info *v = &mi->inputs[which[k]];
-    if (v->dtype != AT_DTYPE_INT64 && v->dtype != AT_DTYPE_INT32) {
-      fprintf(stderr, "anytime eval: input '%s' is %s; INT64 or INT32 expected\n", v->name,
-              at_dtype_name(v->dtype));
-      return false;
-    }
-    int64_t *d64 = (int64_t *)b->buf + (size_t)k * b->n * L;
-    int32_t *d32 = (int32_t *)d64;
-    for (size_t r = 0; r < b->n; r++)
-      for (size_t j = 0; j < L; j++) {
-        int64_t val;
-        if (j < enc[r].n) val = k == 0 ? enc[r].ids[j] : k == 1 ? enc[r].attention_mask[j] : enc[r].type_ids[j];
-        else val = k == 0 ? pad_id : 0;
-        if (v->dtype == AT_DTYPE_INT64) d64[r * L + j] = val;
-        else d32[r * L + j] = (int32_t)val;
-      }
-    in[(*nin)++] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2,
-                               .shape = {(int64_t)b->n, (int64_t)L}, .data = d64};
-  }
-  return true;
 }
 
 /* Accuracy and the confusion matrix, as text or one JSON object. Returns
@@ -204,7 +168,7 @@ static int variant_index(const at_model_desc *d, const char *model, const char *
  * then holds the exit code, or the error was printed. */
 static bool submit_batch(at_engine *eng, const at_model_desc *d, const at_tokenizer *tok,
                          at_tok_workspace *ws, const at_encode_params *encp,
-                         const at_model_info *mi, const int which[3], int32_t pad_id, batch *b,
+                         const at_model_info *mi, int32_t pad_id, batch *b,
                          const char **texts, const size_t *lens, at_encoding *enc, int *rc) {
   at_status st;
   if ((st = at_tokenizer_encode_batch(tok, ws, texts, lens, b->n, encp, enc)) != AT_OK) {
@@ -221,7 +185,10 @@ static bool submit_batch(at_engine *eng, const at_model_desc *d, const at_tokeni
     fprintf(stderr, "anytime eval: out of memory\n");
     return false;
   }
-  if (!batch_inputs(b, mi, which, enc, L, pad_id, in, &nin)) return false;
+  if ((st = at_encodings_to_inputs(mi, enc, b->n, L, pad_id, b->buf, in, &nin)) != AT_OK) {
+    *rc = cli_report("eval", st);
+    return false;
+  }
   evalctx *ctx = b->ctx;
   pthread_mutex_lock(&ctx->lock);
   ctx->remaining++;
@@ -319,12 +286,6 @@ int at_cli_eval(int argc, char **argv) {
     goto out;
   }
   const at_model_info *mi = at_engine_variant_info(eng, 0);
-  int which[3] = {find_input(mi, "input_ids"), find_input(mi, "attention_mask"),
-                  find_input(mi, "token_type_ids")};
-  if (which[0] < 0) {
-    fprintf(stderr, "anytime eval: the model has no 'input_ids' input\n");
-    goto out;
-  }
   batches = calloc(n_batches, sizeof *batches);
   if (!batches) { fprintf(stderr, "anytime eval: out of memory\n"); goto out; }
   at_encode_params encp = at_encode_default_params();
@@ -351,7 +312,7 @@ int at_cli_eval(int argc, char **argv) {
     b->n_labels = d->n_labels;
     for (size_t r = 0; r < b->n; r++)
       texts[r] = ds.texts[b->first + r], lens[r] = ds.lens[b->first + r];
-    if (!submit_batch(eng, d, tok, ws, &encp, mi, which, pad_id, b, texts, lens, enc, &rc)) break;
+    if (!submit_batch(eng, d, tok, ws, &encp, mi, pad_id, b, texts, lens, enc, &rc)) break;
   }
   free(texts);
   free(lens);

@@ -58,8 +58,7 @@ typedef struct job {
   pending *pend;
   result *res;
   const char *output;
-  int64_t *ids, *mask, *types;
-  int32_t *ids32, *mask32, *types32;
+  int64_t *buf; /* its input tensors' storage (at_encodings_to_inputs) */
 } job;
 
 static void on_done(void *user, at_status status, const at_outputs *outputs,
@@ -96,14 +95,6 @@ static const char *outcome_name(at_artifact_outcome o) {
     case AT_ARTIFACT_UNCACHED: return "unusable";
     default: return "off";
   }
-}
-
-/* The model input that carries `what` ("input_ids", "attention_mask",
- * "token_type_ids"), or -1. */
-static int find_input(const at_model_info *mi, const char *what) {
-  for (size_t i = 0; i < mi->n_inputs; i++)
-    if (strcmp(mi->inputs[i].name, what) == 0) return (int)i;
-  return -1;
 }
 
 /* Whether `d` is something `run` can answer with variant index vi; says
@@ -166,41 +157,6 @@ static at_status open_engine(const at_model_desc *d, int vi, bool all_variants, 
       return st;
   }
   return at_engine_start(*eng);
-}
-
-/* The model's named inputs for one encoding (ids, mask, types where the
- * model has them; which[] = their input indices or -1), in the dtype each
- * input wants, owned by the job. False (said on stderr) when an input's
- * dtype is not an integer one or memory runs out. */
-static bool job_inputs(job *j, const at_model_info *mi, const int which[3], const at_encoding *enc,
-                       at_tensor in[3], size_t *nin) {
-  const int32_t *src[3] = {enc->ids, enc->attention_mask, enc->type_ids};
-  int64_t **w64[3] = {&j->ids, &j->mask, &j->types};
-  int32_t **w32[3] = {&j->ids32, &j->mask32, &j->types32};
-  for (int k = 0; k < 3; k++) {
-    if (which[k] < 0) continue;
-    const at_value_info *v = &mi->inputs[which[k]];
-    in[*nin] = (at_tensor){.name = v->name, .dtype = v->dtype, .ndim = 2, .shape = {1, (int64_t)enc->n}};
-    if (v->dtype == AT_DTYPE_INT64) {
-      *w64[k] = malloc(enc->n * sizeof(int64_t) + 1);
-      for (size_t q = 0; *w64[k] && q < enc->n; q++) (*w64[k])[q] = src[k][q];
-      in[*nin].data = *w64[k];
-    } else if (v->dtype == AT_DTYPE_INT32) {
-      *w32[k] = malloc(enc->n * sizeof(int32_t) + 1);
-      if (*w32[k]) memcpy(*w32[k], src[k], enc->n * sizeof(int32_t));
-      in[*nin].data = *w32[k];
-    } else {
-      fprintf(stderr, "anytime run: input '%s' is %s; INT64 or INT32 expected\n", v->name,
-              at_dtype_name(v->dtype));
-      return false;
-    }
-    if (!in[*nin].data) {
-      fprintf(stderr, "anytime run: out of memory\n");
-      return false;
-    }
-    (*nin)++;
-  }
-  return true;
 }
 
 /* One text's answer: a classifier's label and scores (one softmax, or a
@@ -389,19 +345,6 @@ int at_cli_run(int argc, char **argv) {
     goto out;
   }
   const at_model_info *mi = at_engine_variant_info(eng, 0);
-  int in_ids = find_input(mi, "input_ids"), in_mask = find_input(mi, "attention_mask"),
-      in_types = find_input(mi, "token_type_ids");
-  if (in_ids < 0) {
-    fprintf(stderr, "anytime run: the model has no 'input_ids' input\n");
-    goto out;
-  }
-  for (size_t i = 0; i < mi->n_inputs; i++)
-    if ((int)i != in_ids && (int)i != in_mask && (int)i != in_types) {
-      fprintf(stderr, "anytime run: the model wants an input '%s' that text cannot provide\n",
-              mi->inputs[i].name);
-      goto out;
-    }
-
   jobs = calloc(n_texts, sizeof *jobs);
   res = calloc(n_texts, sizeof *res);
   if (!jobs || !res) {
@@ -430,8 +373,15 @@ int at_cli_run(int argc, char **argv) {
     j->output = d->task_output;
     at_tensor in[3];
     size_t nin = 0;
-    int which[3] = {in_ids, in_mask, in_types};
-    if (!job_inputs(j, mi, which, &enc, in, &nin)) goto wait;
+    size_t L = enc.n ? enc.n : 1;
+    if (!(j->buf = calloc(3 * L, sizeof *j->buf))) {
+      fprintf(stderr, "anytime run: out of memory\n");
+      goto wait;
+    }
+    if ((st = at_encodings_to_inputs(mi, &enc, 1, L, 0, j->buf, in, &nin)) != AT_OK) {
+      rc = cli_report("run", st);
+      goto wait;
+    }
     pthread_mutex_lock(&pend.lock);
     pend.remaining++;
     pthread_mutex_unlock(&pend.lock);
@@ -456,8 +406,7 @@ wait:
 out:
   at_engine_destroy(eng);
   for (size_t t = 0; jobs && t < n_texts; t++) {
-    free(jobs[t].ids), free(jobs[t].mask), free(jobs[t].types);
-    free(jobs[t].ids32), free(jobs[t].mask32), free(jobs[t].types32);
+    free(jobs[t].buf);
     if (res) free(res[t].values);
   }
   free(jobs);

@@ -6,6 +6,7 @@
  * corpora is tests/parity/ (text_parity); these tests pin the edges. */
 #include <pthread.h>
 
+#include "anytime/tensor.h"
 #include "anytime/tokenizer.h"
 #include "testutil.h"
 #include "text/tk.h"
@@ -533,6 +534,57 @@ static void test_threads(void **state) {
   at_tokenizer_destroy(t);
 }
 
+/* Encodings to a model's inputs (at_encodings_to_inputs, what `run` and
+ * `eval` feed the engine): the graph's order and integer types, padding
+ * with pad_id / 0, and a refusal naming the input it cannot fill. */
+static void test_encodings_to_inputs(void **state) {
+  (void)state;
+  at_value_info in[3] = {{.name = "attention_mask", .dtype = AT_DTYPE_INT32},
+                         {.name = "input_ids", .dtype = AT_DTYPE_INT64},
+                         {.name = "token_type_ids", .dtype = AT_DTYPE_INT32}};
+  at_model_info mi = {.n_inputs = 3, .inputs = in};
+  int32_t ids0[3] = {101, 7, 102}, mask0[3] = {1, 1, 1}, types0[3] = {0, 1, 1};
+  int32_t ids1[2] = {101, 102}, mask1[2] = {1, 1};
+  at_encoding enc[2] = {{.n = 3, .ids = ids0, .attention_mask = mask0, .type_ids = types0},
+                        {.n = 2, .ids = ids1, .attention_mask = mask1, .type_ids = NULL}};
+  int64_t buf[3 * 2 * 4];
+  memset(buf, 0xAB, sizeof buf);
+  at_tensor t[3];
+  size_t n = 0;
+  assert_int_equal(at_encodings_to_inputs(&mi, enc, 2, 4, 9, buf, t, &n), AT_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(t[0].name, "attention_mask"); /* the graph's order */
+  assert_string_equal(t[1].name, "input_ids");
+  assert_int_equal(t[0].dtype, AT_DTYPE_INT32);
+  assert_int_equal(t[1].dtype, AT_DTYPE_INT64);
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(t[k].ndim, 2);
+    assert_int_equal(t[k].shape[0], 2);
+    assert_int_equal(t[k].shape[1], 4);
+  }
+  const int64_t *ids = t[1].data;
+  const int32_t *mask = t[0].data, *types = t[2].data;
+  int64_t want_ids[8] = {101, 7, 102, 9, 101, 102, 9, 9};
+  int32_t want_mask[8] = {1, 1, 1, 0, 1, 1, 0, 0}, want_types[8] = {0, 1, 1, 0, 0, 0, 0, 0};
+  for (int j = 0; j < 8; j++) {
+    assert_int_equal(ids[j], want_ids[j]);
+    assert_int_equal(mask[j], want_mask[j]);
+    assert_int_equal(types[j], want_types[j]); /* none given: 0 */
+  }
+  /* what text cannot give, a float input, no input_ids: refused by name */
+  in[2].name = "pixel_values";
+  assert_int_equal(at_encodings_to_inputs(&mi, enc, 2, 4, 9, buf, t, &n), AT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(at_last_error(), "pixel_values"));
+  in[2].name = "token_type_ids";
+  in[2].dtype = AT_DTYPE_FLOAT32;
+  assert_int_equal(at_encodings_to_inputs(&mi, enc, 2, 4, 9, buf, t, &n), AT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(at_last_error(), "token_type_ids"));
+  mi.n_inputs = 1; /* attention_mask alone */
+  assert_int_equal(at_encodings_to_inputs(&mi, enc, 2, 4, 9, buf, t, &n), AT_ERR_UNSUPPORTED);
+  assert_non_null(strstr(at_last_error(), "input_ids"));
+  assert_int_equal(at_encodings_to_inputs(&mi, enc, 0, 4, 9, buf, t, &n), AT_ERR_INVALID_ARG);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bert_normalizer),    cmocka_unit_test(test_unicode_normalizers),
@@ -543,7 +595,7 @@ int main(void) {
       cmocka_unit_test(test_bytelevel_offsets),  cmocka_unit_test(test_decoders),
       cmocka_unit_test(test_added_tokens),       cmocka_unit_test(test_load_errors),
       cmocka_unit_test(test_invalid_utf8_and_vocab_txt), cmocka_unit_test(test_no_growth_after_warmup),
-      cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_threads),            cmocka_unit_test(test_encodings_to_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$root/tests/node/ensure_modules.sh"
 ensure_node_modules fail
 command -v cc >/dev/null || fail "no C compiler (cc)"
-flags=$(pkg-config --cflags --libs jansson libutf8proc libpcre2-8) || fail "pkg-config cannot find jansson, libutf8proc or libpcre2-8"
+flags="$(pkg-config --cflags --libs jansson libutf8proc libpcre2-8) -lm" || fail "pkg-config cannot find jansson, libutf8proc or libpcre2-8"
 hfv=$(node -p "require('$root/tests/node/node_modules/tokenizers/package.json').version")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/anytime-unicode.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -37,7 +37,8 @@ printf '#include <stdio.h>\n#include <utf8proc.h>\nint main(void) { printf("%%s 
 # shellcheck disable=SC2086
 cc "$tmp/v.c" -o "$tmp/v" $flags && u8=$("$tmp/v") || fail "cannot ask libutf8proc its version"
 
-src=("$here/probe_anytime.c" "$root"/src/text/*.c "$root/src/core/status.c" "$root/src/core/log.c")
+src=("$here/probe_anytime.c" "$root"/src/text/*.c "$root/src/core/status.c" "$root/src/core/log.c"
+     "$root/src/core/tensor.c")
 # shellcheck disable=SC2086
 cc -O2 -DTK_NO_COMPAT -I"$root/include" -I"$root/src" "${src[@]}" -o "$tmp/probe_raw" $flags || fail "building the probe without the table"
 # shellcheck disable=SC2086
