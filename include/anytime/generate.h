@@ -242,7 +242,12 @@ double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
  * admit_fill of both budgets, priced with the largest calibration among
  * the lanes. The rate is what tells a lane that is full and refusing from
  * one that just fits; it only chooses, admission is still by the lanes'
- * holdings. The carrier, else the less accurate lanes after it, in order,
+ * holdings. It counts only once something was refused in its window or
+ * the previous carrier was not the first lane: on the first lane with
+ * nothing refused, the lanes carry what comes (a closed loop's rate
+ * follows its answers, and by Little's law at the budget's stay it looks
+ * like more than the lane holds). The carrier, else the less accurate
+ * lanes after it, in order,
  * take the newcomers if they can now; the lanes before it take nothing
  * and drain.
  * With no carrier (overload) only the lane whose whole-load forecast per
@@ -253,11 +258,14 @@ typedef struct at_gen_demand {
   double offered_per_s; /* requests per second reaching the choice, refused or not
                            (the server's: over the last second) */
   int out_tokens;       /* tokens each is expected to generate (its max_tokens) */
+  double refused_per_s; /* of those, refused */
+  int carrier;          /* in: the previous choice's carrier (0: the first lane;
+                           -1: none, overload); out: this choice's */
 } at_gen_demand;
 
 int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
                        int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
-                       const at_gen_demand *demand, at_gen_forecast *f);
+                       at_gen_demand *demand, at_gen_forecast *f);
 
 /* The batch choice of one decode step, exposed for tests. Given n decoding
  * sequences with cached lengths len[] and the step at which each was last

@@ -708,15 +708,24 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
     par[i] = s->lanes[i].params;
     sequences += load[i].sequences;
   }
-  at_gen_demand demand = {0, max_tokens > 1000000 ? 1000000 : (int)max_tokens};
+  at_gen_demand demand = {.out_tokens = max_tokens > 1000000 ? 1000000 : (int)max_tokens};
+  uint64_t t = at_now_ns();
   if (s->n_lanes > 1) { /* every request reaching the choice is demand */
-    uint64_t t = at_now_ns();
     pthread_mutex_lock(&s->gen_demand_lock);
     at_rate_record(&s->gen_offered, 0, t);
     demand.offered_per_s = at_rate_per_s(&s->gen_offered, 0, t, 0);
+    demand.refused_per_s = at_rate_per_s(&s->gen_offered, 1, t, 0);
+    demand.carrier = s->gen_carrier;
     pthread_mutex_unlock(&s->gen_demand_lock);
   }
-  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b, &demand, f);
+  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b,
+                                s->n_lanes > 1 ? &demand : NULL, f);
+  if (s->n_lanes > 1) {
+    pthread_mutex_lock(&s->gen_demand_lock);
+    s->gen_carrier = demand.carrier;
+    if (lane < 0) at_rate_record(&s->gen_offered, 1, t);
+    pthread_mutex_unlock(&s->gen_demand_lock);
+  }
   if (lane >= 0) {
     *tpot_budget = tpot_b; /* promised: the lanes protect it (at_gen_choose_lane) */
     return lane;

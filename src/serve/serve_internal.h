@@ -96,10 +96,12 @@ struct at_server {
   int n_lanes;
   at_gen_turns *gen_turns;
   /* With more than one lane: the generation requests reaching the variant
-   * choice over the last second, refused or not (the demand that decides
-   * which lane carries the load; at_gen_choose_lane), under its lock. */
+   * choice over the last second, refused or not (channel 0) and refused
+   * (channel 1), and the last choice's carrier: the demand that decides
+   * which lane carries the load (at_gen_choose_lane), under its lock. */
   pthread_mutex_t gen_demand_lock;
   at_rate_window gen_offered;
+  int gen_carrier;
   at_lm *lm;                 /* lanes[0].lm (not owned separately): the tokenizer
                                 and EOS ids every lane shares; NULL: none */
   struct at_chat_template *chat_tpl; /* its chat template (NULL: no chat route) */

@@ -824,16 +824,28 @@ static void test_choose_lane_whole_load(void **state) {
    * 50 ms budget, 16 steps of ~4.3 ms: over it; lane 1, 16 steps of
    * ~2.1 ms: within. Without the rate, or at 10/s, lane 0 */
   at_gen_load I[2] = {c0, c1};
-  at_gen_demand dm = {40, 32};
+  at_gen_demand dm = {.offered_per_s = 40, .out_tokens = 32, .refused_per_s = 1};
   assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, NULL, f), 0);
   assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 1);
-  dm.offered_per_s = 10;
+  assert_int_equal(dm.carrier, 1); /* written back */
+  /* the rate counts only once something was refused or the load is off
+   * lane 0: on lane 0 with nothing refused (a closed loop whose rate
+   * follows the answers), lane 0 */
+  dm.refused_per_s = 0, dm.carrier = 0;
   assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 0);
+  assert_int_equal(dm.carrier, 0);
+  dm.carrier = 1; /* already off lane 0: the way back is judged by the rate */
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 1);
+  dm.offered_per_s = 10; /* ... and taken when lane 0 could carry it */
+  assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 0);
+  assert_int_equal(dm.carrier, 0);
+  dm.refused_per_s = 1;
   /* past both (200/s: 320 sequences): overload, only the cheaper */
   dm.offered_per_s = 200;
   assert_int_equal(at_gen_choose_lane(I, p, 2, 20, 1, 2.0, 0.05, &dm, f), 1);
+  assert_int_equal(dm.carrier, -1);
   /* the switch is where lane 0's forecast of lambda * 32 * b sequences
-   * (48 positions each: the prompt and half the answer) reaches b */
+   * (36 positions each: the prompt, 20, and half the answer, 16) reaches b */
   for (double lam = 5; lam <= 60; lam += 0.5) {
     dm.offered_per_s = lam;
     at_gen_load h = c0;
