@@ -289,9 +289,14 @@ static at_gen_load whole_load_on(const at_gen_load *loads, int n_lanes, int i, i
   return m;
 }
 
+/* The share of the budgets a lane admits within (admit_fill, else 1). */
+static double fill_of(const at_gen_params *p) {
+  return p->admit_fill > 0 && p->admit_fill <= 1 ? p->admit_fill : 1;
+}
+
 static bool within(at_gen_forecast f, const at_gen_params *p, double ttft_budget_s,
                    double tpot_budget_s) {
-  double fill = p->admit_fill > 0 && p->admit_fill <= 1 ? p->admit_fill : 1;
+  double fill = fill_of(p);
   return f.ttft_s <= fill * ttft_budget_s && f.tpot_s <= fill * tpot_budget_s;
 }
 
@@ -336,9 +341,8 @@ int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, in
       demand && (demand->refused_per_s > 0 || demand->carrier != 0) ? demand : NULL;
   int carrier = -1;
   for (int i = 0; i < n_lanes; i++) {
-    double fill = params[i].admit_fill > 0 && params[i].admit_fill <= 1 ? params[i].admit_fill : 1;
-    at_gen_load whole = whole_load_on(loads, n_lanes, i, n_prompt, n_seqs, fill * tpot_budget_s,
-                                      use);
+    at_gen_load whole =
+        whole_load_on(loads, n_lanes, i, n_prompt, n_seqs, fill_of(&params[i]) * tpot_budget_s, use);
     at_gen_forecast w = forecast_scaled(&whole, &params[i], n_prompt, n_seqs, 0, scale);
     whole_tpot[i] = w.tpot_s;
     if (carrier < 0 && within(w, &params[i], ttft_budget_s, tpot_budget_s)) carrier = i;

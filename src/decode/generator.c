@@ -763,18 +763,32 @@ static void *loop(void *arg) {
   }
 }
 
-/* A second point for the step fit: a decode step of max_batch sequences of
- * W + 1 cached positions, timed the second time (the first warms the
- * shape; the fastest of three after that, as the batch-1 step: a hiccup of
- * this host during start-up would otherwise price the lane high, and a
- * lane priced high may never be chosen to correct it). Without it the fit
- * starts through the origin from one batch-1
- * step, which prices a full batch at max_batch times that step: a lane
- * that has not run yet then looks dearer than it is (an int8 fallback
- * lane seeded that way was forecast at 63 ms per token where the running
- * fp32 lane was at 41 ms, so it was never chosen, so never ran, so its fit
- * never moved). Skipped, the seed staying one point, when the arena
- * cannot hold the batch. */
+/* Time `reps` decode steps over items[0..n) (each advances every sequence
+ * by a position); *best gets the fastest (INFINITY when none ran). False
+ * when a step failed (*best then holds the fastest before it). The start-up
+ * seeds take the fastest of three: a hiccup of this host while one is
+ * timed would price the lane high, and a lane priced high may never be
+ * chosen to correct it. */
+static bool fastest_step(at_generator *g, at_decode_item *items, int n, int reps, double *best) {
+  *best = INFINITY;
+  for (int q = 0; q < reps; q++) {
+    uint64_t t0 = at_now_ns();
+    if (at_decoder_step(g->dec, g->arena, items, n, g->logits) != AT_OK) return false;
+    double d = (double)(at_now_ns() - t0) / 1e9;
+    if (d < *best) *best = d;
+  }
+  return true;
+}
+
+/* The step fit's second point: a decode step of max_batch sequences of
+ * about W cached positions (one step to warm the shape, then the fastest
+ * of three). With only calibrate()'s batch-1 point the fit runs through
+ * the origin and prices a full batch at max_batch times that step, so a
+ * lane that has not run yet looks dearer than it is (an int8 fallback lane
+ * seeded that way was forecast at 63 ms per token where the running fp32
+ * lane was at 41 ms: never chosen, so never run, so its fit never moved).
+ * Skipped, the seed staying one point, when the arena cannot hold the
+ * batch. */
 static void calibrate_full_step(at_generator *g, const int32_t *tok, int W) {
   int B = g->p.max_batch, bt = g->p.block_tokens;
   if (B < 2 || B > 64) return;
@@ -788,15 +802,10 @@ static void calibrate_full_step(at_generator *g, const int32_t *tok, int W) {
     ok = ok && at_decoder_step(g->dec, g->arena, &pre, 1, g->logits) == AT_OK;
     it[i] = (at_decode_item){.seq = &kv[i], .tokens = tok, .n_new = 1};
   }
-  double best = INFINITY;
   int P = kv[0].len;
-  for (int rep = 0; rep < 4 && ok; rep++) { /* the first warms; the fastest of three */
-    uint64_t t0 = at_now_ns();
-    ok = at_decoder_step(g->dec, g->arena, it, B, g->logits) == AT_OK;
-    double dt = (double)(at_now_ns() - t0) / 1e9;
-    if (ok && rep && dt < best) best = dt;
-  }
-  if (ok && isfinite(best)) at_linfit_add(&g->step_fit, (double)B * (P + 2), best);
+  double warm, best;
+  if (ok && fastest_step(g, it, B, 1, &warm) && fastest_step(g, it, B, 3, &best))
+    at_linfit_add(&g->step_fit, (double)B * (P + 2), best);
   for (int i = 0; i < B; i++) {
     at_kv_seq_release(g->arena, &kv[i]);
     at_kv_seq_free(&kv[i]);
@@ -828,18 +837,11 @@ static void calibrate(at_generator *g) {
       if (rep) at_linfit_add(&g->prefill_fit, sizes[k], dt);
       if (rep && k == 1) { /* a decode step with W cached: the fastest of three */
         it = (at_decode_item){.seq = &kv, .tokens = tok, .n_new = 1};
-        double best = INFINITY;
-        for (int q = 0; q < 3; q++) {
-          t0 = at_now_ns();
-          if (at_decoder_step(g->dec, g->arena, &it, 1, g->logits) != AT_OK) break;
-          double d = (double)(at_now_ns() - t0) / 1e9;
-          if (d < best) best = d;
-        }
+        double best;
+        fastest_step(g, &it, 1, 3, &best);
         if (isfinite(best)) {
           g->tpot_ewma = best;
-          /* one point: the fit starts through the origin, pricing the
-           * fixed cost per cached token (an overestimate at large batches,
-           * so a cold lane's first burst is not all admitted at once) */
+          /* the fit's first point; calibrate_full_step adds a full batch */
           at_linfit_add(&g->step_fit, (double)(W + 1), g->tpot_ewma);
         }
       }

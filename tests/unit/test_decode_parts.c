@@ -645,6 +645,19 @@ static void test_forecast(void **state) {
   assert_true(f.ttft_s == 0 && f.tpot_s == 0);
 }
 
+/* Two lanes for the variant-choice tests: chunk 64, batch 4, admit_fill 1;
+ * idle[0] (fp32) with 2x idle[1]'s (int8) fitted costs. */
+static void two_lanes(at_gen_params p[2], at_gen_load idle[2]) {
+  for (int i = 0; i < 2; i++) {
+    p[i] = at_gen_default_params();
+    p[i].chunk_tokens = 64, p[i].max_batch = 4, p[i].admit_fill = 1;
+  }
+  idle[0] = (at_gen_load){.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
+                          .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
+  idle[1] = (at_gen_load){.step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
+                          .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+}
+
 /* The variant choice over lanes driven by one thread (at_gen_choose_lane):
  * the most accurate lane whose forecast meets both budgets; a lane's
  * forecast carries one turn of each busy neighbour per turn of its own,
@@ -652,13 +665,10 @@ static void test_forecast(void **state) {
  * every lane's forecast filled in. */
 static void test_choose_lane(void **state) {
   (void)state;
-  at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
-  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4, p[i].admit_fill = 1;
-  /* lane 0 (fp32): 2x lane 1's (int8) costs */
-  at_gen_load idle0 = {.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
-                       .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
-  at_gen_load idle1 = {.step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
-                       .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+  at_gen_params p[2];
+  at_gen_load idle[2]; /* lane 0 (fp32): 2x lane 1's (int8) costs */
+  two_lanes(p, idle);
+  at_gen_load idle0 = idle[0], idle1 = idle[1];
   assert_true(at_gen_turn_s(&idle0, &p[0]) == 0); /* idle: no turns to wait for */
   at_gen_load L[2] = {idle0, idle1};
   at_gen_forecast f[2];
@@ -760,12 +770,10 @@ static double switch_budget(const at_gen_load *L, const at_gen_params *p, double
  * token. */
 static void test_choose_lane_whole_load(void **state) {
   (void)state;
-  at_gen_params p[2] = {at_gen_default_params(), at_gen_default_params()};
-  for (int i = 0; i < 2; i++) p[i].chunk_tokens = 64, p[i].max_batch = 4, p[i].admit_fill = 1;
-  at_gen_load c0 = {.step_fitted = true, .step_a_s = 0.004, .step_b_s = 2e-6,
-                    .prefill_a_s = 0.002, .prefill_b_s = 4e-5};
-  at_gen_load c1 = {.step_fitted = true, .step_a_s = 0.002, .step_b_s = 1e-6,
-                    .prefill_a_s = 0.001, .prefill_b_s = 2e-5};
+  at_gen_params p[2];
+  at_gen_load idle[2];
+  two_lanes(p, idle);
+  at_gen_load c0 = idle[0], c1 = idle[1];
   /* 20 sequences decoding on each lane, 100 positions each, no measured
    * gap (calibration 1) */
   at_gen_load L[2] = {c0, c1};
