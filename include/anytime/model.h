@@ -230,7 +230,7 @@ typedef struct at_artifact_entry {
   char key[65];            /* hex SHA-256 cache key (the directory name) */
   char model[256];         /* model label recorded at build ("org/name") */
   char variant[64];        /* variant label recorded at build */
-  char model_path[1024];   /* the ONNX file it was built from */
+  char model_path[AT_PATH_CAP]; /* the ONNX file it was built from */
   char ort_release[32];
   char opt_level[16];
   char provider[64];

@@ -34,7 +34,7 @@ extern "C" {
 
 typedef struct at_server_variant_config {
   char name[64];
-  char path[1024];        /* ONNX file */
+  char path[AT_PATH_CAP];       /* ONNX file */
   double accuracy;        /* held-out accuracy; orders variants (higher first) */
   double cost;            /* relative compute per request; <= 0: derived */
   int n_points;           /* service-time table: batch size -> seconds */
@@ -48,8 +48,8 @@ typedef struct at_server_variant_config {
 typedef struct at_server_model_config {
   char name[64];
   char task[16];          /* "classify" | "embed" */
-  char tokenizer[1024];   /* tokenizer.json, vocab.txt or a directory */
-  char config_json[1024]; /* HF config.json (id2label, max_position_embeddings) */
+  char tokenizer[AT_PATH_CAP]; /* tokenizer.json, vocab.txt or a directory */
+  char config_json[AT_PATH_CAP]; /* HF config.json (id2label, max_position_embeddings) */
   bool shared_space;      /* embed: variants of different models that share one vector
                              space; unchecked (else start-up checks they agree) */
   int n_variants;
@@ -60,8 +60,8 @@ typedef struct at_server_model_config {
 typedef struct at_server_generator_config {
   bool enabled;
   char name[64];          /* the "model" clients name; default "decoder" */
-  char model[1024];       /* model directory, name under ./models or ORG/NAME[@rev] */
-  char model_raw[1024];   /* `model` as written in the file */
+  char model[AT_PATH_CAP]; /* model directory, name under ./models or ORG/NAME[@rev] */
+  char model_raw[AT_PATH_CAP]; /* `model` as written in the file */
   char variant[32];       /* "" = the family's first (most accurate) */
   /* "" (default): one lane. Otherwise a cheaper variant of the same model
    * (e.g. int8 beside fp32) in a second lane on the same cores: with
@@ -133,22 +133,22 @@ typedef struct at_server_config {
   bool auto_truncate;       /* a text over the model's token limit is cut to it
                                unless the request says "truncate": false;
                                default false (such a text gets 413) */
-  char artifact_cache_dir[1024]; /* compiled-artifact cache ("" = off; anytime/model.h) */
+  char artifact_cache_dir[AT_PATH_CAP]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   /* Who may call it: with any key set, every route but the health probes
    * (/health, /v2/health/live, /v2/health/ready) needs
    * "Authorization: Bearer KEY" (else 401). Keys: api_keys[] (--api-key,
    * ANYTIME_API_KEY) and the lines of api_key_file (server.api_key_file). */
   int n_api_keys;
   char api_keys[AT_SERVER_MAX_API_KEYS][520];
-  char api_key_file[1024];
+  char api_key_file[AT_PATH_CAP];
   /* HTTPS (server.tls_cert / tls_key, --tls-cert / --tls-key): PEM files;
    * both or neither. */
-  char tls_cert[1024];
-  char tls_key[1024];
+  char tls_cert[AT_PATH_CAP];
+  char tls_key[AT_PATH_CAP];
   /* One JSON line per answered request (server.access_log, --access-log);
    * "" = off. Reopened by at_server_reopen_logs() (SIGHUP in `anytime
    * serve`). docs/deployment.md. */
-  char access_log[1024];
+  char access_log[AT_PATH_CAP];
   int n_models;
   at_server_model_config models[AT_SERVER_MAX_MODELS];
   at_server_generator_config generator;

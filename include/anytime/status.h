@@ -15,6 +15,11 @@
 extern "C" {
 #endif
 
+/* Bytes a path field of the API holds, its NUL included: Linux's PATH_MAX,
+ * so any path the kernel accepts fits (configuration paths, model files,
+ * caches). Longer ones are refused by name where they are read. */
+#define AT_PATH_CAP 4096
+
 /* X(name, value, description) — append only, never renumber. */
 #define AT_STATUS_TABLE(X)                                                     \
   X(AT_OK, 0, "success")                                                       \

@@ -151,7 +151,7 @@ static void progress(double frac, const char *what) {
 }
 
 typedef struct vres {
-  char name[64], path[1024];
+  char name[64], path[AT_PATH_CAP];
   double accuracy;
   int n_b;
   int batch[MAX_B];

@@ -62,7 +62,7 @@
 #include "ort/session_plain.h"
 
 #define FORMAT_VERSION 1
-#define PATH_CAP 4096
+#define PATH_CAP AT_PATH_CAP
 #define MAX_META_BYTES (64u << 10)
 #define PROVIDER "CPUExecutionProvider"
 

@@ -35,7 +35,7 @@
 
 #define MAX_LABELS 4096
 #define MAX_JSON_BYTES (4u << 20)
-#define PATH_CAP 4096
+#define PATH_CAP AT_PATH_CAP
 #define NO_LIMIT_ABOVE (1 << 20)
 
 /* Load dir/name (or `name` alone when dir is NULL) into *out, an object (or

@@ -26,7 +26,7 @@
 #include "core/internal.h"
 #include "model/model_internal.h"
 
-#define PATH_CAP 4096
+#define PATH_CAP AT_PATH_CAP
 
 typedef at_desc_impl desc_impl;
 

@@ -17,7 +17,7 @@
 struct serve_alog {
   pthread_rwlock_t lock; /* read: a write(); write: swapping the descriptor */
   int fd;
-  char path[1024];
+  char path[AT_PATH_CAP];
   atomic_uint_least64_t failures;
 };
 

@@ -234,7 +234,7 @@ static at_status get_str(ctx *c, yaml_node_t *n, const char *key, char *dst, siz
 
 /* A path relative to the config file's directory. */
 static at_status get_path(ctx *c, yaml_node_t *n, const char *key, char *dst, size_t cap) {
-  char tmp[1024];
+  char tmp[AT_PATH_CAP];
   at_status s = get_str(c, n, key, tmp, sizeof tmp);
   if (s != AT_OK) return s;
   int w = tmp[0] == '/' ? snprintf(dst, cap, "%s", tmp) : snprintf(dst, cap, "%s/%s", c->dir, tmp);
@@ -406,7 +406,7 @@ static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, at_server_con
   case CFG_MODEL: { /* a directory relative to this file when one is there, else a spec */
     at_server_generator_config *g = &cfg->generator;
     if ((s = get_str(c, v, k->key, g->model_raw, sizeof g->model_raw))) return s;
-    char rel[2048];
+    char rel[2 * AT_PATH_CAP];
     struct stat st;
     int w = g->model_raw[0] == '/' ? snprintf(rel, sizeof rel, "%s", g->model_raw)
                                    : snprintf(rel, sizeof rel, "%s/%s", c->dir, g->model_raw);

@@ -63,7 +63,7 @@ typedef struct served_model {
   int n_variants;           /* ordered most accurate first */
   served_variant variants[AT_SERVER_MAX_VARIANTS];
   at_planner *planner;      /* indices = positions in variants[] */
-  char tokenizer_path[1024];
+  char tokenizer_path[AT_PATH_CAP];
 } served_model;
 
 /* One generation lane: a decoder variant and its scheduler. */

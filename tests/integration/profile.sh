@@ -70,19 +70,20 @@ grep -q 'anytime_planner_service_scale_pool{model="sentiment",variant="small-int
 kill -TERM $pid; wait $pid || fail "server did not exit 0"
 
 # A configuration past 64 KiB: 8 models x 8 variants (the limits) whose
-# model paths are 1,023 bytes, the longest a configuration's path may be
-# (the fields are 1,024-byte arrays; a longer one is refused by name,
-# checked below). The writer used a 64 KiB stack buffer that a truncated
-# write ran past; it must now write every variant, and the result must
-# load. Seen to fail with the old writer: 5 models of ~1,000-character
-# paths (48 KB) were written fine, 8 failed with "not found: tokenizer: :
-# no such file" — the overflow had overwritten the next model's
-# configuration.
+# model paths are 4,095 bytes, the longest path Linux accepts (PATH_MAX,
+# NUL included) and so the longest a configuration's path field holds
+# (AT_PATH_CAP); one byte more is refused by name, checked below. The
+# writer used a 64 KiB stack buffer that a truncated write ran past; it
+# must now write every variant, and the result must load. Seen to fail
+# with the old writer: 5 models of ~1,000-character paths (48 KB) were
+# written fine, 8 failed with "not found: tokenizer: : no such file" — the
+# overflow had overwritten the next model's configuration. Before the
+# fields were AT_PATH_CAP, 1,024-byte paths were refused.
 deep="$tmp/p"
-while [ ${#deep} -lt 800 ]; do deep="$deep/$(printf 'd%.0s' $(seq 200))"; done
+while [ ${#deep} -lt 3860 ]; do deep="$deep/$(printf 'd%.0s' $(seq 200))"; done
 mkdir -p "$deep" "$tmp/fam"
-long="$deep/$(printf 'm%.0s' $(seq $((1023 - ${#deep} - 6)))).onnx"
-[ ${#long} -eq 1023 ] || fail "the long model path is ${#long} characters, not 1,023"
+long="$deep/$(printf 'm%.0s' $(seq $((4095 - ${#deep} - 6)))).onnx"
+[ ${#long} -eq 4095 ] || fail "the long model path is ${#long} characters, not 4,095"
 cp "$ANYTIME_TEST_DATA/models/tiny_encoder.onnx" "$long"   # a copy: paths are resolved
 {
   printf 'engine:\n  workers: 2\nplanner:\n  deadline_ms: 5000\nmodels:\n'
@@ -102,17 +103,18 @@ size=$(wc -c < "$tmp/fam/big-serving.yaml")
 [ "$(grep -c 'name: v[1-8]$' "$tmp/fam/big-serving.yaml")" -eq 64 ] || fail "not every variant was written"
 serves "$tmp/fam/big-serving.yaml" big
 kill -TERM $pid; wait $pid || fail "the server on the 64-variant configuration did not exit 0"
-# one byte more: refused, naming the key and the limit
+# one byte more: refused, naming the key and the limit (no such file can
+# exist: the kernel refuses a 4,096-byte path, so the reader must refuse it
+# by its length, not by a failed open)
 longer="${long%.onnx}x.onnx"
-cp "$long" "$longer"
 sed "s|path: $long\$|path: $longer|" "$tmp/fam/big.yaml" > "$tmp/fam/longer.yaml"
 if "$ANYTIME_BIN" profile --family "$tmp/fam/longer.yaml" --data "$data" --repeats 2 --iters 3 \
     --batch-sizes 1 --out-config "$tmp/fam/longer-serving.yaml" --out-json "$tmp/longer.json" 2>"$tmp/loglonger"; then
-  fail "a 1,024-byte model path was accepted"
+  fail "a 4,096-byte model path was accepted"
 fi
-grep -q "'path' is longer than 1023 bytes" "$tmp/loglonger" ||
-  fail "a 1,024-byte path was not refused by name: $(tail -2 "$tmp/loglonger")"
-echo "profile: 64 variants with 1,023-byte paths wrote $size bytes; a 1,024-byte path is refused by name"
+grep -q "'path' is longer than 4095 bytes" "$tmp/loglonger" ||
+  fail "a 4,096-byte path was not refused by name: $(tail -2 "$tmp/loglonger")"
+echo "profile: 64 variants with 4,095-byte paths wrote $size bytes; a 4,096-byte path is refused by name"
 
 # A family from one export (--model): every ONNX graph of the directory is a
 # variant, and the written config serves them as one model. The multi-label
