@@ -51,6 +51,7 @@ extern "C" {
 
 #define AT_MODEL_MAX_VARIANTS 32
 #define AT_MODEL_MAX_PROMPTS 16
+#define AT_MODEL_MAX_EOS 8 /* end-of-sequence ids kept (generation) */
 
 typedef enum at_model_task {
   AT_TASK_UNKNOWN = 0,
@@ -135,6 +136,16 @@ typedef struct at_model_desc {
   const char *prompt_texts[AT_MODEL_MAX_PROMPTS];
   int default_prompt;
   bool pool_excludes_prompt;
+
+  /* Generation: bos_token_id from config.json (-1: absent); the
+   * end-of-sequence ids from generation_config.json (what the model's own
+   * generate() uses), else config.json: a number or a list, ids in
+   * [0, INT32_MAX), at most AT_MODEL_MAX_EOS; add_bos_token from
+   * tokenizer_config.json. */
+  int64_t bos_token_id;
+  size_t n_eos;
+  int64_t eos_token_ids[AT_MODEL_MAX_EOS];
+  bool add_bos_token;
 
   at_model_task task;          /* from config and the default variant's outputs */
   const char *task_output;     /* the graph output the task reads ("logits", ...) or NULL */

@@ -1,7 +1,8 @@
 /* src/decode/lm.c — open a text-generation model (see anytime/lm.h):
- * resolution, variant choice, tokenizer, decoder, and the few fields of
- * config.json / tokenizer_config.json generation needs. */
-#include <jansson.h>
+ * resolution, variant choice, tokenizer and decoder; the fields generation
+ * needs from config.json, generation_config.json and tokenizer_config.json
+ * (bos/eos ids, add_bos_token) come from the model description, read by
+ * the one export reader (src/model/export.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,19 +10,6 @@
 
 #include "anytime/lm.h"
 #include "core/internal.h"
-
-static int64_t int_field(json_t *o, const char *key, int64_t dflt) {
-  json_t *v = o ? json_object_get(o, key) : NULL;
-  return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
-}
-
-static json_t *load_json(const char *dir, const char *name) {
-  char path[4096];
-  int n = snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (n < 0 || (size_t)n >= sizeof path) return NULL;
-  json_error_t err;
-  return json_load_file(path, 0, &err);
-}
 
 void at_lm_close(at_lm *lm) {
   if (!lm) return;
@@ -78,33 +66,15 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
     at_lm_close(lm);
     return st;
   }
-  json_t *cfg = load_json(d->dir, "config.json");
-  json_t *tcfg = load_json(d->dir, "tokenizer_config.json");
-  int64_t npos = d->max_position_embeddings; /* resolution read it from config.json */
+  /* bos/eos and add_bos_token: the export reader's (src/model/export.c) */
+  int64_t npos = d->max_position_embeddings;
   lm->n_positions = npos > 0 && npos < (1 << 24) ? (int)npos : 0;
-  lm->bos_id = (int32_t)int_field(cfg, "bos_token_id", -1);
-  json_t *gcfg = load_json(d->dir, "generation_config.json");
-  /* eos_token_id: a number or a list; generation_config.json first (what
-   * the model's own generate() uses), else config.json */
-  json_t *eos = gcfg ? json_object_get(gcfg, "eos_token_id") : NULL;
-  if (!eos || json_is_null(eos)) eos = cfg ? json_object_get(cfg, "eos_token_id") : NULL;
+  lm->bos_id = (int32_t)d->bos_token_id;
   lm->n_eos = 0;
-  if (json_is_integer(eos)) {
-    lm->eos_ids[lm->n_eos++] = (int32_t)json_integer_value(eos);
-  } else if (json_is_array(eos)) {
-    size_t i;
-    json_t *e;
-    json_array_foreach(eos, i, e) if (json_is_integer(e) && json_integer_value(e) >= 0 &&
-                                      json_integer_value(e) < INT32_MAX &&
-                                      lm->n_eos < AT_GEN_MAX_EOS)
-        lm->eos_ids[lm->n_eos++] = (int32_t)json_integer_value(e);
-  }
-  json_decref(gcfg);
+  for (size_t i = 0; i < d->n_eos && lm->n_eos < AT_GEN_MAX_EOS; i++)
+    lm->eos_ids[lm->n_eos++] = (int32_t)d->eos_token_ids[i];
   lm->eos_id = lm->n_eos ? lm->eos_ids[0] : -1;
-  json_t *ab = tcfg ? json_object_get(tcfg, "add_bos_token") : NULL;
-  lm->add_bos = json_is_true(ab) && lm->bos_id >= 0;
-  json_decref(cfg);
-  json_decref(tcfg);
+  lm->add_bos = d->add_bos_token && lm->bos_id >= 0;
   if ((st = at_decoder_create(lm->model_path, sp, lm->n_positions, &lm->dec)) != AT_OK) {
     at_lm_close(lm);
     return st;

@@ -13,7 +13,9 @@
  *                               is absent)
  *   sentence_bert_config.json   max_seq_length
  *   config_sentence_transformers.json   prompts, default_prompt_name
- *   tokenizer_config.json       model_max_length
+ *   tokenizer_config.json       model_max_length, add_bos_token
+ *   generation_config.json      eos_token_id (else config.json's, as
+ *                               bos_token_id)
  *
  * Token limit: the smallest of the position table (max_position_embeddings
  * less the offset RoBERTa-family models start their positions at,
@@ -145,8 +147,29 @@ static at_status labels_from(at_desc_impl *d, json_t *root, const char *label) {
   return rc;
 }
 
+/* eos_token_id: a number or a list of them; ids outside [0, INT32_MAX) are
+ * skipped, at most AT_MODEL_MAX_EOS kept. Absent or null: nothing set. */
+static void eos_from(at_desc_impl *d, json_t *root) {
+  json_t *eos = json_object_get(root, "eos_token_id");
+  if (!eos || json_is_null(eos)) return;
+  d->pub.n_eos = 0;
+  json_t *one[1] = {eos};
+  size_t n = json_is_array(eos) ? json_array_size(eos) : 1;
+  for (size_t i = 0; i < n && d->pub.n_eos < AT_MODEL_MAX_EOS; i++) {
+    json_t *e = json_is_array(eos) ? json_array_get(eos, i) : one[0];
+    if (json_is_integer(e) && json_integer_value(e) >= 0 && json_integer_value(e) < INT32_MAX)
+      d->pub.eos_token_ids[d->pub.n_eos++] = (int64_t)json_integer_value(e);
+  }
+}
+
 static at_status config_from(at_desc_impl *d, json_t *root, const char *label) {
-  json_t *v = json_object_get(root, "model_type");
+  json_t *v = json_object_get(root, "bos_token_id");
+  d->pub.bos_token_id = json_is_integer(v) && json_integer_value(v) >= 0 &&
+                                json_integer_value(v) < INT32_MAX
+                            ? (int64_t)json_integer_value(v)
+                            : -1;
+  eos_from(d, root);
+  v = json_object_get(root, "model_type");
   if (json_is_string(v)) d->pub.model_type = at_model_keep(d, json_string_value(v));
   v = json_object_get(root, "architectures");
   if (json_is_array(v) && json_is_string(json_array_get(v, 0)))
@@ -309,6 +332,7 @@ at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *con
   char path[PATH_CAP];
   json_t *j = NULL;
   at_status rc = AT_OK;
+  d->pub.bos_token_id = -1;
   /* config.json */
   if (config_json) {
     if ((rc = load_json(NULL, config_json, repo_real, 0, &j, path, sizeof path)) != AT_OK) return rc;
@@ -370,6 +394,14 @@ at_status at_model_read_export(at_desc_impl *d, const char *dir, const char *con
     at_model_fmt(src, sizeof src, "%s (model_max_length)", path);
     if (json_is_number(v) && json_number_value(v) > 2 && json_number_value(v) <= NO_LIMIT_ABOVE)
       limit(d, (int64_t)json_number_value(v), src);
+    d->pub.add_bos_token = json_is_true(json_object_get(j, "add_bos_token"));
+    json_decref(j);
+  }
+  /* generation_config.json: its eos_token_id wins over config.json's */
+  if ((rc = load_json(dir, "generation_config.json", repo_real, 0, &j, path, sizeof path)) != AT_OK)
+    return rc;
+  if (j) {
+    eos_from(d, j);
     json_decref(j);
   }
   return d->oom ? at_fail(AT_ERR_NOMEM, "out of memory") : AT_OK;

@@ -2,7 +2,8 @@
  * files (src/model/export.c): pooling from 1_Pooling (via modules.json or
  * not), token limits from the position table (with the RoBERTa offset),
  * sentence_bert_config.json and tokenizer_config.json (its 1e30 "no limit"),
- * problem_type, a Dense module, label tables; files that are present but
+ * problem_type, a Dense module, label tables, the ids generation reads
+ * (bos, eos, add_bos_token); files that are present but
  * wrong fail naming the file. Also the pooling arithmetic (at_pool) on a
  * matrix worked by hand, and the task-head choice. Against the committed
  * stand-ins in tests/data/models/export and files written here. */
@@ -115,6 +116,61 @@ static at_status try_files(const char *rel, const char *text) {
     assert_null(d);
   }
   return st;
+}
+
+/* A directory of the given files (NULL text: left out), described. */
+static at_model_desc *describe_dir(const char *config, const char *gen, const char *tokcfg) {
+  char cmd[600];
+  snprintf(g_dir, sizeof g_dir, "/tmp/anytime-export-gen-%d", (int)getpid());
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", g_dir, g_dir);
+  assert_int_equal(system(cmd), 0);
+  put("config.json", config);
+  if (gen) put("generation_config.json", gen);
+  if (tokcfg) put("tokenizer_config.json", tokcfg);
+  char p[512];
+  snprintf(p, sizeof p, "%s/config.json", g_dir);
+  at_model_desc *d = NULL;
+  if (at_model_describe_files(p, &d) != AT_OK) fail_msg("%s: %s", p, at_last_error());
+  return d;
+}
+
+/* What generation reads (lm.c takes it from here): bos from config.json,
+ * eos from generation_config.json before config.json (a number or a list,
+ * bad ids skipped), add_bos_token from tokenizer_config.json. */
+static void test_generation_fields(void **state) {
+  (void)state;
+  at_model_desc *d = describe_dir("{\"model_type\": \"gpt2\"}", NULL, NULL);
+  assert_int_equal(d->bos_token_id, -1); /* absent is -1, not id 0 */
+  assert_int_equal(d->n_eos, 0);
+  assert_false(d->add_bos_token);
+  at_model_desc_free(d);
+  d = describe_dir("{\"bos_token_id\": 1, \"eos_token_id\": 2}", NULL,
+                   "{\"add_bos_token\": true, \"model_max_length\": 1e30}");
+  assert_int_equal(d->bos_token_id, 1);
+  assert_int_equal(d->n_eos, 1);
+  assert_int_equal(d->eos_token_ids[0], 2);
+  assert_true(d->add_bos_token);
+  at_model_desc_free(d);
+  d = describe_dir("{\"bos_token_id\": -5, \"eos_token_id\": 2}",
+                   "{\"eos_token_id\": [7, -1, \"x\", 9, 4294967296]}", NULL);
+  assert_int_equal(d->bos_token_id, -1);
+  assert_int_equal(d->n_eos, 2);
+  assert_int_equal(d->eos_token_ids[0], 7);
+  assert_int_equal(d->eos_token_ids[1], 9);
+  at_model_desc_free(d);
+  /* a null in generation_config.json leaves config.json's */
+  d = describe_dir("{\"eos_token_id\": [3, 4]}", "{\"eos_token_id\": null}", NULL);
+  assert_int_equal(d->n_eos, 2);
+  assert_int_equal(d->eos_token_ids[1], 4);
+  at_model_desc_free(d);
+  /* more than AT_MODEL_MAX_EOS: the first ones kept */
+  d = describe_dir("{}", "{\"eos_token_id\": [1,2,3,4,5,6,7,8,9,10]}", NULL);
+  assert_int_equal(d->n_eos, AT_MODEL_MAX_EOS);
+  assert_int_equal(d->eos_token_ids[AT_MODEL_MAX_EOS - 1], AT_MODEL_MAX_EOS);
+  at_model_desc_free(d);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  assert_int_equal(system(cmd), 0);
 }
 
 static void test_bad_files_named(void **state) {
@@ -294,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_bad_files_named),   cmocka_unit_test(test_position_offset),
       cmocka_unit_test(test_pool_arithmetic),   cmocka_unit_test(test_pool_from_skips_rows),
       cmocka_unit_test(test_prompts_read),       cmocka_unit_test(test_normalize_and_cosine),
+      cmocka_unit_test(test_generation_fields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
