@@ -9,7 +9,9 @@ import re, sys
 here, tmp = sys.argv[1:]
 s = open(f"{here}/configs/serving.yaml").read().replace("../models/", f"{here}/models/")
 open(f"{tmp}/both.yaml", "w").write(s)
-cheap, n = re.subn(r"\n      - name: large-int8\n(        .*\n){5}", "\n", s)
+# the entry and every line indented deeper than its "- " (either layout:
+# "      - name:" as committed, or "  - name:" as profile's emitter writes)
+cheap, n = re.subn(r"\n( *)- name: large-int8\n(\1  .*\n)+", "\n", s)
 if n != 1: sys.exit("bench: cannot find the large-int8 variant in configs/serving.yaml")
 open(f"{tmp}/cheap.yaml", "w").write(cheap)
 PY

@@ -185,6 +185,18 @@ char *at_server_config_generator_yaml(const at_server_config *cfg);
  * caller frees it), or NULL without memory. */
 char *at_server_config_settings_yaml(const at_server_config *cfg, int max_batch_size);
 
+/* The `models:` section of `cfg` as YAML, every key the parser knows, so
+ * that parsing it back gives the same models (service tables to the
+ * nanosecond). With `rel_dir`, model and variant paths under that
+ * directory are written relative to it (the file will be written there)
+ * and other ones absolute. With `offered` (n_models x
+ * AT_SERVER_MAX_VARIANTS flags, row-major), a variant whose flag is false
+ * is written commented out below its model's list, for a reader to see and
+ * to offer by deleting the '#'s. Returns a malloc'ed string (the caller
+ * frees it), or NULL without memory. */
+char *at_server_config_models_yaml(const at_server_config *cfg, const char *rel_dir,
+                                   const bool *offered);
+
 /* Read a YAML config (format: docs/configuration.md) over `cfg`'s current
  * values. Relative model paths are resolved against the YAML file's
  * directory. Returns AT_OK, AT_ERR_NOT_FOUND, AT_ERR_IO, AT_ERR_PARSE (the

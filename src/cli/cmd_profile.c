@@ -238,7 +238,7 @@ static void ybuf_free(ybuf *b) {
   *b = (ybuf){0};
 }
 
-static ybuf g_yaml_body, g_yaml_out;
+static ybuf g_yaml_out;
 
 static void rel_path(char *dst, size_t cap, const char *path, const char *dir) {
   size_t dl = strlen(dir);
@@ -277,7 +277,7 @@ typedef struct prof {
   cli_dataset ds;
   at_version_info vi;
   json_t *jmodels;
-  ybuf *yaml;
+  bool offered[AT_SERVER_MAX_MODELS * AT_SERVER_MAX_VARIANTS]; /* on the frontier */
   char famdir[PATH_MAX], now[64], cmdline[2048];
   int failures, best_b, total_steps, step;
 } prof;
@@ -713,31 +713,30 @@ static void emit_model(prof *P, pmodel *M) {
       best_rate = vr[top].batch[bi] / vr[top].service_s[bi], bb = vr[top].batch[bi];
   if (bb < P->best_b) P->best_b = bb;
 
-  ybuf *yaml = P->yaml;
+  /* the figures go into the configuration (at_server_config_models_yaml
+   * writes it), rounded as they are worth: accuracy and cost to 1e-4 */
   json_t *jv = json_array();
-  char mdir[PATH_MAX];
-  yput(yaml, "  - name: %s\n    task: %s\n", mc->name, mc->task);
-  rel_path(mdir, sizeof mdir, mc->tokenizer, P->famdir);
-  yput(yaml, "    tokenizer: %s\n", mdir);
-  if (mc->config_json[0]) {
-    rel_path(mdir, sizeof mdir, mc->config_json, P->famdir);
-    yput(yaml, "    config: %s\n", mdir);
-  }
-  yput(yaml, "    variants:\n");
+  size_t mi = (size_t)(mc - P->cfg.models);
   for (int v = 0; v < mc->n_variants; v++) {
     vres *x = &vr[v];
-    x->frontier = on[v];
+    at_server_variant_config *vc = &mc->variants[v];
+    x->frontier = P->offered[mi * AT_SERVER_MAX_VARIANTS + (size_t)v] = on[v];
+    snprintf(vc->path, sizeof vc->path, "%s", x->path);
+    vc->accuracy = round(x->accuracy * 1e4) / 1e4;
+    vc->cost = round(x->cost * 1e4) / 1e4;
+    vc->n_points = vc->n_busy_points = 0;
+    for (int bi = 0; bi < x->n_b; bi++) {
+      vc->batch[vc->n_points] = x->batch[bi];
+      vc->service_s[vc->n_points++] = x->service_s[bi];
+      if (x->busy_s[bi] > 0 && vc->n_busy_points == bi) { /* the leading run of busy figures */
+        vc->busy_batch[vc->n_busy_points] = x->batch[bi];
+        vc->busy_s[vc->n_busy_points++] = x->busy_s[bi];
+      }
+    }
     char rp2[PATH_MAX];
     rel_path(rp2, sizeof rp2, x->path, P->famdir);
-    const char *pre = on[v] ? "" : "#";
-    if (!on[v]) yput(yaml, "      # dominated (not on the accuracy/cost frontier), not offered:\n");
-    yput(yaml,
-         "%s      - name: %s\n%s        path: %s\n%s        accuracy: %.4f\n"
-         "%s        cost: %.4f\n%s        service_ms: {",
-         pre, x->name, pre, rp2, pre, x->accuracy, pre, x->cost, pre);
     json_t *jb = json_array();
     for (int bi = 0; bi < x->n_b; bi++) {
-      yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->service_s[bi] * 1e3);
       json_t *passes = json_array();
       for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->pass_medians[bi][p] * 1e3));
       json_t *row = json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
@@ -753,15 +752,6 @@ static void emit_model(prof *P, pmodel *M) {
         json_object_set_new(row, "busy_pass_medians_ms", bp);
       }
       json_array_append_new(jb, row);
-    }
-    yput(yaml, "}\n");
-    int nbusy = 0;
-    while (nbusy < x->n_b && x->busy_s[nbusy] > 0) nbusy++;
-    if (nbusy > 0) {
-      yput(yaml, "%s        service_busy_ms: {", pre);
-      for (int bi = 0; bi < nbusy; bi++)
-        yput(yaml, "%s%d: %.5f", bi ? ", " : "", x->batch[bi], x->busy_s[bi] * 1e3);
-      yput(yaml, "}\n");
     }
     json_t *rpasses = json_array();
     for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
@@ -820,16 +810,24 @@ static int write_outputs(prof *P) {
     return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"),
            AT_EXIT_FAIL;
   }
-  ybuf *out = &g_yaml_out, *yaml = P->yaml;
+  char *models = at_server_config_models_yaml(&P->cfg, P->famdir, P->offered);
+  if (!models) {
+    free(settings);
+    json_decref(root);
+    return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"),
+           AT_EXIT_FAIL;
+  }
+  ybuf *out = &g_yaml_out;
   ybuf_free(out);
   yput(out,
        "# Written by `%s` on %s\n# (ONNX Runtime %s). Service times are medians of %d passes through\n"
        "# the serving path; results/variant_profiles.json has every raw figure.\n"
        "# batching.max_batch_size: the batch size with the most texts per second for the\n"
-       "# most accurate variant(s) on this host (b / s(b) from the tables below).\n%smodels:\n",
+       "# most accurate variant(s) on this host (b / s(b) from the tables below).\n%s",
        P->cmdline, P->now, P->vi.library_release, P->repeats, settings);
   free(settings);
-  yput(out, "%s", yaml->len ? yaml->s : "");
+  yput(out, "%s", models);
+  free(models);
   /* the generation lane is not profiled here: carry its section over */
   char *gen_yaml = at_server_config_generator_yaml(&P->cfg);
   if (!gen_yaml) {
@@ -839,7 +837,7 @@ static int write_outputs(prof *P) {
   }
   yput(out, "%s", gen_yaml);
   free(gen_yaml);
-  if (out->oom || yaml->oom) {
+  if (out->oom) {
     json_decref(root);
     return fprintf(stderr, "anytime profile: out of memory writing the configuration\n"), AT_EXIT_FAIL;
   }
@@ -887,8 +885,6 @@ int at_cli_profile(int argc, char **argv) {
           P.ds.n, P.data, P.repeats, P.iters);
   if ((st = at_runtime_version_info(&P.vi)) != AT_OK) return cli_report("profile", st);
   P.jmodels = json_array();
-  P.yaml = &g_yaml_body;
-  ybuf_free(P.yaml);
   char tmpd[PATH_MAX];
   snprintf(tmpd, sizeof tmpd, "%s", P.model ? P.out_cfg : P.family);
   snprintf(P.famdir, sizeof P.famdir, "%s", dirname(tmpd));
@@ -927,7 +923,6 @@ int at_cli_profile(int argc, char **argv) {
   }
   rc = write_outputs(&P);
   json_decref(P.jmodels);
-  ybuf_free(P.yaml);
   cli_dataset_free(&P.ds);
   return rc;
 }

@@ -2,8 +2,9 @@
  * (libyaml's document API; format in docs/configuration.md), the writers
  * (libyaml's emitter) and where the built-in default configuration lives.
  * Every setting is a row of one table (config_keys.c) that the defaults,
- * the parser and the writers read; models: and the variants are parsed
- * here. Unknown keys are errors, so a typo never silently falls back to a
+ * the parser and the writers read, the keys of a models: entry and of its
+ * variants: entries included (only the two lists themselves are walked
+ * here). Unknown keys are errors, so a typo never silently falls back to a
  * default. */
 #include <errno.h>
 #include <libgen.h>
@@ -20,13 +21,16 @@
 #include "serve/serve_internal.h"
 #include "core/internal.h"
 
-at_server_config at_server_config_default(void) {
-  at_server_config c;
-  memset(&c, 0, sizeof c);
+/* Every key of `section` set to its default in base (an at_server_config
+ * or one models/variants entry, as the section says). */
+static void set_defaults(void *base, const char *section) {
   size_t n;
   const cfg_key *k = serve_cfg_keys(&n);
   for (size_t i = 0; i < n; i++, k++) {
-    void *f = serve_cfg_field(&c, k);
+    if (section ? strcmp(k->section, section) != 0
+                : !strcmp(k->section, "models") || !strcmp(k->section, "variants"))
+      continue;
+    void *f = serve_cfg_field(base, k);
     switch (k->type) {
     case CFG_INT: *(int *)f = (int)k->def; break;
     case CFG_SIZE: *(size_t *)f = (size_t)k->def; break;
@@ -36,8 +40,15 @@ at_server_config at_server_config_default(void) {
     case CFG_PATH:
     case CFG_CHOICE:
     case CFG_MODEL: snprintf(f, k->size, "%s", k->sdef ? k->sdef : ""); break;
+    case CFG_SERVICE: *(int *)f = 0; break;
     }
   }
+}
+
+at_server_config at_server_config_default(void) {
+  at_server_config c;
+  memset(&c, 0, sizeof c);
+  set_defaults(&c, NULL);
   return c;
 }
 
@@ -47,6 +58,7 @@ typedef struct ywriter {
   yaml_emitter_t em;
   FILE *f;
   bool ok;
+  bool seq; /* the root is a sequence */
 } ywriter;
 
 static int yw_out(void *data, unsigned char *buf, size_t size) {
@@ -73,7 +85,16 @@ static void yw_map(ywriter *w, bool start) {
     yw_emit(w, &ev, yaml_mapping_end_event_initialize(&ev));
 }
 
-static bool yw_begin(ywriter *w, char **buf, size_t *len) {
+static void yw_seq(ywriter *w, bool start) {
+  yaml_event_t ev;
+  if (start)
+    yw_emit(w, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE));
+  else
+    yw_emit(w, &ev, yaml_sequence_end_event_initialize(&ev));
+}
+
+/* A document whose root is a block mapping (seq: a block sequence). */
+static bool yw_begin(ywriter *w, char **buf, size_t *len, bool seq) {
   memset(w, 0, sizeof *w);
   if (!(w->f = open_memstream(buf, len))) return false;
   if (!yaml_emitter_initialize(&w->em)) {
@@ -82,19 +103,22 @@ static bool yw_begin(ywriter *w, char **buf, size_t *len) {
     return false;
   }
   w->ok = true;
+  w->seq = seq;
   yaml_emitter_set_output(&w->em, yw_out, w->f);
   yaml_emitter_set_unicode(&w->em, 1);
   yaml_emitter_set_width(&w->em, -1); /* never fold a long path */
   yaml_event_t ev;
   yw_emit(w, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
   yw_emit(w, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
-  yw_map(w, true);
+  if (seq) yw_seq(w, true);
+  else yw_map(w, true);
   return true;
 }
 
 static char *yw_end(ywriter *w, char **buf) {
   yaml_event_t ev;
-  yw_map(w, false);
+  if (w->seq) yw_seq(w, false);
+  else yw_map(w, false);
   yw_emit(w, &ev, yaml_document_end_event_initialize(&ev, 1));
   yw_emit(w, &ev, yaml_stream_end_event_initialize(&ev));
   if (w->ok && !yaml_emitter_flush(&w->em)) w->ok = false;
@@ -115,11 +139,15 @@ static void fmt_double(char *out, size_t cap, double v) {
   }
 }
 
-/* Whether a key is written: a tuning key left to the planner, or an empty
- * optional string, is not. */
-static bool key_is_set(const at_server_config *c, const cfg_key *k) {
-  const void *f = serve_cfg_value(c, k);
-  if ((k->flags & CFG_IF_SET) && !((const char *)f)[0]) return false;
+/* Whether a key is written: a tuning key left to the planner, an empty
+ * optional string, a false optional bool or an empty table is not. */
+static bool key_is_set(const void *base, const cfg_key *k) {
+  const void *f = serve_cfg_value(base, k);
+  if (k->flags & CFG_IF_SET) {
+    if (k->type == CFG_BOOL) return *(const bool *)f;
+    if (k->type == CFG_SERVICE) return *(const int *)f > 0;
+    if (!((const char *)f)[0]) return false;
+  }
   if (k->flags & CFG_UNSET_NEG) {
     double v = *(const double *)f;
     return (k->flags & CFG_UNSET_ZERO) ? v > 0 : v >= 0;
@@ -127,14 +155,42 @@ static bool key_is_set(const at_server_config *c, const cfg_key *k) {
   return true;
 }
 
-/* batch > 0 replaces batching.max_batch_size (profile writes the one it chose). */
-static void write_key(ywriter *w, const at_server_config *c, const cfg_key *k, int batch) {
-  const void *f = serve_cfg_value(c, k);
-  char v[64];
+/* How keys are written: `batch` > 0 replaces batching.max_batch_size
+ * (profile writes the one it chose); with `rel_dir`, a models/variants path
+ * under that directory is written relative to it (the file is written
+ * there), any other one absolute. */
+typedef struct wopts {
+  int batch;
+  const char *rel_dir;
+} wopts;
+
+/* A batch size -> milliseconds table, as a flow mapping. Milliseconds are
+ * written to the nanosecond. */
+static void write_service(ywriter *w, const void *base, const cfg_key *k) {
+  int n = *(const int *)serve_cfg_value(base, k);
+  const int *b = (const int *)((const char *)base + k->off_b);
+  const double *sec = (const double *)((const char *)base + k->off_s);
+  yaml_event_t ev;
+  yw_emit(w, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_FLOW_MAPPING_STYLE));
+  for (int i = 0; i < n && i < AT_SERVER_MAX_POINTS; i++) {
+    char kb[16], v[64];
+    snprintf(kb, sizeof kb, "%d", b[i]);
+    fmt_double(v, sizeof v, round(sec[i] * 1e9) / 1e6);
+    yw_scalar(w, kb);
+    yw_scalar(w, v);
+  }
+  yw_map(w, false);
+}
+
+static void write_key(ywriter *w, const void *base, const cfg_key *k, const wopts *o) {
+  const void *f = serve_cfg_value(base, k);
+  const at_server_config *c = base; /* only for the top-level-only types below */
+  char v[64], path[AT_PATH_CAP];
   const char *text = v;
+  yw_scalar(w, k->key);
   switch (k->type) {
   case CFG_INT:
-    snprintf(v, sizeof v, "%d", batch > 0 && f == &c->max_batch_size ? batch : *(const int *)f);
+    snprintf(v, sizeof v, "%d", o->batch > 0 && f == &c->max_batch_size ? o->batch : *(const int *)f);
     break;
   case CFG_SIZE: snprintf(v, sizeof v, "%zu", *(const size_t *)f); break;
   case CFG_DOUBLE: fmt_double(v, sizeof v, *(const double *)f); break;
@@ -142,26 +198,42 @@ static void write_key(ywriter *w, const at_server_config *c, const cfg_key *k, i
   case CFG_MODEL: /* as written in the file when it came from one */
     text = c->generator.model_raw[0] ? c->generator.model_raw : c->generator.model;
     break;
+  case CFG_SERVICE: write_service(w, base, k); return;
+  case CFG_PATH:
+    text = f;
+    if (o->rel_dir && (!strcmp(k->section, "models") || !strcmp(k->section, "variants"))) {
+      size_t dl = strlen(o->rel_dir);
+      char rp[PATH_MAX];
+      if (!strncmp(f, o->rel_dir, dl) && ((const char *)f)[dl] == '/') text = (const char *)f + dl + 1;
+      else if (realpath(f, rp) && strlen(rp) < sizeof path) text = strcpy(path, rp);
+    }
+    break;
   default: text = f; break;
   }
-  yw_scalar(w, k->key);
   yw_scalar(w, text);
 }
 
-/* Every key of the listed sections, in the table's order. */
+/* Every set key of `section` in base, in the table's order. */
+static void write_keys(ywriter *w, const void *base, const char *section, const wopts *o) {
+  size_t n;
+  const cfg_key *keys = serve_cfg_keys(&n);
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(keys[i].section, section) && key_is_set(base, &keys[i]))
+      write_key(w, base, &keys[i], o);
+}
+
+/* Every key of the listed sections. */
 static char *write_sections(const at_server_config *c, const char *const *sections, int n_sec,
                             int batch) {
   char *buf = NULL;
-  size_t len = 0, n;
+  size_t len = 0;
   ywriter w;
-  if (!yw_begin(&w, &buf, &len)) return NULL;
-  const cfg_key *keys = serve_cfg_keys(&n);
+  wopts o = {.batch = batch};
+  if (!yw_begin(&w, &buf, &len, false)) return NULL;
   for (int s = 0; s < n_sec; s++) {
     yw_scalar(&w, sections[s]);
     yw_map(&w, true);
-    for (size_t i = 0; i < n; i++)
-      if (!strcmp(keys[i].section, sections[s]) && key_is_set(c, &keys[i]))
-        write_key(&w, c, &keys[i], batch);
+    write_keys(&w, c, sections[s], &o);
     yw_map(&w, false);
   }
   return yw_end(&w, &buf);
@@ -178,6 +250,80 @@ char *at_server_config_settings_yaml(const at_server_config *c, int max_batch_si
   if (!c) return NULL;
   static const char *const sec[] = {"server", "engine", "batching", "planner"};
   return write_sections(c, sec, 4, max_batch_size);
+}
+
+/* Append text to a growing string; false when memory runs out. */
+static bool append(char **s, size_t *len, const char *t) {
+  size_t tl = strlen(t);
+  char *p = realloc(*s, *len + tl + 1);
+  if (!p) return false;
+  memcpy(p + *len, t, tl + 1);
+  *s = p;
+  *len += tl;
+  return true;
+}
+
+/* One model (its offered variants) or one variant alone, as a one-item
+ * block sequence: "- name: ...". */
+static char *write_entry(const at_server_model_config *m, const bool *offered, int only,
+                         const wopts *o) {
+  char *buf = NULL;
+  size_t len = 0;
+  ywriter w;
+  if (!yw_begin(&w, &buf, &len, true)) return NULL;
+  yw_map(&w, true);
+  if (only >= 0) {
+    write_keys(&w, &m->variants[only], "variants", o);
+  } else {
+    write_keys(&w, m, "models", o);
+    yw_scalar(&w, "variants");
+    yw_seq(&w, true);
+    for (int v = 0; v < m->n_variants; v++) {
+      if (offered && !offered[v]) continue;
+      yw_map(&w, true);
+      write_keys(&w, &m->variants[v], "variants", o);
+      yw_map(&w, false);
+    }
+    yw_seq(&w, false);
+  }
+  yw_map(&w, false);
+  return yw_end(&w, &buf);
+}
+
+char *at_server_config_models_yaml(const at_server_config *cfg, const char *rel_dir,
+                                   const bool *offered) {
+  if (!cfg) return NULL;
+  wopts o = {.rel_dir = rel_dir};
+  char *out = NULL;
+  size_t len = 0;
+  bool ok = append(&out, &len, "models:\n");
+  for (int i = 0; ok && i < cfg->n_models; i++) {
+    const at_server_model_config *m = &cfg->models[i];
+    const bool *on = offered ? offered + (size_t)i * AT_SERVER_MAX_VARIANTS : NULL;
+    char *e = write_entry(m, on, -1, &o);
+    ok = e && append(&out, &len, e);
+    free(e);
+    /* variants off the frontier: kept, commented out, under the list
+     * (deleting the leading '#' of each line offers one) */
+    for (int v = 0; ok && on && v < m->n_variants; v++) {
+      if (on[v]) continue;
+      ok = append(&out, &len, "  # dominated (not on the accuracy/cost frontier), not offered:\n");
+      char *d = ok ? write_entry(m, NULL, v, &o) : NULL;
+      ok = d != NULL;
+      for (char *line = d, *nl; ok && line && *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl) break;
+        *nl = '\0';
+        ok = append(&out, &len, "#  ") && append(&out, &len, line) && append(&out, &len, "\n");
+      }
+      free(d);
+    }
+  }
+  if (!ok) {
+    free(out);
+    return NULL;
+  }
+  return out;
 }
 
 typedef struct ctx {
@@ -291,61 +437,60 @@ static at_status get_table(ctx *c, yaml_node_t *val, const char *key, int *batch
   return AT_OK;
 }
 
-static at_status parse_variant(ctx *c, yaml_node_t *n, at_server_variant_config *v) {
-  at_status s = need_map(c, n, "variant");
+/* Whether base (an entry of `section`) has every key the table marks
+ * required. */
+static bool has_required(const void *base, const char *section) {
+  size_t n;
+  const cfg_key *k = serve_cfg_keys(&n);
+  for (size_t i = 0; i < n; i++)
+    if ((k[i].flags & CFG_REQUIRED) && !strcmp(k[i].section, section) &&
+        !((const char *)serve_cfg_value(base, &k[i]))[0])
+      return false;
+  return true;
+}
+
+static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, void *base);
+
+/* One mapping of the list `section` ("models" or "variants") into base:
+ * defaults first, then every key from the table; `what` names it in
+ * messages. A model's `variants` list is left to its caller. */
+static at_status parse_entry(ctx *c, yaml_node_t *n, void *base, const char *section,
+                             const char *what, yaml_node_t **variants) {
+  at_status s = need_map(c, n, what);
   if (s) return s;
+  set_defaults(base, section);
   const char *k;
   yaml_node_t *val;
-  v->cost = 0;
-  FOR_PAIRS(c, n, pv, k, val) {
-    if (!k) return unknown(c, val, "variant", k);
-    if (!strcmp(k, "name")) s = get_str(c, val, k, v->name, sizeof v->name);
-    else if (!strcmp(k, "path")) s = get_path(c, val, k, v->path, sizeof v->path);
-    else if (!strcmp(k, "accuracy")) s = get_num(c, val, k, 0, 1, &v->accuracy);
-    else if (!strcmp(k, "cost")) s = get_num(c, val, k, 0, 1e9, &v->cost);
-    else if (!strcmp(k, "service_ms"))
-      s = get_table(c, val, k, v->batch, v->service_s, &v->n_points);
-    else if (!strcmp(k, "service_busy_ms"))
-      s = get_table(c, val, k, v->busy_batch, v->busy_s, &v->n_busy_points);
-    else return unknown(c, val, "variant", k);
-    if (s) return s;
+  FOR_PAIRS(c, n, pe, k, val) {
+    if (variants && k && !strcmp(k, "variants")) {
+      *variants = val;
+      continue;
+    }
+    const cfg_key *key = k ? serve_cfg_key(section, k) : NULL;
+    if (!key) return unknown(c, val, what, k);
+    if ((s = get_key(c, val, key, base))) return s;
   }
-  if (!v->name[0] || !v->path[0]) return bad(c, n, "a variant needs 'name' and 'path'");
   return AT_OK;
 }
 
-static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out);
-
 static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) {
-  at_status s = need_map(c, n, "model");
+  yaml_node_t *vl = NULL;
+  at_status s = parse_entry(c, n, m, "models", "model", &vl);
   if (s) return s;
-  const char *k;
-  yaml_node_t *val;
-  FOR_PAIRS(c, n, pv, k, val) {
-    if (!k) return unknown(c, val, "model", k);
-    if (!strcmp(k, "name")) s = get_str(c, val, k, m->name, sizeof m->name);
-    else if (!strcmp(k, "task")) {
-      s = get_str(c, val, k, m->task, sizeof m->task);
-      if (!s && strcmp(m->task, "classify") && strcmp(m->task, "embed"))
-        return bad(c, val, "'task' must be 'classify' or 'embed'");
-    } else if (!strcmp(k, "tokenizer")) s = get_path(c, val, k, m->tokenizer, sizeof m->tokenizer);
-    else if (!strcmp(k, "config")) s = get_path(c, val, k, m->config_json, sizeof m->config_json);
-    else if (!strcmp(k, "shared_space")) s = get_bool(c, val, k, &m->shared_space);
-    else if (!strcmp(k, "variants")) {
-      if (val->type != YAML_SEQUENCE_NODE) return bad(c, val, "'variants' must be a list");
-      for (yaml_node_item_t *it = val->data.sequence.items.start; it < val->data.sequence.items.top; it++) {
-        if (m->n_variants >= AT_SERVER_MAX_VARIANTS)
-          return at_fail(AT_ERR_LIMIT, "%s: model '%s' has more than %d variants", c->file, m->name,
-                         AT_SERVER_MAX_VARIANTS);
-        at_server_variant_config *v = &m->variants[m->n_variants];
-        memset(v, 0, sizeof *v);
-        if ((s = parse_variant(c, node(c, *it), v))) return s;
-        m->n_variants++;
-      }
-    } else return unknown(c, val, "model", k);
-    if (s) return s;
+  if (vl && vl->type != YAML_SEQUENCE_NODE) return bad(c, vl, "'variants' must be a list");
+  for (yaml_node_item_t *it = vl ? vl->data.sequence.items.start : NULL;
+       vl && it < vl->data.sequence.items.top; it++) {
+    if (m->n_variants >= AT_SERVER_MAX_VARIANTS)
+      return at_fail(AT_ERR_LIMIT, "%s: model '%s' has more than %d variants", c->file, m->name,
+                     AT_SERVER_MAX_VARIANTS);
+    at_server_variant_config *v = &m->variants[m->n_variants];
+    memset(v, 0, sizeof *v);
+    yaml_node_t *vn = node(c, *it);
+    if ((s = parse_entry(c, vn, v, "variants", "variant", NULL))) return s;
+    if (!has_required(v, "variants")) return bad(c, vn, "a variant needs 'name' and 'path'");
+    m->n_variants++;
   }
-  if (!m->name[0] || !m->task[0] || !m->tokenizer[0] || m->n_variants == 0)
+  if (!has_required(m, "models") || m->n_variants == 0)
     return bad(c, n, "a model needs 'name', 'task', 'tokenizer' and at least one variant");
   return AT_OK;
 }
@@ -362,9 +507,10 @@ static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out) {
   return AT_OK;
 }
 
-/* A value of table key k from node v into cfg. */
-static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, at_server_config *cfg) {
-  void *f = serve_cfg_field(cfg, k);
+/* A value of table key k from node v into base (the at_server_config, or
+ * the models/variants entry its section names). */
+static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, void *base) {
+  void *f = serve_cfg_field(base, k);
   double d = 0;
   at_status s;
   switch (k->type) {
@@ -403,8 +549,11 @@ static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, at_server_con
     snprintf(m, sizeof m, "'%s' must be %s", k->key, list);
     return bad(c, v, m);
   }
+  case CFG_SERVICE:
+    return get_table(c, v, k->key, (int *)((char *)base + k->off_b),
+                     (double *)((char *)base + k->off_s), f);
   case CFG_MODEL: { /* a directory relative to this file when one is there, else a spec */
-    at_server_generator_config *g = &cfg->generator;
+    at_server_generator_config *g = &((at_server_config *)base)->generator;
     if ((s = get_str(c, v, k->key, g->model_raw, sizeof g->model_raw))) return s;
     char rel[2 * AT_PATH_CAP];
     struct stat st;

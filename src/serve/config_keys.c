@@ -9,17 +9,20 @@
 #include "serve/config_keys.h"
 
 #define AT(field) offsetof(at_server_config, field), sizeof(((at_server_config *)0)->field)
-#define INT(sec, key, field, lo, hi, def) {sec, key, CFG_INT, AT(field), lo, hi, def, NULL, NULL, 0}
-#define SIZE(sec, key, field, lo, hi, def) {sec, key, CFG_SIZE, AT(field), lo, hi, def, NULL, NULL, 0}
-#define DBL(sec, key, field, lo, hi, def) {sec, key, CFG_DOUBLE, AT(field), lo, hi, def, NULL, NULL, 0}
+#define M(field) offsetof(at_server_model_config, field), sizeof(((at_server_model_config *)0)->field)
+#define V(field) \
+  offsetof(at_server_variant_config, field), sizeof(((at_server_variant_config *)0)->field)
+#define INT(sec, key, field, lo, hi, def) {sec, key, CFG_INT, AT(field), lo, hi, def, NULL, NULL, 0, 0, 0}
+#define SIZE(sec, key, field, lo, hi, def) {sec, key, CFG_SIZE, AT(field), lo, hi, def, NULL, NULL, 0, 0, 0}
+#define DBL(sec, key, field, lo, hi, def) {sec, key, CFG_DOUBLE, AT(field), lo, hi, def, NULL, NULL, 0, 0, 0}
 /* a planner tuning key: -1 leaves the planner's own default */
 #define TUNE(key, field, lo, hi, fl) \
-  {"planner", key, CFG_DOUBLE, AT(field), lo, hi, -1, NULL, NULL, CFG_UNSET_NEG | (fl)}
-#define BOOL(sec, key, field, def) {sec, key, CFG_BOOL, AT(field), 0, 1, def, NULL, NULL, 0}
-#define STR(sec, key, field, def, fl) {sec, key, CFG_STRING, AT(field), 0, 0, 0, def, NULL, fl}
-#define PATH(sec, key, field) {sec, key, CFG_PATH, AT(field), 0, 0, 0, "", NULL, CFG_IF_SET}
+  {"planner", key, CFG_DOUBLE, AT(field), lo, hi, -1, NULL, NULL, CFG_UNSET_NEG | (fl), 0, 0}
+#define BOOL(sec, key, field, def) {sec, key, CFG_BOOL, AT(field), 0, 1, def, NULL, NULL, 0, 0, 0}
+#define STR(sec, key, field, def, fl) {sec, key, CFG_STRING, AT(field), 0, 0, 0, def, NULL, fl, 0, 0}
+#define PATH(sec, key, field) {sec, key, CFG_PATH, AT(field), 0, 0, 0, "", NULL, CFG_IF_SET, 0, 0}
 #define CHOICE(sec, key, field, def, choices) \
-  {sec, key, CFG_CHOICE, AT(field), 0, 0, 0, def, choices, 0}
+  {sec, key, CFG_CHOICE, AT(field), 0, 0, 0, def, choices, 0, 0, 0}
 
 static const cfg_key keys[] = {
     STR("server", "host", host, "127.0.0.1", 0),
@@ -58,7 +61,7 @@ static const cfg_key keys[] = {
     TUNE("window_s", window_s, 0.01, 60, CFG_UNSET_ZERO),
     TUNE("retry_horizon_ms", retry_horizon_ms, 0, 60000, 0),
     STR("generator", "name", generator.name, "decoder", 0),
-    {"generator", "model", CFG_MODEL, AT(generator.model), 0, 0, 0, "", NULL, 0},
+    {"generator", "model", CFG_MODEL, AT(generator.model), 0, 0, 0, "", NULL, 0, 0, 0},
     STR("generator", "variant", generator.variant, "", CFG_IF_SET),
     STR("generator", "fallback_variant", generator.fallback_variant, "", CFG_IF_SET),
     INT("generator", "threads", generator.threads, 1, 256, 1),
@@ -76,6 +79,21 @@ static const cfg_key keys[] = {
     DBL("generator", "admit_fill", generator.admit_fill, 0.05, 1, 0.8),
     INT("generator", "default_max_tokens", generator.default_max_tokens, 1, 1 << 20, 16),
     INT("generator", "max_tokens", generator.max_tokens, 1, 1 << 20, 256),
+    /* one entry of `models:` (its `variants:` list is read by config.c) */
+    {"models", "name", CFG_STRING, M(name), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
+    {"models", "task", CFG_CHOICE, M(task), 0, 0, 0, "", "classify|embed", CFG_REQUIRED, 0, 0},
+    {"models", "tokenizer", CFG_PATH, M(tokenizer), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
+    {"models", "config", CFG_PATH, M(config_json), 0, 0, 0, "", NULL, CFG_IF_SET, 0, 0},
+    {"models", "shared_space", CFG_BOOL, M(shared_space), 0, 1, 0, NULL, NULL, CFG_IF_SET, 0, 0},
+    /* one entry of a model's `variants:` */
+    {"variants", "name", CFG_STRING, V(name), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
+    {"variants", "path", CFG_PATH, V(path), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
+    {"variants", "accuracy", CFG_DOUBLE, V(accuracy), 0, 1, 0, NULL, NULL, 0, 0, 0},
+    {"variants", "cost", CFG_DOUBLE, V(cost), 0, 1e9, 0, NULL, NULL, 0, 0, 0},
+    {"variants", "service_ms", CFG_SERVICE, V(n_points), 0, 0, 0, NULL, NULL, CFG_IF_SET,
+     offsetof(at_server_variant_config, batch), offsetof(at_server_variant_config, service_s)},
+    {"variants", "service_busy_ms", CFG_SERVICE, V(n_busy_points), 0, 0, 0, NULL, NULL, CFG_IF_SET,
+     offsetof(at_server_variant_config, busy_batch), offsetof(at_server_variant_config, busy_s)},
 };
 
 const cfg_key *serve_cfg_keys(size_t *n) {
@@ -89,8 +107,8 @@ const cfg_key *serve_cfg_key(const char *section, const char *key) {
   return NULL;
 }
 
-void *serve_cfg_field(at_server_config *cfg, const cfg_key *k) { return (char *)cfg + k->off; }
+void *serve_cfg_field(void *base, const cfg_key *k) { return (char *)base + k->off; }
 
-const void *serve_cfg_value(const at_server_config *cfg, const cfg_key *k) {
-  return (const char *)cfg + k->off;
+const void *serve_cfg_value(const void *base, const cfg_key *k) {
+  return (const char *)base + k->off;
 }

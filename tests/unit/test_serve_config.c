@@ -146,10 +146,25 @@ static void test_every_table_key_round_trips(void **state) {
   size_t n;
   const cfg_key *k = serve_cfg_keys(&n);
   for (size_t i = 0; i < n; i++) {
-    at_server_config c = at_server_config_default();
+    static at_server_config c, back; /* 392 KB each: off the stack */
+    c = at_server_config_default();
     c.generator.enabled = true;
     snprintf(c.generator.model, sizeof c.generator.model, "org/model");
-    void *f = serve_cfg_field(&c, &k[i]);
+    /* one model with one variant, every required key set */
+    at_server_model_config *m = &c.models[0];
+    c.n_models = 1;
+    snprintf(m->name, sizeof m->name, "m");
+    snprintf(m->task, sizeof m->task, "classify");
+    snprintf(m->tokenizer, sizeof m->tokenizer, "/t/tokenizer.json");
+    m->n_variants = 1;
+    snprintf(m->variants[0].name, sizeof m->variants[0].name, "v");
+    snprintf(m->variants[0].path, sizeof m->variants[0].path, "/v.onnx");
+    void *base = !strcmp(k[i].section, "models")     ? (void *)m
+                 : !strcmp(k[i].section, "variants") ? (void *)&m->variants[0]
+                                                     : (void *)&c;
+    void *f = serve_cfg_field(base, &k[i]);
+    int *tb = (int *)((char *)base + k[i].off_b);
+    double *ts = (double *)((char *)base + k[i].off_s);
     char text[1100];
     switch (k[i].type) {
     case CFG_INT: *(int *)f = (int)k[i].hi; break;
@@ -170,30 +185,49 @@ static void test_every_table_key_round_trips(void **state) {
       break;
     case CFG_STRING:
     case CFG_MODEL: snprintf(f, k[i].size, "v: #1"); break;
+    case CFG_SERVICE: /* the largest table; seconds a binary fraction, exact in ms */
+      *(int *)f = AT_SERVER_MAX_POINTS;
+      for (int p = 0; p < AT_SERVER_MAX_POINTS; p++)
+        tb[p] = 1 + 3 * p, ts[p] = (1 + p) / 512.0;
+      break;
     }
     /* the rules between keys hold: max_deadline_ms >= deadline_ms,
      * max_tokens >= default_max_tokens */
     if (!strcmp(k[i].key, "deadline_ms")) c.max_deadline_ms = c.deadline_ms;
     if (!strcmp(k[i].key, "default_max_tokens")) c.generator.max_tokens = c.generator.default_max_tokens;
     if (k[i].type == CFG_MODEL) snprintf(c.generator.model_raw, sizeof c.generator.model_raw, "v: #1");
-    char *a = at_server_config_settings_yaml(&c, 0), *g = at_server_config_generator_yaml(&c);
+    char *a = at_server_config_settings_yaml(&c, 0), *g = at_server_config_generator_yaml(&c),
+         *ms = at_server_config_models_yaml(&c, NULL, NULL);
     assert_non_null(a);
     assert_non_null(g);
-    size_t la = strlen(a), lg = strlen(g);
-    char *doc = malloc(la + lg + 1);
+    assert_non_null(ms);
+    size_t la = strlen(a), lg = strlen(g), lm = strlen(ms);
+    char *doc = malloc(la + lg + lm + 1);
     assert_non_null(doc);
     memcpy(doc, a, la);
-    memcpy(doc + la, g, lg + 1);
-    at_server_config back = at_server_config_default();
-    if (at_server_config_parse(doc, la + lg, NULL, &back) != AT_OK)
+    memcpy(doc + la, g, lg);
+    memcpy(doc + la + lg, ms, lm + 1);
+    back = at_server_config_default();
+    if (at_server_config_parse(doc, la + lg + lm, NULL, &back) != AT_OK)
       fail_msg("%s.%s: %s\n%s", k[i].section, k[i].key, at_last_error(), doc);
+    assert_int_equal(back.n_models, 1);
+    assert_int_equal(back.models[0].n_variants, 1);
+    const void *bbase = base == (void *)m                  ? (void *)&back.models[0]
+                        : base == (void *)&m->variants[0] ? (void *)&back.models[0].variants[0]
+                                                          : (void *)&back;
     bool is_text = k[i].type == CFG_STRING || k[i].type == CFG_PATH ||
                    k[i].type == CFG_CHOICE || k[i].type == CFG_MODEL;
-    const void *got = serve_cfg_field(&back, &k[i]);
+    const void *got = serve_cfg_value(bbase, &k[i]);
     if (is_text ? strcmp(got, f) != 0 : memcmp(got, f, k[i].size) != 0)
       fail_msg("%s.%s did not survive writing and parsing:\n%s", k[i].section, k[i].key, doc);
+    if (k[i].type == CFG_SERVICE &&
+        (memcmp((const char *)bbase + k[i].off_b, tb, AT_SERVER_MAX_POINTS * sizeof *tb) ||
+         memcmp((const char *)bbase + k[i].off_s, ts, AT_SERVER_MAX_POINTS * sizeof *ts)))
+      fail_msg("%s.%s: the table did not survive writing and parsing:\n%s", k[i].section,
+               k[i].key, doc);
     free(a);
     free(g);
+    free(ms);
     free(doc);
   }
 }
@@ -220,13 +254,22 @@ static void test_docs_name_every_key(void **state) {
     if (!in_yaml) continue;
     char key[128];
     if (line[0] != ' ' && line[0] != '#' && sscanf(line, "%63[a-z_]:", section) == 1) continue;
-    if (strncmp(line, "  ", 2) || line[2] == ' ' || line[2] == '#' || line[2] == '-') continue;
-    if (sscanf(line + 2, "%127[a-z_]:", key) != 1) continue;
-    if (strcmp(section, "server") && strcmp(section, "engine") && strcmp(section, "batching") &&
-        strcmp(section, "planner") && strcmp(section, "generator"))
+    /* a key's depth: its indentation, a list item's "- " counted as such */
+    size_t ind = strspn(line, " ");
+    if (line[ind] == '-' && line[ind + 1] == ' ') ind += 2 + strspn(line + ind + 2, " ");
+    if (sscanf(line + ind, "%127[a-z_]:", key) != 1) continue;
+    const char *sec = section;
+    if (!strcmp(section, "models")) { /* an entry's keys at 4, its variants' at 8 */
+      if (ind == 4 && !strcmp(key, "variants")) continue;
+      if (ind != 4 && ind != 8) continue;
+      sec = ind == 4 ? "models" : "variants";
+    } else if (ind != 2 || (strcmp(section, "server") && strcmp(section, "engine") &&
+                            strcmp(section, "batching") && strcmp(section, "planner") &&
+                            strcmp(section, "generator"))) {
       continue;
-    const cfg_key *hit = serve_cfg_key(section, key);
-    if (!hit) fail_msg("docs/configuration.md names %s.%s, which the parser does not know", section, key);
+    }
+    const cfg_key *hit = serve_cfg_key(sec, key);
+    if (!hit) fail_msg("docs/configuration.md names %s.%s, which the parser does not know", sec, key);
     seen[hit - k] = true;
   }
   fclose(f);
@@ -250,6 +293,51 @@ static void test_key_checks(void **state) {
   assert_non_null(strstr(at_last_error(), "out of range [1, 1024]"));
 }
 
+/* profile's form of the models list: a variant off the frontier is
+ * written commented out, and deleting the '#' of its lines offers it. */
+static void test_models_offered(void **state) {
+  (void)state;
+  static at_server_config c, back;
+  c = at_server_config_default();
+  c.n_models = 1;
+  at_server_model_config *m = &c.models[0];
+  snprintf(m->name, sizeof m->name, "m");
+  snprintf(m->task, sizeof m->task, "embed");
+  snprintf(m->tokenizer, sizeof m->tokenizer, "/d/tok.json");
+  m->n_variants = 3;
+  for (int v = 0; v < 3; v++) {
+    snprintf(m->variants[v].name, sizeof m->variants[v].name, "v%d", v);
+    snprintf(m->variants[v].path, sizeof m->variants[v].path, "/d/sub/v%d.onnx", v);
+    m->variants[v].accuracy = 0.9 - 0.1 * v;
+  }
+  bool offered[AT_SERVER_MAX_MODELS * AT_SERVER_MAX_VARIANTS] = {true, false, true};
+  char *y = at_server_config_models_yaml(&c, "/d", offered);
+  assert_non_null(y);
+  /* paths under the directory are relative to it */
+  assert_non_null(strstr(y, "tokenizer: tok.json\n"));
+  assert_non_null(strstr(y, "path: sub/v0.onnx\n"));
+  back = at_server_config_default();
+  if (at_server_config_parse(y, strlen(y), "/d", &back) != AT_OK) fail_msg("%s\n%s", at_last_error(), y);
+  assert_int_equal(back.models[0].n_variants, 2);
+  assert_string_equal(back.models[0].variants[1].name, "v2");
+  assert_string_equal(back.models[0].variants[1].path, "/d/sub/v2.onnx");
+  assert_non_null(strstr(y, "# dominated"));
+  /* offer it: drop the '#' at the start of every line */
+  char *un = malloc(strlen(y) + 1);
+  assert_non_null(un);
+  size_t o = 0;
+  for (const char *p = y; *p; p++)
+    if (!(*p == '#' && (p == y || p[-1] == '\n'))) un[o++] = *p;
+  un[o] = '\0';
+  back = at_server_config_default();
+  if (at_server_config_parse(un, o, "/d", &back) != AT_OK) fail_msg("%s\n%s", at_last_error(), un);
+  assert_int_equal(back.models[0].n_variants, 3);
+  assert_string_equal(back.models[0].variants[2].name, "v1");
+  assert_true(back.models[0].variants[2].accuracy == 0.8);
+  free(un);
+  free(y);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_setting_round_trips),
@@ -258,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_generator_round_trip),
       cmocka_unit_test(test_every_table_key_round_trips),
       cmocka_unit_test(test_docs_name_every_key),
+      cmocka_unit_test(test_models_offered),
       cmocka_unit_test(test_key_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
