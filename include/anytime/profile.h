@@ -48,8 +48,8 @@
 extern "C" {
 #endif
 
-#define AT_PROFILE_MAX_BATCH 256    /* items per timed batch */
-#define AT_PROFILE_MAX_ITERS 512    /* timed batches per pass */
+#define AT_PROFILE_MAX_BATCH 256 /* items per timed batch */
+#define AT_PROFILE_MAX_ITERS 512 /* timed batches per pass */
 #define AT_PROFILE_MAX_PASSES 16
 #define AT_PROFILE_MAX_SEQ_LEN 8192 /* tokens per sequence */
 
@@ -59,8 +59,7 @@ extern "C" {
  * order. `anytime profile` times the same sentence through a plain session
  * here at batch 1, so load from elsewhere on the host falls on both paths
  * alike. Not called for warm-up or busy-pool batches. */
-typedef void (*at_profile_batch_fn)(void *user, int pass, int iter, const size_t *seqs,
-                                    size_t n);
+typedef void (*at_profile_batch_fn)(void *user, int pass, int iter, const size_t *seqs, size_t n);
 
 typedef struct at_profile_params {
   int batch_size; /* b: sequences per timed batch, 1..AT_PROFILE_MAX_BATCH; default 1 */
@@ -74,7 +73,7 @@ typedef struct at_profile_params {
    * NULL = a fixed seed of the call's own. Default NULL. */
   uint64_t *rng;
   at_profile_batch_fn on_batch; /* optional; default NULL */
-  void *user;                    /* passed to on_batch */
+  void *user;                   /* passed to on_batch */
 } at_profile_params;
 
 /* Service times in seconds; pass arrays in pass order (not sorted). */

@@ -20,6 +20,8 @@
  *   Lock: wait_group.m guards its `left`, `st` and `err`; a callback does
  *     not touch the group after unlocking it (the waiter may then free it).
  */
+#include "anytime/profile.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,15 +30,14 @@
 #include <unistd.h>
 
 #include "anytime/batcher.h"
-#include "anytime/profile.h"
 #include "core/internal.h"
 
 typedef struct wait_group {
   pthread_mutex_t m;
   pthread_cond_t c;
-  size_t left;    /* items submitted and not yet completed */
-  at_status st;   /* the first failure among them */
-  char err[512];  /* its detail */
+  size_t left;   /* items submitted and not yet completed */
+  at_status st;  /* the first failure among them */
+  char err[512]; /* its detail */
 } wait_group;
 
 typedef struct slot {
@@ -54,11 +55,11 @@ typedef struct prun {
   const size_t *lens;
   size_t n_seqs;
   uint64_t *rng;
-  slot *slots;       /* one per item of the largest submission */
-  size_t *idx;       /* the same size: the drawn sequence indices */
+  slot *slots;         /* one per item of the largest submission */
+  size_t *idx;         /* the same size: the drawn sequence indices */
   unsigned char *used; /* n_seqs marks for drawing without repetition */
-  double *t;         /* iters alone Run times */
-  double *tb;        /* busy Run times: iters + one round's batches */
+  double *t;           /* iters alone Run times */
+  double *tb;          /* busy Run times: iters + one round's batches */
   size_t n_busy_batches;
 } prun;
 
@@ -117,8 +118,10 @@ static at_status run_set(prun *R, size_t n) {
   for (; sent < n; sent++) {
     slot *s = &R->slots[sent];
     *s = (slot){.g = &g};
-    at_batch_item bi = {.input_ids = R->ids[R->idx[sent]], .len = R->lens[R->idx[sent]],
-                        .done = on_item, .user = s};
+    at_batch_item bi = {.input_ids = R->ids[R->idx[sent]],
+                        .len = R->lens[R->idx[sent]],
+                        .done = on_item,
+                        .user = s};
     while ((st = at_batcher_submit(R->b, R->variant, &bi)) == AT_ERR_QUEUE_FULL) usleep(100);
     if (st != AT_OK) break;
   }
@@ -184,8 +187,7 @@ static at_status measure_passes(prun *R, const at_profile_params *p, at_profile_
     for (int k = 0; st == AT_OK && k < p->iters; k++) st = alone_batch(R, p, pass, k, &R->t[k]);
     if (st != AT_OK) break;
     out->pass_s[pass] = median(R->t, (size_t)p->iters);
-    if (out->busy_measured)
-      st = busy_pass(R, p->iters, &out->busy_pass_s[pass], &out->busy_runs);
+    if (out->busy_measured) st = busy_pass(R, p->iters, &out->busy_pass_s[pass], &out->busy_runs);
   }
   if (st != AT_OK) return st;
   size_t np = (size_t)p->passes;
@@ -217,13 +219,17 @@ static at_status check_args(at_engine *e, int variant, const int64_t *const *ids
       p->passes > AT_PROFILE_MAX_PASSES || p->warmup < 0 || p->warmup > AT_PROFILE_MAX_ITERS)
     return at_fail(AT_ERR_INVALID_ARG,
                    "profile: need 1 <= iters <= %d, 1 <= passes <= %d, 0 <= warmup <= %d (got "
-                   "%d, %d, %d)", AT_PROFILE_MAX_ITERS, AT_PROFILE_MAX_PASSES,
-                   AT_PROFILE_MAX_ITERS, p->iters, p->passes, p->warmup);
+                   "%d, %d, %d)",
+                   AT_PROFILE_MAX_ITERS, AT_PROFILE_MAX_PASSES, AT_PROFILE_MAX_ITERS, p->iters,
+                   p->passes, p->warmup);
   *max_len = 0;
   for (size_t i = 0; i < n_seqs; i++) {
     if (!ids[i] || lens[i] == 0 || lens[i] > AT_PROFILE_MAX_SEQ_LEN)
       return at_fail(AT_ERR_INVALID_ARG, "profile: sequence %zu is %s (1..%d tokens)", i,
-                     !ids[i] ? "NULL" : lens[i] ? "too long" : "empty", AT_PROFILE_MAX_SEQ_LEN);
+                     !ids[i]   ? "NULL"
+                     : lens[i] ? "too long"
+                               : "empty",
+                     AT_PROFILE_MAX_SEQ_LEN);
     if (lens[i] > *max_len) *max_len = lens[i];
   }
   return AT_OK;
@@ -237,8 +243,13 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
   at_status st = check_args(e, variant, ids, lens, n_seqs, &p, out, &max_len);
   if (st != AT_OK) return st;
   uint64_t own_rng = 0x5EED0001u;
-  prun R = {.variant = variant, .bsz = p.batch_size, .workers = at_engine_worker_count(e),
-            .ids = ids, .lens = lens, .n_seqs = n_seqs, .rng = p.rng ? p.rng : &own_rng};
+  prun R = {.variant = variant,
+            .bsz = p.batch_size,
+            .workers = at_engine_worker_count(e),
+            .ids = ids,
+            .lens = lens,
+            .n_seqs = n_seqs,
+            .rng = p.rng ? p.rng : &own_rng};
   memset(out, 0, sizeof *out);
   out->batch_size = p.batch_size, out->passes = p.passes, out->workers = R.workers;
   out->busy_measured = p.busy && R.workers > 1;
