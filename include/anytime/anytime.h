@@ -17,6 +17,7 @@
 #include "anytime/model.h"
 #include "anytime/onnx_meta.h"
 #include "anytime/plan.h"
+#include "anytime/profile.h"
 #include "anytime/rng.h"
 #include "anytime/runtime.h"
 #include "anytime/session.h"

@@ -3,7 +3,11 @@
  *
  * Through the serving path means: the variants are loaded into one at_engine
  * and driven through at_batcher exactly as `anytime serve` drives them, with
- * the family's tokenizer on the held-out test split. For each variant:
+ * the family's tokenizer on the held-out test split. The service times are
+ * measured by at_profile_measure (anytime/profile.h, src/engine/profile.c),
+ * the library's one measuring core, which the server's start-up uses too;
+ * this file keeps the options, the accuracy pass, the plain-session
+ * cross-check, the frontier and the writing. For each variant:
  *   - accuracy over the whole split (classifiers: argmax vs label;
  *     embedders: leave-one-out 5-nearest-neighbour label agreement of the
  *     normalised embeddings, pooled as the export says);
@@ -17,8 +21,10 @@
  *     memory bandwidth each run slower side by side than alone; the planner
  *     starts its full-pool correction factor from this ratio;
  *   - a cross-check against a separately created plain session run serially
- *     (batch 1): its service time must agree with the engine's batch-1 time
- *     within --agreement-tolerance, and its predictions must equal the
+ *     (batch 1; timed on the same sentence just before each timed engine
+ *     batch of 1, through at_profile_measure's hook): its service time must
+ *     agree with the engine's batch-1 time within --agreement-tolerance,
+ *     and its predictions must equal the
  *     engine's (embedders: every vector within 1e-4). Any disagreement aborts
  *     BEFORE anything is written.
  * Then the accuracy/cost Pareto frontier is computed and configs/serving.yaml
@@ -43,6 +49,7 @@
 
 #include "anytime/batcher.h"
 #include "anytime/plan.h"
+#include "anytime/profile.h"
 #include "anytime/server.h"
 #include "anytime/tokenizer.h"
 #include "cli/cli.h"
@@ -66,9 +73,6 @@ typedef struct pitem {
   at_pooling pool; /* embed */
   size_t dim;
   float *out; /* dim floats */
-  double service_s;
-  int batch;
-  int peers; /* other Runs during its batch's (at_timing.peers) */
   at_status st;
 } pitem;
 
@@ -83,32 +87,14 @@ static void on_item(void *user, at_status st, const at_item_result *r, const cha
     } else {
       at_pool(it->pool, d, r->len, it->dim, it->out);
     }
-    it->service_s = (double)(r->finished_ns - r->started_ns) / 1e9;
-    it->batch = r->batch_size;
-    it->peers = r->peers;
   }
   pthread_mutex_lock(&it->l->m);
   if (--it->l->left == 0) pthread_cond_signal(&it->l->c);
   pthread_mutex_unlock(&it->l->m);
 }
 
-/* The next of the profile's reproducible item choices: an index below n. */
-static size_t pick(uint64_t *rng, size_t n) {
-  *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
-  return (size_t)((*rng >> 33) % n);
-}
-
-/* idx[0..k): k distinct item indices below n (k <= n), so each pitem is
- * used once per submission. */
-static void pick_distinct(uint64_t *rng, size_t n, size_t *idx, size_t k) {
-  for (size_t q = 0; q < k; q++) {
-    idx[q] = pick(rng, n);
-    for (size_t r = 0; r < q; r++)
-      if (idx[r] == idx[q]) idx[q] = (idx[q] + 1) % n, r = (size_t)-1;
-  }
-}
-
-/* Submit items[idx[0..n)] to the batcher for engine variant ev and wait. */
+/* Submit items[idx[0..n)] to the batcher for engine variant ev and wait
+ * (the accuracy pass; the timing runs in at_profile_measure). */
 static int run_items(at_batcher *b, int ev, pitem *items, const size_t *idx, size_t n) {
   latch l = {.left = (int)n};
   pthread_mutex_init(&l.m, NULL);
@@ -519,87 +505,65 @@ static int cross_check(prof *P, pmodel *M, int v, at_session *ref, int64_t *mask
   return AT_EXIT_OK;
 }
 
-/* Service time of variant v at batch size bs[bi], alone and with the whole
- * pool busy, --repeats passes of --iters batches; at batch 1 the same
- * sentences go through the plain session too, interleaved. */
-static int measure_batch(prof *P, pmodel *M, int v, int bi, at_session *ref, int64_t *mask,
-                         int64_t *zeros, size_t sample[16][512], int it_n) {
-  vres *x = &M->vr[v];
-  const cli_dataset *ds = &P->ds;
-  const at_model_info *rinfo = at_session_info(ref);
-  int bsz = P->bs[bi], workers = P->cfg.workers;
-  at_batcher_params bq = at_batcher_default_params();
-  bq.max_batch_size = bsz;
-  bq.max_queue_delay_us = 1000000; /* close only when exactly b are there */
-  bq.max_seq_len = M->max_tokens;
-  at_batcher *bb = NULL;
+/* The plain session's side of the batch-1 timing: at_profile_measure calls
+ * ref_time() just before each timed engine batch of one, so the same
+ * sentence goes through the plain session and then through the engine,
+ * alternating item by item, and load from elsewhere on the host falls on
+ * both paths alike. */
+typedef struct refclock {
+  const pmodel *M;
+  at_session *ref;
+  int64_t *mask, *zeros;
+  double tr[AT_PROFILE_MAX_PASSES][AT_PROFILE_MAX_ITERS]; /* [pass][iter] seconds */
   at_status st;
-  if ((st = at_batcher_create(M->eng, &bq, &bb)) != AT_OK) return cli_report("profile", st);
-  for (int p = 0; p < P->repeats; p++) {
-    double t[512], tr[512];
-    for (int k = 0; k < it_n; k++) {
-      size_t idx[256];
-      if (bsz == 1) {
-        /* The same sentence through the plain session and then through
-         * the engine, alternating item by item, so load from elsewhere
-         * on the host falls on both paths alike. */
-        size_t i = sample[p][k];
-        at_tensor in[3];
-        size_t n_in = plain_inputs(rinfo, M, i, mask, zeros, in);
-        at_outputs *o = NULL;
-        uint64_t t0 = at_now_ns();
-        at_session_run(ref, in, n_in, NULL, 0, &o);
-        tr[k] = (double)(at_now_ns() - t0) / 1e9;
-        at_outputs_free(o);
-        idx[0] = i;
-        if (run_items(bb, v, M->items, idx, 1) != 0) return AT_EXIT_FAIL;
-        t[k] = M->items[idx[0]].service_s;
-        continue;
-      }
-      pick_distinct(&M->rng, ds->n, idx, (size_t)bsz);
-      if (run_items(bb, v, M->items, idx, (size_t)bsz) != 0 || M->items[idx[0]].batch != bsz)
-        return fprintf(stderr, "anytime profile: batch of %d did not run as one\n", bsz), AT_EXIT_FAIL;
-      t[k] = M->items[idx[0]].service_s;
-    }
-    x->pass_medians[bi][p] = median(t, (size_t)it_n);
-    if (bsz == 1) x->ref_passes[p] = median(tr, (size_t)it_n);
-    /* With the whole pool busy: four batches of bsz per worker
-     * submitted at once, so the workers run them side by side and
-     * back to back; only Runs that had every other worker busy
-     * (peers == workers - 1) count. A model that runs in microseconds
-     * may still finish before the next worker wakes, so up to 20x
-     * --iters rounds are tried to collect --iters such Runs. */
-    if (workers > 1) {
-      double tb[512];
-      size_t nb = 0;
-      size_t n_batches = 4 * (size_t)workers;
-      while (n_batches > (size_t)workers && n_batches * (size_t)bsz > ds->n) n_batches--;
-      for (int k = 0; nb < (size_t)it_n && k < 20 * it_n; k++) {
-        size_t idx[1024];
-        size_t n_all = (size_t)bsz * n_batches;
-        if (n_all > ds->n || n_all > 1024) break;
-        pick_distinct(&M->rng, ds->n, idx, n_all);
-        if (run_items(bb, v, M->items, idx, n_all) != 0) return AT_EXIT_FAIL;
-        for (size_t w = 0; w < n_batches && nb < 512; w++) {
-          const pitem *first = &M->items[idx[w * (size_t)bsz]];
-          if (first->peers >= workers - 1 && first->batch == bsz) tb[nb++] = first->service_s;
-        }
-      }
-      x->busy_pass_medians[bi][p] = nb ? median(tb, nb) : 0;
-    }
+} refclock;
+
+static void ref_time(void *user, int pass, int iter, const size_t *seqs, size_t n) {
+  refclock *rc = user;
+  (void)n;
+  at_tensor in[3];
+  size_t n_in = plain_inputs(at_session_info(rc->ref), rc->M, seqs[0], rc->mask, rc->zeros, in);
+  at_outputs *o = NULL;
+  uint64_t t0 = at_now_ns();
+  at_status st = at_session_run(rc->ref, in, n_in, NULL, 0, &o);
+  rc->tr[pass][iter] = (double)(at_now_ns() - t0) / 1e9;
+  at_outputs_free(o);
+  if (st != AT_OK && rc->st == AT_OK) rc->st = st;
+}
+
+/* Service time of variant v at batch size bs[bi], alone and with the whole
+ * pool busy, --repeats passes of --iters batches (at_profile_measure); at
+ * batch 1 the same sentences go through the plain session too,
+ * interleaved. */
+static int measure_batch(prof *P, pmodel *M, int v, int bi, at_session *ref, int64_t *mask,
+                         int64_t *zeros) {
+  vres *x = &M->vr[v];
+  int bsz = P->bs[bi], repeats = P->repeats;
+  static refclock clk; /* 64 KiB: not on the stack */
+  clk = (refclock){.M = M, .ref = ref, .mask = mask, .zeros = zeros, .st = AT_OK};
+  at_profile_params pp = at_profile_default_params();
+  pp.batch_size = bsz;
+  pp.iters = P->iters < AT_PROFILE_MAX_ITERS ? P->iters : AT_PROFILE_MAX_ITERS;
+  pp.passes = repeats;
+  pp.busy = true; /* measured when the pool has more than one worker */
+  pp.rng = &M->rng;
+  if (bsz == 1) pp.on_batch = ref_time, pp.user = &clk;
+  at_profile_result r;
+  at_status st = at_profile_measure(M->eng, v, (const int64_t *const *)M->ids, M->lens, P->ds.n,
+                                    &pp, &r);
+  if (st == AT_OK && clk.st != AT_OK) st = clk.st;
+  if (st != AT_OK) return cli_report("profile", st);
+  for (int p = 0; p < repeats; p++) {
+    x->pass_medians[bi][p] = r.pass_s[p];
+    x->busy_pass_medians[bi][p] = r.busy_pass_s[p];
+    if (bsz == 1) x->ref_passes[p] = median(clk.tr[p], (size_t)pp.iters);
   }
-  at_batcher_destroy(bb);
-  int repeats = P->repeats;
-  double pm[16];
-  memcpy(pm, x->pass_medians[bi], (size_t)repeats * sizeof(double));
-  double med = median(pm, (size_t)repeats);
+  double med = r.median_s;
   x->batch[bi] = bsz;
   x->service_s[bi] = med;
-  x->spread_pct[bi] = 100.0 * (pm[repeats - 1] - pm[0]) / med;
-  memcpy(pm, x->busy_pass_medians[bi], (size_t)repeats * sizeof(double));
-  double bmed = median(pm, (size_t)repeats);
-  x->busy_s[bi] = pm[0] > 0 ? bmed : 0; /* a pass without full-pool Runs: unknown */
-  x->busy_spread_pct[bi] = bmed > 0 ? 100.0 * (pm[repeats - 1] - pm[0]) / bmed : 0;
+  x->spread_pct[bi] = r.spread_pct;
+  x->busy_s[bi] = r.busy_median_s; /* 0: one worker, or a pass without full-pool Runs */
+  x->busy_spread_pct[bi] = r.busy_spread_pct;
   if (x->busy_s[bi] > 7.95 * med) { /* the planner refuses a busy factor above 8 */
     fprintf(stderr,
             "profile: WARNING: %s/%s batch %d: busy %.4f ms is %.1fx alone %.4f ms; written "
@@ -665,19 +629,13 @@ static int profile_variant(prof *P, pmodel *M, int v) {
   int64_t *mask = malloc(M->max_tokens * sizeof(int64_t)), *zeros = calloc(M->max_tokens, sizeof(int64_t));
   for (size_t k = 0; k < M->max_tokens; k++) mask[k] = 1;
   rc = cross_check(P, M, v, ref, mask, zeros);
-  /* The batch-1 samples: the same sentences are timed through the plain
-   * session and through the engine, pass by pass, interleaved. */
-  int it_n = P->iters < 512 ? P->iters : 512;
-  static size_t sample[16][512];
-  for (int p = 0; p < P->repeats; p++)
-    for (int k = 0; k < it_n; k++) sample[p][k] = pick(&M->rng, P->ds.n);
   P->step++;
 
   x->n_b = P->n_bs;
   for (int bi = 0; bi < P->n_bs && rc == AT_EXIT_OK; bi++) {
     snprintf(what, sizeof what, "%s/%s: service time, batch %d", mn, x->name, P->bs[bi]);
     progress((double)P->step / P->total_steps, what);
-    rc = measure_batch(P, M, v, bi, ref, mask, zeros, sample, it_n);
+    rc = measure_batch(P, M, v, bi, ref, mask, zeros);
     P->step++;
   }
   free(mask);

@@ -1,13 +1,15 @@
 /* src/serve/models.c — turning the configuration's models into served
  * models: tokenizer, labels, limits and pooling from the export files, variants ordered by
  * accuracy and loaded into the shared engine, the task head's output, a
- * service-time table (from the profile in the config, or measured here at
- * start-up through the engine when the config has none), and a planner. */
-#include <math.h>
+ * service-time table (from the profile in the config, or, when the config
+ * has none, measured at start-up through a private batcher on the engine by
+ * at_profile_measure, the measuring core `anytime profile` uses), and a
+ * planner. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "anytime/profile.h"
 #include "core/internal.h"
 #include "serve/serve_internal.h"
 
@@ -107,47 +109,41 @@ static at_status fixed_ids(const at_tokenizer *tok, at_tok_workspace *ws, const 
   return AT_OK;
 }
 
-/* Median time of one batch of `b` sequences of 26 tokens, or the model's
- * token limit if smaller (a fixed English sentence through the model's
- * tokenizer), run through the variant's shared session (the path the engine
- * runs). */
-static double measure_batch_s(at_engine *e, int ev, int b, const at_tokenizer *tok,
-                              size_t max_tokens, int64_t id_limit) {
-  const int L = max_tokens < 26 ? (int)max_tokens : 26;
-  at_session *s = at_engine_variant_session(e, ev);
-  int64_t ids[32 * 26], mask[32 * 26];
+/* Service time at batch 1 and 8 of a variant that has no profile in the
+ * configuration, measured now through the serving path by the measuring
+ * core `anytime profile` uses (at_profile_measure, anytime/profile.h): a
+ * private batcher on the engine runs batches of b copies of one sequence
+ * of 26 tokens, or the model's token limit if smaller (a fixed English
+ * sentence through the model's tokenizer, repeated), 3 warm-ups and then
+ * the median of 15 batches. *s1, *s8 in seconds; on failure at_last_error()
+ * says why. */
+static at_status measure_startup(at_engine *e, int ev, const served_model *m, double *s1,
+                                 double *s8) {
+  enum { L_MAX = 26 };
+  const size_t L = m->max_tokens < L_MAX ? m->max_tokens : L_MAX;
   static const char k_text[] =
       "the movie was a good film , and the acting was great but the plot was dull and the "
       "ending was not very funny at all";
+  int64_t ids[L_MAX], mask[L_MAX];
   at_tok_workspace *ws = NULL;
   size_t got = 0;
-  if (at_tok_workspace_create(&ws) != AT_OK ||
-      fixed_ids(tok, ws, k_text, (size_t)L, id_limit, ids, mask, &got) != AT_OK || got == 0) {
-    at_tok_workspace_destroy(ws);
-    return NAN;
-  }
+  at_status st = at_tok_workspace_create(&ws);
+  if (st == AT_OK) st = fixed_ids(m->tok, ws, k_text, L, m->id_limit, ids, mask, &got);
   at_tok_workspace_destroy(ws);
-  /* the text repeated to L tokens, and every row the same */
-  for (int i = (int)got; i < L; i++) ids[i] = ids[(size_t)i % got], mask[i] = 1;
-  for (int i = L; i < b * L; i++) ids[i] = ids[i % L], mask[i] = 1;
-  static int64_t zeros[32 * 26];
-  at_tensor in[3];
-  size_t n = at_text_inputs(at_session_info(s), b, L, ids, mask, zeros, in);
-  double t[15];
-  for (int i = 0; i < 18; i++) {
-    at_outputs *o = NULL;
-    uint64_t t0 = at_now_ns();
-    if (at_session_run(s, in, n, NULL, 0, &o) != AT_OK) return NAN;
-    if (i >= 3) t[i - 3] = (double)(at_now_ns() - t0) / 1e9;
-    at_outputs_free(o);
+  if (st == AT_OK && got == 0) st = at_fail(AT_ERR_MODEL, "the tokenizer gave no tokens");
+  if (st != AT_OK) return st;
+  for (size_t i = got; i < L; i++) ids[i] = ids[i % got]; /* the text repeated to L tokens */
+  const int64_t *seq[1] = {ids};
+  const size_t len[1] = {L};
+  at_profile_params pp = at_profile_default_params();
+  pp.iters = 15, pp.passes = 1, pp.warmup = 3, pp.busy = false;
+  at_profile_result r;
+  for (int k = 0; k < 2; k++) {
+    pp.batch_size = k ? 8 : 1;
+    if ((st = at_profile_measure(e, ev, seq, len, 1, &pp, &r)) != AT_OK) return st;
+    *(k ? s8 : s1) = r.median_s;
   }
-  for (int i = 1; i < 15; i++)
-    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-      double x = t[j];
-      t[j] = t[j - 1];
-      t[j - 1] = x;
-    }
-  return t[7];
+  return AT_OK;
 }
 
 /* One text through variant `ev`'s session, pooled as the model's head pools:
@@ -350,13 +346,11 @@ at_status serve_load_models(at_server *s) {
       pv[v].name = m->variants[v].name;
       if (!profiled) {
         /* No profile in the config: measure batch 1 and 8 now. */
-        int ev = m->variants[v].engine_index;
-        double s1 = measure_batch_s(s->engine, ev, 1, m->tok, m->max_tokens, m->id_limit);
-        double s8 = s1 > 0 ? measure_batch_s(s->engine, ev, 8, m->tok, m->max_tokens, m->id_limit)
-                           : NAN;
-        if (!(s1 > 0) || !(s8 > 0)) {
+        double s1 = 0, s8 = 0;
+        if ((st = measure_startup(s->engine, m->variants[v].engine_index, m, &s1, &s8)) != AT_OK ||
+            !(s1 > 0) || !(s8 > 0)) {
           char detail[512];
-          snprintf(detail, sizeof detail, "%s", at_last_error());
+          snprintf(detail, sizeof detail, "%s", st != AT_OK ? at_last_error() : "no time measured");
           return at_fail(AT_ERR_MODEL, "model '%s' variant '%s' failed its start-up timing run: %s",
                          m->name, m->variants[v].name, detail);
         }

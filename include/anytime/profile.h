@@ -1,0 +1,121 @@
+/* anytime/profile.h — measuring a variant's service time through the
+ * serving path: the one measuring core behind `anytime profile` and the
+ * server's start-up measurement of a variant that has no profile.
+ *
+ * at_profile_measure() drives a private at_batcher on the caller's started
+ * engine exactly as the server drives its own: batches of exactly b token
+ * sequences (the batcher's max_batch_size is b and its max_queue_delay_us
+ * one second, so a batch closes when its b-th item arrives), each timed by
+ * the worker's Run (at_item_result.started_ns..finished_ns). It runs
+ * `passes` passes of `iters` such batches, one at a time ("alone"), and
+ * reports each pass's median and the median of the pass medians with their
+ * spread. With `busy` and more than one worker, each pass also submits
+ * 4 x workers batches at once, so every worker runs one side by side, and
+ * keeps only the Runs that had every other worker running too
+ * (at_item_result.peers == workers - 1), trying up to 20 x iters rounds to
+ * collect `iters` of them (a model that runs in microseconds may finish
+ * before the next worker wakes). Workers sharing a host's cores, caches and
+ * memory bandwidth run slower side by side than alone; the planner starts
+ * its full-pool correction factor from that ratio (anytime/plan.h).
+ *
+ * The sequences of one batch are drawn from the caller's set by a
+ * reproducible generator (at_profile_params.rng): distinct within one
+ * submission when the set has enough, with repetition otherwise (one
+ * sequence repeated fills any batch).
+ *
+ * Ownership: the caller owns the sequences and the result; nothing is
+ * retained after the call returns, and no output is copied.
+ *
+ * Thread-safety: the call is synchronous and blocks the calling thread
+ * until every item it submitted has completed; it may run while other
+ * threads submit to the same engine (through another batcher or directly),
+ * but their Runs then count as peers and slow its figures. Several calls
+ * may run at once on one engine, with the same caveat. The on_batch hook
+ * runs on the calling thread. The engine must stay started and must not be
+ * destroyed during the call.
+ */
+#ifndef ANYTIME_PROFILE_H
+#define ANYTIME_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "anytime/engine.h"
+#include "anytime/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AT_PROFILE_MAX_BATCH 256 /* items per timed batch */
+#define AT_PROFILE_MAX_ITERS 512 /* timed batches per pass */
+#define AT_PROFILE_MAX_PASSES 16
+#define AT_PROFILE_MAX_SEQ_LEN 8192 /* tokens per sequence */
+
+/* Called on the calling thread just before each timed alone batch is
+ * submitted: pass 0..passes-1, iteration 0..iters-1, and the indices (into
+ * the caller's sequences) of the n == batch_size sequences it holds, in
+ * order. `anytime profile` times the same sentence through a plain session
+ * here at batch 1, so load from elsewhere on the host falls on both paths
+ * alike. Not called for warm-up or busy-pool batches. */
+typedef void (*at_profile_batch_fn)(void *user, int pass, int iter, const size_t *seqs, size_t n);
+
+typedef struct at_profile_params {
+  int batch_size; /* b: sequences per timed batch, 1..AT_PROFILE_MAX_BATCH; default 1 */
+  int iters;      /* timed batches per pass, 1..AT_PROFILE_MAX_ITERS; default 40 */
+  int passes;     /* 1..AT_PROFILE_MAX_PASSES; default 3 */
+  int warmup;     /* untimed alone batches before the first pass, 0..AT_PROFILE_MAX_ITERS;
+                     default 0 */
+  bool busy;      /* also measure with every worker busy (needs >1 worker); default true */
+  /* State of the generator that draws the sequences, read and advanced (a
+   * caller measuring several batch sizes in a row passes the same one);
+   * NULL = a fixed seed of the call's own. Default NULL. */
+  uint64_t *rng;
+  at_profile_batch_fn on_batch; /* optional; default NULL */
+  void *user;                   /* passed to on_batch */
+} at_profile_params;
+
+/* Service times in seconds; pass arrays in pass order (not sorted). */
+typedef struct at_profile_result {
+  int batch_size, passes, workers;
+  double pass_s[AT_PROFILE_MAX_PASSES]; /* median Run time of each pass's alone batches */
+  double median_s;                      /* median of pass_s */
+  double spread_pct;                    /* 100 x (max - min) / median of pass_s */
+  /* With every worker busy. busy_measured: the busy phase ran (busy asked
+   * for and more than one worker). busy_pass_s[p] is 0 for a pass that
+   * collected no full-pool Run; busy_median_s is the median of busy_pass_s
+   * when every pass collected some, else 0 ("unknown"). */
+  bool busy_measured;
+  double busy_pass_s[AT_PROFILE_MAX_PASSES];
+  double busy_median_s;
+  double busy_spread_pct; /* 100 x (max - min) / median of busy_pass_s; 0 if unknown */
+  size_t busy_runs;       /* full-pool Runs counted, all passes together */
+} at_profile_result;
+
+at_profile_params at_profile_default_params(void);
+
+/* Measure variant `variant` of the started engine `e` at batch size
+ * params->batch_size over the n_seqs sequences ids[i][0..lens[i]) (token
+ * ids as the batcher takes them: input_ids, attention mask all ones,
+ * token_type_ids zeros). params NULL = the defaults. On AT_OK *out holds
+ * the figures; on failure its contents are unspecified and at_last_error()
+ * says why.
+ * Returns AT_OK; AT_ERR_INVALID_ARG (NULL engine, sequences or out; a
+ * variant index out of range; n_seqs 0; an empty or NULL sequence, or one
+ * longer than AT_PROFILE_MAX_SEQ_LEN; batch_size, iters, passes or warmup
+ * out of their ranges); AT_ERR_STATE (a timed batch ran with other than
+ * batch_size items, which the private batcher is built never to do); what
+ * at_batcher_create() returns (AT_ERR_UNSUPPORTED
+ * for a variant without input_ids/attention_mask, AT_ERR_NOMEM,
+ * AT_ERR_THREAD); what at_batcher_submit() returns other than
+ * AT_ERR_QUEUE_FULL (AT_ERR_SHUTDOWN); and a Run's failure (AT_ERR_ORT,
+ * AT_ERR_SHAPE, ...). */
+at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *ids,
+                             const size_t *lens, size_t n_seqs, const at_profile_params *params,
+                             at_profile_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ANYTIME_PROFILE_H */

@@ -1,0 +1,184 @@
+/* tests/unit/test_profile.c — at_profile_measure() (anytime/profile.h), the
+ * service-time measurement `anytime profile` and the server's start-up
+ * both use.
+ *
+ * Checked: bad arguments are refused with AT_ERR_INVALID_ARG and a detail
+ * that names the problem (batch size 0 or past AT_PROFILE_MAX_BATCH, no
+ * sequences, an empty or over-long sequence, a variant the engine lacks,
+ * iters/passes/warmup out of range); a good call returns positive pass
+ * medians and their median, runs batches of exactly the batch size (the
+ * hook sees passes x iters batches of b distinct sequences, none for the
+ * warm-ups, and the call fails if a batch ran otherwise); one sequence
+ * repeated fills a batch (the server's start-up shape); the busy-pool
+ * figures exist only with more than one worker and `busy`, and with two
+ * workers on the real small int8 model (~0.2 ms a Run, so two Runs overlap)
+ * every pass collects full-pool Runs. */
+#include <stdbool.h>
+
+#include "anytime/anytime.h"
+#include "anytime/profile.h"
+#include "testutil.h"
+
+#define NSEQ 8
+
+static int64_t g_ids[NSEQ][40];
+static size_t g_lens[NSEQ];
+static const int64_t *g_ptrs[NSEQ];
+
+static void make_seqs(int64_t lo, int64_t span) {
+  uint64_t x = 99;
+  for (int i = 0; i < NSEQ; i++) {
+    g_lens[i] = 5 + (size_t)i * 4;
+    for (size_t k = 0; k < g_lens[i]; k++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      g_ids[i][k] = lo + (int64_t)((x >> 33) % (uint64_t)span);
+    }
+    g_ptrs[i] = g_ids[i];
+  }
+}
+
+static at_engine *start_engine(const char *model, int workers) {
+  at_engine_params ep = at_engine_default_params();
+  ep.n_workers = workers;
+  at_engine *e = NULL;
+  assert_int_equal(at_engine_create(&ep, &e), AT_OK);
+  assert_int_equal(at_engine_add_variant(e, "v", model, NULL, NULL), AT_OK);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  return e;
+}
+
+typedef struct hook_log {
+  int calls, bad_n, repeats, out_of_range, last_pass, last_iter;
+  size_t want_n, n_seqs;
+} hook_log;
+
+static void on_batch(void *user, int pass, int iter, const size_t *seqs, size_t n) {
+  hook_log *h = user;
+  h->calls++;
+  if (n != h->want_n) h->bad_n++;
+  for (size_t q = 0; q < n; q++) {
+    if (seqs[q] >= h->n_seqs) h->out_of_range++;
+    for (size_t r = 0; r < q; r++)
+      if (seqs[r] == seqs[q]) h->repeats++;
+  }
+  h->last_pass = pass, h->last_iter = iter;
+}
+
+static void expect_invalid(at_engine *e, int variant, const int64_t *const *ids, const size_t *lens,
+                           size_t n, const at_profile_params *p, const char *detail) {
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(e, variant, ids, lens, n, p, &r), AT_ERR_INVALID_ARG);
+  if (!strstr(at_last_error(), detail))
+    fail_msg("detail '%s' does not say '%s'", at_last_error(), detail);
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  make_seqs(1, 99);
+  at_engine *e = start_engine(test_data("models/tiny_encoder.onnx"), 1);
+  at_profile_params p = at_profile_default_params();
+  p.iters = 3, p.passes = 1;
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(NULL, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, NULL), AT_ERR_INVALID_ARG);
+  expect_invalid(e, 1, g_ptrs, g_lens, NSEQ, &p, "no variant 1");
+  expect_invalid(e, -1, g_ptrs, g_lens, NSEQ, &p, "no variant -1");
+  expect_invalid(e, 0, g_ptrs, g_lens, 0, &p, "no sequences");
+  p.batch_size = 0;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "batch size 0");
+  p.batch_size = AT_PROFILE_MAX_BATCH + 1;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "batch size 257");
+  p.batch_size = 2, p.iters = 0;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "iters");
+  p.iters = 3, p.passes = AT_PROFILE_MAX_PASSES + 1;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "passes");
+  p.passes = 1, p.warmup = -1;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "warmup");
+  p.warmup = 0;
+  size_t lens[NSEQ];
+  memcpy(lens, g_lens, sizeof lens);
+  lens[3] = 0;
+  expect_invalid(e, 0, g_ptrs, lens, NSEQ, &p, "sequence 3 is empty");
+  lens[3] = AT_PROFILE_MAX_SEQ_LEN + 1;
+  expect_invalid(e, 0, g_ptrs, lens, NSEQ, &p, "sequence 3 is too long");
+  at_engine_destroy(e);
+}
+
+/* One worker: alone figures only, batches of exactly b distinct sequences. */
+static void test_alone_batches(void **state) {
+  (void)state;
+  make_seqs(1, 99);
+  at_engine *e = start_engine(test_data("models/tiny_encoder.onnx"), 1);
+  hook_log h = {.want_n = 4, .n_seqs = NSEQ};
+  uint64_t rng = 7;
+  at_profile_params p = at_profile_default_params();
+  p.batch_size = 4, p.iters = 5, p.passes = 3, p.warmup = 2, p.rng = &rng;
+  p.on_batch = on_batch, p.user = &h;
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+  assert_int_equal(h.calls, 15); /* passes x iters; the warm-ups are not shown */
+  assert_int_equal(h.bad_n, 0);
+  assert_int_equal(h.repeats, 0);
+  assert_int_equal(h.out_of_range, 0);
+  assert_int_equal(h.last_pass, 2);
+  assert_int_equal(h.last_iter, 4);
+  assert_true(rng != 7); /* the caller's generator advanced */
+  assert_int_equal(r.batch_size, 4);
+  assert_int_equal(r.passes, 3);
+  assert_int_equal(r.workers, 1);
+  for (int k = 0; k < 3; k++) assert_true(r.pass_s[k] > 0 && r.pass_s[k] < 1);
+  assert_true(r.median_s > 0);
+  assert_true(r.spread_pct >= 0);
+  assert_false(r.busy_measured); /* one worker: nothing can be busy beside it */
+  assert_true(r.busy_median_s == 0 && r.busy_runs == 0);
+  at_engine_destroy(e);
+}
+
+/* The server's start-up shape: one sequence repeated to fill a batch of 8. */
+static void test_one_sequence_fills_a_batch(void **state) {
+  (void)state;
+  make_seqs(1, 99);
+  at_engine *e = start_engine(test_data("models/tiny_encoder.onnx"), 2);
+  hook_log h = {.want_n = 8, .n_seqs = 1};
+  at_profile_params p = at_profile_default_params();
+  p.batch_size = 8, p.iters = 15, p.passes = 1, p.warmup = 3, p.busy = false;
+  p.on_batch = on_batch, p.user = &h;
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, 1, &p, &r), AT_OK);
+  assert_int_equal(h.calls, 15);
+  assert_int_equal(h.bad_n, 0);
+  assert_int_equal(h.repeats, 15 * 28); /* 8 of one sequence: 28 equal pairs a batch */
+  assert_true(r.median_s > 0 && r.median_s == r.pass_s[0]);
+  assert_int_equal(r.spread_pct, 0);
+  assert_false(r.busy_measured); /* not asked for, though there are two workers */
+  at_engine_destroy(e);
+}
+
+/* Two workers on a model slow enough for Runs to overlap: busy figures. */
+static void test_busy_pool(void **state) {
+  (void)state;
+  make_seqs(1000, 5000); /* inside the small model's vocabulary */
+  at_engine *e = start_engine(test_source("models/sentiment-small/onnx/model_quantized.onnx"), 2);
+  at_profile_params p = at_profile_default_params();
+  p.batch_size = 2, p.iters = 5, p.passes = 2;
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+  assert_int_equal(r.workers, 2);
+  assert_true(r.median_s > 0);
+  assert_true(r.busy_measured);
+  assert_true(r.busy_runs >= 2); /* at least one in each pass */
+  for (int k = 0; k < 2; k++) assert_true(r.busy_pass_s[k] > 0);
+  assert_true(r.busy_median_s > 0);
+  assert_true(r.busy_spread_pct >= 0);
+  at_engine_destroy(e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_alone_batches),
+      cmocka_unit_test(test_one_sequence_fills_a_batch),
+      cmocka_unit_test(test_busy_pool),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
