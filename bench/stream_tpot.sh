@@ -22,7 +22,12 @@
 #
 #   bench/stream_tpot.sh [CONC (8)] [SECS (10)] [PASSES (3)]
 #   env: BIN (build/anytime), MAX_TOKENS (64), STOP (a stop sequence to send
-#        in every request, default none)
+#        in every request, default none), CFG (a configuration instead of
+#        configs/serving.yaml, e.g. for an older binary that does not know
+#        every key of today's; with the same generator model line),
+#        PLAIN=1 (not streamed: one `hey` run of CONC connections per pass;
+#        per pass requests/s, tokens/s, hey's p50 and p90 of the whole
+#        request, and the server's CPU per generated token)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BIN:-$here/build/anytime}
@@ -35,7 +40,7 @@ stop=""
 [ -n "${STOP:-}" ] && stop=",\"stop\":[\"$STOP\"]"
 body="{\"prompt\":\"the film is a masterpiece of quiet observation , and\",\"max_tokens\":$ntok,\"temperature\":0.7,\"stream\":true,\"stream_options\":{\"include_usage\":true}$stop}"
 sed -e "s|^  model: \.\./models/chat$|  model: $here/models/decoder|" -e "s|\.\./models/|$here/models/|g" \
-  "$here/configs/serving.yaml" > "$tmp/cfg.yaml"
+  "${CFG:-$here/configs/serving.yaml}" > "$tmp/cfg.yaml"
 grep -q "^  model: $here/models/decoder\$" "$tmp/cfg.yaml" ||
   { echo "stream_tpot: configs/serving.yaml has no generator 'model: ../models/chat' line" >&2; exit 1; }
 
@@ -56,6 +61,35 @@ client() { # dir
     k=$((k + 1))
   done
 }
+
+if [ "${PLAIN:-0}" = 1 ]; then # not streamed: the whole answer at once
+  command -v hey >/dev/null || { echo "stream_tpot: PLAIN=1 needs hey" >&2; exit 1; }
+  cut=',"stream":true,"stream_options":{"include_usage":true}'
+  plain=${body/"$cut"/}
+  rows=()
+  for p in $(seq 1 "$passes"); do
+    cpu0=$(server_cpu_ticks) tok0=$(server_tokens)
+    hey -z "${secs}s" -c "$conc" -m POST -T application/json -d "$plain" "$url" > "$tmp/hey" 2>&1
+    cpu1=$(server_cpu_ticks) tok1=$(server_tokens)
+    row=$(awk -v c="$((cpu1 - cpu0))" -v t="$((tok1 - tok0))" -v hz="$(getconf CLK_TCK)" -v secs="$secs" '
+      /Requests\/sec/ { rps = $2 } /\[200\]/ { ok = $2 }
+      / 50% in / { p50 = $3 * 1000 } / 90% in / { p90 = $3 * 1000 }
+      END { printf "%.1f %.0f %.1f %.1f %.0f %d\n", rps, t / secs, p50, p90, (t > 0 ? c / hz * 1e6 / t : 0), ok }' "$tmp/hey")
+    set -- $row
+    printf 'pass %d (plain): %s requests/s (%s answered 200), %s tokens/s, latency p50 %s ms p90 %s ms, server CPU %s us/token\n' \
+      "$p" "$1" "$6" "$2" "$3" "$4" "$5"
+    rows+=("$row")
+  done
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  printf '%s\n' "${rows[@]}" | awk -v c="$conc" -v m="$ntok" '
+    { for (k = 1; k <= 5; k++) v[k, NR] = $k }
+    function med(k,  i, j, x, b) { for (i = 1; i <= NR; i++) b[i] = v[k, i]
+      for (i = 2; i <= NR; i++) { x = b[i]; for (j = i - 1; j > 0 && b[j] > x; j--) b[j + 1] = b[j]; b[j + 1] = x }
+      return sprintf("%s (%s-%s)", b[int((NR + 1) / 2)], b[1], b[NR]) }
+    END { printf "%d plain clients x %d tokens, median of %d passes (range): requests/s %s, tokens/s %s, latency p50 %s ms, p90 %s ms, server CPU %s us/token\n",
+      c, m, NR, med(1), med(2), med(3), med(4), med(5) }'
+  exit 0
+fi
 
 summary=()
 for p in $(seq 1 "$passes"); do
