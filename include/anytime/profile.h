@@ -115,6 +115,11 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
                              const size_t *lens, size_t n_seqs, const at_profile_params *params,
                              at_profile_result *out);
 
+/* The median of v[0..n) (the mean of the middle two when n is even), the
+ * statistic every profile figure is; v is sorted in place. n >= 1. Any
+ * thread. */
+double at_profile_median(double *v, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

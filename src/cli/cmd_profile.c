@@ -115,14 +115,6 @@ static int run_items(at_batcher *b, int ev, pitem *items, const size_t *idx, siz
   return 0;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int g_tty;
 static void progress(double frac, const char *what) {
@@ -556,7 +548,7 @@ static int measure_batch(prof *P, pmodel *M, int v, int bi, at_session *ref, int
   for (int p = 0; p < repeats; p++) {
     x->pass_medians[bi][p] = r.pass_s[p];
     x->busy_pass_medians[bi][p] = r.busy_pass_s[p];
-    if (bsz == 1) x->ref_passes[p] = median(clk.tr[p], (size_t)pp.iters);
+    if (bsz == 1) x->ref_passes[p] = at_profile_median(clk.tr[p], (size_t)pp.iters);
   }
   double med = r.median_s;
   x->batch[bi] = bsz;
@@ -581,7 +573,7 @@ static void judge_variant(prof *P, pmodel *M, int v) {
   const char *mn = M->mc->name;
   double rp[16];
   memcpy(rp, x->ref_passes, (size_t)P->repeats * sizeof(double));
-  x->ref_s1 = median(rp, (size_t)P->repeats);
+  x->ref_s1 = at_profile_median(rp, (size_t)P->repeats);
   x->agree_pct = 100.0 * fabs(x->service_s[0] - x->ref_s1) / x->ref_s1;
   bool time_ok = x->agree_pct <= P->tol * 100.0;
   /* Classifiers: identical predictions. Embedders: every text's two vectors

@@ -141,8 +141,7 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Median of v[0..n), n >= 1; v is sorted in place. */
-static double median(double *v, size_t n) {
+double at_profile_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_d);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -174,7 +173,7 @@ static at_status busy_pass(prun *R, int iters, double *med, size_t *runs) {
       if (first->peers >= R->workers - 1 && first->batch == R->bsz) R->tb[nb++] = first->service_s;
     }
   }
-  *med = nb ? median(R->tb, nb) : 0;
+  *med = nb ? at_profile_median(R->tb, nb) : 0;
   *runs += nb;
   return AT_OK;
 }
@@ -186,18 +185,18 @@ static at_status measure_passes(prun *R, const at_profile_params *p, at_profile_
   for (int pass = 0; st == AT_OK && pass < p->passes; pass++) {
     for (int k = 0; st == AT_OK && k < p->iters; k++) st = alone_batch(R, p, pass, k, &R->t[k]);
     if (st != AT_OK) break;
-    out->pass_s[pass] = median(R->t, (size_t)p->iters);
+    out->pass_s[pass] = at_profile_median(R->t, (size_t)p->iters);
     if (out->busy_measured) st = busy_pass(R, p->iters, &out->busy_pass_s[pass], &out->busy_runs);
   }
   if (st != AT_OK) return st;
   size_t np = (size_t)p->passes;
   double pm[AT_PROFILE_MAX_PASSES];
   memcpy(pm, out->pass_s, np * sizeof *pm);
-  out->median_s = median(pm, np);
+  out->median_s = at_profile_median(pm, np);
   out->spread_pct = out->median_s > 0 ? 100.0 * (pm[np - 1] - pm[0]) / out->median_s : 0;
   if (out->busy_measured) {
     memcpy(pm, out->busy_pass_s, np * sizeof *pm);
-    double bmed = median(pm, np);
+    double bmed = at_profile_median(pm, np);
     out->busy_median_s = pm[0] > 0 ? bmed : 0; /* a pass without full-pool Runs: unknown */
     out->busy_spread_pct = out->busy_median_s > 0 ? 100.0 * (pm[np - 1] - pm[0]) / bmed : 0;
   }
