@@ -16,8 +16,8 @@
  *   reference counted: one reference for the HTTP side (dropped when MHD
  *   frees the request, or the streaming response's reader state) and one
  *   per submitted choice (dropped after its on_done). `lock` guards every
- *   field the sides share: the SSE bytes ready to send, `pending`,
- *   `suspended`, `reader_gone`, `news`, each choice's n_tokens and raw
+ *   field the sides share: the SSE bytes ready to send, `pending`, the
+ *   stream's waiter `w`, `news`, each choice's n_tokens and raw
  *   log-probabilities, and its result once it is done.
  *   The scheduler thread does as little as it can, because every running
  *   sequence waits on it: on_token appends the id (into an array allocated
@@ -37,14 +37,16 @@
  *   `pending` starts at n + 1: each choice's on_done takes one, and the
  *   submitting HTTP thread takes the last one (plus one for every choice it
  *   could not submit) once it has submitted what it could. Whoever brings it
- *   to 0 ends the answer: resumes a non-streaming request (server.c's
- *   resume path calls finish_job), or wakes the stream's reader, which then
- *   writes the last chunks, the usage chunk and [DONE].
+ *   to 0 ends the answer: resumes a non-streaming request (its countdown of
+ *   one, conn_wait.h; server.c's resume path calls finish_job), or wakes the
+ *   stream's reader, which then writes the last chunks, the usage chunk and
+ *   [DONE].
  *   Streaming: the response is a callback reader. When it has nothing to
  *   send and nothing new has arrived (`news` unchanged since it last
- *   looked), it suspends the connection and returns 0 (libmicrohttpd's
- *   pattern for "no data yet"); on_token and on_done resume it. Both happen
- *   under `lock`, so a resume can never overtake its suspend.
+ *   looked), it suspends the connection (a conn_waiter) and returns 0
+ *   (libmicrohttpd's pattern for "no data yet"); on_token and on_done wake
+ *   it. Both happen under `lock`, so a wake is never lost and a resume
+ *   never overtakes its suspend.
  *   A client that leaves mid-stream: MHD frees the reader state, which
  *   cancels every choice; each on_done drops its ref.
  *   A client that leaves a non-streamed request: libmicrohttpd does not
@@ -118,7 +120,7 @@ struct gjob {
   at_server *srv;
   int lane;             /* the lane admission chose (s->lanes[lane]) */
   at_generator *gen;    /* its scheduler, which runs every choice */
-  struct MHD_Connection *conn;
+  conn_countdown *plain_wait; /* non-stream: the request's (resumed at pending 0) */
   bool chat, stream, include_usage, echo, logprobs;
   int top_logprobs;
   char id[48];
@@ -140,7 +142,7 @@ struct gjob {
   char retry_after[16];
   char *sse;            /* SSE bytes ready for the reader */
   size_t sse_len, sse_cap;
-  bool suspended, reader_gone;
+  conn_waiter w;        /* stream: the connection, suspended while the reader waits */
   uint64_t news;        /* bumped by every token and every on_done */
   /* stream, HTTP side only */
   uint64_t news_seen;   /* `news` when the reader last looked */
@@ -337,21 +339,12 @@ static bool bytes_append(char **b, size_t *len, size_t *cap, const char *s, size
   return true;
 }
 
-/* Wake the stream's reader if it is waiting (and still there). Caller
- * holds j->lock. */
-static void wake_locked(gjob *j) {
-  if (j->suspended && !j->reader_gone) {
-    j->suspended = false;
-    MHD_resume_connection(j->conn);
-  }
-}
-
 /* A choice finished or the submission ended: a stream's reader is woken
  * to write what follows; a plain request is resumed once nothing is
  * pending (server.c then calls finish_job). Caller holds j->lock. */
 static void job_progress_locked(gjob *j) {
-  if (j->stream) wake_locked(j);
-  else if (j->pending == 0) MHD_resume_connection(j->conn);
+  if (j->stream) conn_waiter_wake(&j->w);
+  else if (j->pending == 0) conn_countdown_done(j->plain_wait, 1);
 }
 
 /* One event (j consumed) onto the reader's buffer. */
@@ -488,8 +481,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
     if (j->news == j->news_seen && j->pending > 0) {
-      j->suspended = true;
-      MHD_suspend_connection(j->conn);
+      conn_waiter_suspend(&j->w);
       pthread_mutex_unlock(&j->lock);
       return 0;
     }
@@ -503,7 +495,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
 static void sse_reader_free(void *cls) {
   gjob *j = cls;
   pthread_mutex_lock(&j->lock);
-  j->reader_gone = true;
+  conn_waiter_close(&j->w);
   bool running = j->pending > 0;
   pthread_mutex_unlock(&j->lock);
   if (running)
@@ -527,7 +519,7 @@ static bool on_token(void *user, int32_t tok, int n) {
   if (room) {
     c->tokens[c->n_tokens++] = tok;
     j->news++;
-    if (j->stream) wake_locked(j);
+    if (j->stream) conn_waiter_wake(&j->w);
   }
   pthread_mutex_unlock(&j->lock);
   if (!room) return true; /* cannot happen: cap_tokens >= max_tokens */
@@ -777,7 +769,8 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int la
   j->lane = lane;
   j->gen = s->lanes[lane].gen;
   j->fd = -1;
-  j->conn = r->conn;
+  conn_waiter_init(&j->w, r->conn);
+  j->plain_wait = &r->wait;
   j->chat = chat;
   j->stream = q->stream;
   j->echo = q->echo;
@@ -874,7 +867,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
       j->fail_status = st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400;
       snprintf(j->fail_msg, sizeof j->fail_msg, "%s", at_last_error());
       if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
-      j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
+      if (j->stream) conn_waiter_close(&j->w); /* it never starts: the error is the answer */
       pthread_mutex_unlock(&j->lock);
       for (int k = 0; k < i; k++) at_gen_cancel(j->gen, j->ch[k].gen_id);
       break;
@@ -962,9 +955,10 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     j->fd = ci ? ci->connect_fd : -1;
   }
-  /* non-streamed: suspended now, answered by finish_job once resumed;
+  /* non-streamed: suspended now with a countdown of one (the last
+   * on_done, or submit_choices), answered by finish_job once resumed;
    * streamed: its reader suspends and resumes the connection itself */
-  if (!serve_go_async(r, j->stream ? NULL : finish_job, !j->stream, &res)) goto out;
+  if (!serve_go_async(r, j->stream ? NULL : finish_job, j->stream ? 0 : 1, NULL, &res)) goto out;
   if (!j->stream) r->route_state = j, r->free_state = free_job_state;
   if (j->stream && chat) { /* each choice's first delta carries the role */
     outbuf o = {0};
