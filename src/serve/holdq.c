@@ -12,10 +12,11 @@
  *   at_now_ns) and resumes every connection due by then — outside the
  *   lock, so MHD's resume (which wakes the daemon) never waits on it.
  *   Ownership: the queue owns neither connections nor requests; it only
- *   resumes. The caller suspends the connection BEFORE adding it (as for
- *   inference), so a resume can never precede its suspend, and must keep
- *   the request alive until it is answered (server.c counts it in
- *   `inflight`, so shutdown waits for it).
+ *   resumes, through the request's countdown (conn_wait.h: the due time is
+ *   its one piece of work). The caller suspends the connection BEFORE
+ *   adding it (as for inference), so a resume can never precede its
+ *   suspend, and must keep the request alive until it is answered
+ *   (server.c counts it in `inflight`, so shutdown waits for it).
  *   Shutdown: serve_holdq_flush() resumes everything now, and every later
  *   add resumes at once; the server flushes before it waits for its
  *   in-flight requests and destroys the queue before stopping MHD.
@@ -31,7 +32,7 @@
 
 typedef struct hold {
   uint64_t due_ns;
-  struct MHD_Connection *conn;
+  conn_countdown *wait;
 } hold;
 
 struct serve_holdq {
@@ -95,15 +96,15 @@ enum { BATCH = 64 }; /* connections resumed per trip out of the lock */
 
 static void *run(void *arg) {
   serve_holdq *q = arg;
-  struct MHD_Connection *due[BATCH];
+  conn_countdown *due[BATCH];
   pthread_mutex_lock(&q->lock);
   while (!q->quit || q->n > 0) {
     size_t k = 0;
     uint64_t now = at_now_ns();
-    while (q->n > 0 && k < BATCH && (q->flushed || q->h[0].due_ns <= now)) due[k++] = pop(q).conn;
+    while (q->n > 0 && k < BATCH && (q->flushed || q->h[0].due_ns <= now)) due[k++] = pop(q).wait;
     if (k > 0) {
       pthread_mutex_unlock(&q->lock);
-      for (size_t i = 0; i < k; i++) MHD_resume_connection(due[i]);
+      for (size_t i = 0; i < k; i++) conn_countdown_done(due[i], 1);
       pthread_mutex_lock(&q->lock);
       continue;
     }
@@ -139,7 +140,7 @@ at_status serve_holdq_create(serve_holdq **out) {
   return AT_OK;
 }
 
-bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, struct MHD_Connection *conn) {
+bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, conn_countdown *wait) {
   pthread_mutex_lock(&q->lock);
   bool ok = !q->flushed && !q->quit;
   if (ok && q->n == q->cap) {
@@ -149,12 +150,12 @@ bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, struct MHD_Connection *con
     else ok = false;
   }
   if (ok) {
-    q->h[q->n] = (hold){.due_ns = due_ns, .conn = conn};
+    q->h[q->n] = (hold){.due_ns = due_ns, .wait = wait};
     sift_up(q->h, q->n++);
-    if (q->h[0].conn == conn) pthread_cond_signal(&q->wake); /* a new earliest */
+    if (q->h[0].wait == wait) pthread_cond_signal(&q->wake); /* a new earliest */
   }
   pthread_mutex_unlock(&q->lock);
-  if (!ok) MHD_resume_connection(conn); /* stopping, or no memory: answer now */
+  if (!ok) conn_countdown_done(wait, 1); /* stopping, or no memory: answer now */
   return ok;
 }
 

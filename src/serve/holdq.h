@@ -4,13 +4,13 @@
 #ifndef ANYTIME_SERVE_HOLDQ_H
 #define ANYTIME_SERVE_HOLDQ_H
 
-#include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "anytime/plan.h"
 #include "anytime/status.h"
+#include "serve/conn_wait.h"
 
 typedef struct serve_holdq serve_holdq;
 
@@ -43,11 +43,12 @@ uint64_t serve_hold_decide(conn_state *cs, uint64_t now, double retry_after_s, u
 
 /* Start the queue and its timer thread. AT_OK, AT_ERR_NOMEM, AT_ERR_INTERNAL. */
 at_status serve_holdq_create(serve_holdq **out);
-/* Resume `conn` (already suspended by the caller) at `due_ns` (at_now_ns
- * clock). After a flush, or without memory for it, it is resumed at once
- * and false is returned; the caller answers as it would on a timely
- * resume either way. Any thread. */
-bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, struct MHD_Connection *conn);
+/* Count the one piece of `wait` (a countdown of 1, already suspended by
+ * the caller) done at `due_ns` (at_now_ns clock), which resumes its
+ * connection. After a flush, or without memory for it, that happens at once
+ * and false is returned; the caller answers as it would on a timely resume
+ * either way. Any thread. */
+bool serve_holdq_add(serve_holdq *q, uint64_t due_ns, conn_countdown *wait);
 /* Resume every held connection now, and every later one on arrival. */
 void serve_holdq_flush(serve_holdq *q);
 /* Connections held now. */

@@ -16,49 +16,52 @@
  *   reference counted: one reference for the HTTP side (dropped when MHD
  *   frees the request, or the streaming response's reader state) and one
  *   per submitted choice (dropped after its on_done). `lock` guards every
- *   field the sides share: the SSE bytes ready to send, `pending`,
- *   `suspended`, `reader_gone`, `news`, each choice's n_tokens and raw
- *   log-probabilities, and its result once it is done.
- *   The scheduler thread does as little as it can, because every running
- *   sequence waits on it: on_token appends the id (into an array allocated
- *   once for max_tokens, so the HTTP side reads a published prefix without
- *   the lock), bumps `news` and wakes a stream's reader; on_logprobs copies
- *   the raw figures; on_done records the result. Decoding ids into text,
- *   looking for stop sequences, JSON and SSE framing happen on the HTTP
- *   side: a stream's reader (produce) or, for a plain answer, finish_job
- *   once every choice is done. One exception: a non-streamed choice with
- *   stop sequences is decoded on the scheduler thread as it goes (a window
- *   of the ids since the last check), because nothing on the HTTP side runs
- *   until the answer is complete and the generation must end where a stop
- *   sequence appears. A stream's reader that finds a stop sequence ends the
- *   choice with at_gen_stop (the lane may have generated a token or two
- *   more by then: they are dropped, and usage counts the tokens up to the
- *   stop).
+ *   field the sides share: the SSE bytes ready to send, `pending`, the
+ *   connection's waiter `w`, `news`, `probe_due`, each choice's n_tokens and
+ *   raw log-probabilities, and its result once it is done.
+ *   The scheduler thread does no text work, because every running sequence
+ *   waits on it: on_token appends the id (into an array allocated once for
+ *   max_tokens, so the HTTP side reads a published prefix without the
+ *   lock), bumps `news` and wakes the HTTP side; on_logprobs copies the raw
+ *   figures; on_done records the result and wakes it. Decoding ids into
+ *   text, looking for stop sequences, looking for a hang-up, JSON and SSE
+ *   framing all happen on the HTTP side.
+ *   Both answer forms wait the same way (conn_wait.h, a conn_waiter): the
+ *   HTTP side, finding nothing new (`news` unchanged since it last looked)
+ *   and the answer not complete, suspends the connection; on_token and
+ *   on_done wake it. Both happen under `lock`, so a wake is never lost and
+ *   a resume never overtakes its suspend. A stream's reader then turns the
+ *   new ids into text and events (produce); a plain request's plain_resumed
+ *   (called by server.c at every wake) looks for stop sequences and a
+ *   hang-up, suspends again, and once every choice is done lets finish_job
+ *   build the JSON. Either one that finds a stop sequence ends the choice
+ *   with at_gen_stop (the lane may have generated a token or two more by
+ *   then: they are dropped, and usage counts the tokens up to the stop).
+ *   on_token wakes a stream and a plain request with stop sequences at every
+ *   token, a plain request without them only to look for a hang-up (below).
  *   `pending` starts at n + 1: each choice's on_done takes one, and the
  *   submitting HTTP thread takes the last one (plus one for every choice it
  *   could not submit) once it has submitted what it could. Whoever brings it
- *   to 0 ends the answer: resumes a non-streaming request (server.c's
- *   resume path calls finish_job), or wakes the stream's reader, which then
- *   writes the last chunks, the usage chunk and [DONE].
- *   Streaming: the response is a callback reader. When it has nothing to
- *   send and nothing new has arrived (`news` unchanged since it last
- *   looked), it suspends the connection and returns 0 (libmicrohttpd's
- *   pattern for "no data yet"); on_token and on_done resume it. Both happen
- *   under `lock`, so a resume can never overtake its suspend.
+ *   to 0 wakes the HTTP side for the last time: the stream's reader writes
+ *   the last chunks, the usage chunk and [DONE]; a plain request is answered
+ *   (server.c's resume path calls finish_job).
  *   A client that leaves mid-stream: MHD frees the reader state, which
  *   cancels every choice; each on_done drops its ref.
  *   A client that leaves a non-streamed request: libmicrohttpd does not
  *   watch a suspended connection, so nobody would notice until the whole
- *   answer was generated. The scheduler thread looks instead: on a token,
- *   at most every PROBE_NS, peer_closed() polls the connection's socket for
- *   the peer's end of stream (POLLRDHUP: also seen behind pipelined bytes
- *   or a TLS close alert), and a closed peer cancels every choice. The
- *   socket stays open while the connection is suspended, and the job
- *   resumes it only after every choice's on_done, so the descriptor is
- *   valid whenever on_token runs. A client that half-closes its sending
- *   side and still waits for the answer is taken for gone (as nginx does
- *   by default); a hang-up while the request waits for a slot is seen at
- *   its first token.
+ *   answer was generated. So on_token, at most every PROBE_NS, asks the
+ *   HTTP side to look (probe_due, and a wake), and plain_resumed polls the
+ *   connection's socket for the peer's end of stream (peer_closed,
+ *   POLLRDHUP: also seen behind pipelined bytes or a TLS close alert); a
+ *   closed peer cancels every choice and the answer is a 499 nobody reads.
+ *   The poll runs in the connection's own access handler, so its
+ *   descriptor is open. A client that half-closes its sending side and
+ *   still waits for the answer is taken for gone (as nginx does by
+ *   default); a hang-up while the request waits for a slot is seen at its
+ *   first token. If libmicrohttpd closes a resumed connection without
+ *   calling the handler again, it frees the request: http_side_free closes
+ *   the waiter (no later wake touches the connection) and cancels what is
+ *   still running.
  */
 #define _GNU_SOURCE /* POLLRDHUP */
 #include <errno.h>
@@ -92,16 +95,16 @@ typedef struct choice {
    * into JSON only on the HTTP side. */
   at_token_logprob *lps;
   int n_lps, cap_lps;
-  /* Text assembly: the scheduler thread's while it looks for the stop
-   * sequences of a non-streamed choice, the HTTP side's otherwise (a
-   * stream's reader; finish_job once every choice is done). */
+  /* Text assembly, HTTP side only: a stream's reader, or a plain answer's
+   * plain_resumed (stop sequences) and finish_job. */
   ts_detok text;       /* the text so far, decoded incrementally */
   size_t emitted;      /* bytes of text already handed out (or checked) */
   int used;            /* tokens the text has been assembled from */
   /* stream, HTTP side only */
   json_t *lp;          /* logprobs entries built so far (chat's form) */
   size_t lp_sent;      /* entries already streamed */
-  bool stopped;        /* a stop sequence appeared: later tokens are dropped */
+  bool stopped;        /* a stop sequence appeared: later tokens are dropped
+                          (HTTP side, stream or not) */
   bool fin_sent;       /* the choice's finish chunk is out */
   /* result, written by on_done under the job's lock */
   bool done;
@@ -118,7 +121,6 @@ struct gjob {
   at_server *srv;
   int lane;             /* the lane admission chose (s->lanes[lane]) */
   at_generator *gen;    /* its scheduler, which runs every choice */
-  struct MHD_Connection *conn;
   bool chat, stream, include_usage, echo, logprobs;
   int top_logprobs;
   char id[48];
@@ -127,7 +129,6 @@ struct gjob {
   char *prompt; /* for echo */
   size_t prompt_len;
   int n_prompt;
-  at_tok_workspace *ws; /* scheduler thread only (stop checks of a non-stream) */
   char *stops[TS_MAX_STOPS];
   size_t stop_len[TS_MAX_STOPS];
   int n_stops;
@@ -140,18 +141,18 @@ struct gjob {
   char retry_after[16];
   char *sse;            /* SSE bytes ready for the reader */
   size_t sse_len, sse_cap;
-  bool suspended, reader_gone;
+  conn_waiter w;        /* the connection, suspended while the HTTP side waits */
   uint64_t news;        /* bumped by every token and every on_done */
-  /* stream, HTTP side only */
-  uint64_t news_seen;   /* `news` when the reader last looked */
-  bool ended;           /* usage and [DONE] are in `sse` */
-  /* non-stream hang-up probe: scheduler thread only */
-  int fd;               /* the connection's socket, -1 when not probed */
-  uint64_t next_probe_ns;
-  bool peer_gone;
+  uint64_t next_probe_ns; /* non-stream: when on_token next asks for a probe */
+  bool probe_due;       /* non-stream: look for a hang-up at the next wake */
+  /* HTTP side only */
+  uint64_t news_seen;   /* `news` when the HTTP side last looked */
+  bool ended;           /* stream: usage and [DONE] are in `sse` */
+  int fd;               /* non-stream: the connection's socket, -1 when not probed */
+  bool peer_gone;       /* non-stream: the probe found the client gone */
 };
 
-#define PROBE_NS 50000000ull /* 50 ms: a poll() per job per 50 ms of tokens */
+#define PROBE_NS 20000000ull /* 20 ms: a wake and a poll() per job per 20 ms of tokens */
 
 /* Has the peer of socket `fd` closed (or reset) its side? Never blocks. */
 static bool peer_closed(int fd) {
@@ -162,15 +163,10 @@ static bool peer_closed(int fd) {
   return rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-/* The non-streamed job's client is gone: cancel its choices (at most once).
- * Scheduler thread, from on_token (callbacks run without the generator's
- * lock, so at_gen_cancel may be called). */
+/* Has the non-streamed job's client gone? Then cancel its choices (at most
+ * once). HTTP side (plain_resumed, when on_token asked for a look). */
 static void probe_peer(gjob *j) {
-  if (j->stream || j->fd < 0 || j->peer_gone) return;
-  uint64_t now = at_now_ns();
-  if (now < j->next_probe_ns) return;
-  j->next_probe_ns = now + PROBE_NS;
-  if (!peer_closed(j->fd)) return;
+  if (j->fd < 0 || j->peer_gone || !peer_closed(j->fd)) return;
   j->peer_gone = true;
   for (int i = 0; i < j->n; i++) at_gen_cancel(j->gen, j->ch[i].gen_id);
 }
@@ -180,7 +176,6 @@ static void job_unref(gjob *j) {
   int left = --j->refs;
   pthread_mutex_unlock(&j->lock);
   if (left > 0) return;
-  at_tok_workspace_destroy(j->ws);
   for (int i = 0; i < j->n_stops; i++) free(j->stops[i]);
   for (int i = 0; i < j->n && j->ch; i++) {
     choice *c = &j->ch[i];
@@ -200,7 +195,7 @@ static void job_unref(gjob *j) {
 
 /* Bring choice c's text up to its first `n` tokens (c->tokens, all
  * published) and decide how much of it can be released (textstream.h).
- * Whichever side owns the text (see choice), with a workspace of its own. */
+ * HTTP side, with the calling thread's workspace. */
 static void assemble(choice *c, at_tok_workspace *ws, int n, bool final, const char **text,
                      size_t *safe, size_t *stop_at) {
   gjob *j = c->j;
@@ -218,6 +213,25 @@ static void assemble(choice *c, at_tok_workspace *ws, int n, bool final, const c
     st.len[i] = j->stop_len[i];
   }
   *safe = ts_release(*text, c->text.len, c->emitted, &st, final, stop_at);
+}
+
+/* Look for the stop sequences in choice c's tokens up to `upto`, one token
+ * at a time, so that c->used ends at the token that completed a stop;
+ * `final`: the choice is done (nothing is held back). A stop found ends the
+ * choice's generation with at_gen_stop: the lane may have generated a token
+ * or two more by then; they are dropped, and usage counts c->used. *text
+ * and *safe as assemble's (unchanged when there was nothing to look at).
+ * HTTP side. */
+static void find_stop(choice *c, at_tok_workspace *ws, int upto, bool final, const char **text,
+                      size_t *safe) {
+  size_t stop_at = TS_NO_STOP;
+  while (c->used < upto && stop_at == TS_NO_STOP)
+    assemble(c, ws, c->used + 1, final && c->used + 1 == upto, text, safe, &stop_at);
+  if (stop_at == TS_NO_STOP && final) assemble(c, ws, upto, true, text, safe, &stop_at);
+  if (stop_at != TS_NO_STOP) {
+    c->stopped = true;
+    at_gen_stop(c->j->gen, c->gen_id);
+  }
 }
 
 /* ------------------------------------------------------------ logprobs */
@@ -337,23 +351,6 @@ static bool bytes_append(char **b, size_t *len, size_t *cap, const char *s, size
   return true;
 }
 
-/* Wake the stream's reader if it is waiting (and still there). Caller
- * holds j->lock. */
-static void wake_locked(gjob *j) {
-  if (j->suspended && !j->reader_gone) {
-    j->suspended = false;
-    MHD_resume_connection(j->conn);
-  }
-}
-
-/* A choice finished or the submission ended: a stream's reader is woken
- * to write what follows; a plain request is resumed once nothing is
- * pending (server.c then calls finish_job). Caller holds j->lock. */
-static void job_progress_locked(gjob *j) {
-  if (j->stream) wake_locked(j);
-  else if (j->pending == 0) MHD_resume_connection(j->conn);
-}
-
 /* One event (j consumed) onto the reader's buffer. */
 typedef struct outbuf {
   char *p;
@@ -406,17 +403,8 @@ static void produce_choice(choice *c, at_tok_workspace *ws, int upto, bool done,
   size_t safe = c->emitted, stop_at = TS_NO_STOP;
   bool final = done && c->status == AT_OK; /* a failed choice ends with its error */
   if (!c->stopped) {
-    if (j->n_stops == 0) {
-      if (upto > c->used || final) assemble(c, ws, upto, final, &text, &safe, &stop_at);
-    } else {
-      while (c->used < upto && stop_at == TS_NO_STOP)
-        assemble(c, ws, c->used + 1, final && c->used + 1 == upto, &text, &safe, &stop_at);
-      if (stop_at == TS_NO_STOP && final) assemble(c, ws, upto, true, &text, &safe, &stop_at);
-      if (stop_at != TS_NO_STOP) {
-        c->stopped = true;
-        at_gen_stop(j->gen, c->gen_id);
-      }
-    }
+    if (j->n_stops > 0) find_stop(c, ws, upto, final, &text, &safe);
+    else if (upto > c->used || final) assemble(c, ws, upto, final, &text, &safe, &stop_at);
   }
   if (safe > c->emitted) {
     out_event(o, choice_chunk(c, ws, text + c->emitted, safe - c->emitted, NULL));
@@ -488,8 +476,7 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
     if (j->news == j->news_seen && j->pending > 0) {
-      j->suspended = true;
-      MHD_suspend_connection(j->conn);
+      conn_waiter_suspend(&j->w);
       pthread_mutex_unlock(&j->lock);
       return 0;
     }
@@ -500,10 +487,13 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   }
 }
 
-static void sse_reader_free(void *cls) {
+/* libmicrohttpd freed the HTTP side (a stream's reader state, or a plain
+ * request): its connection is never woken again, choices still running
+ * are cancelled (a client that left), and its reference is dropped. */
+static void http_side_free(void *cls) {
   gjob *j = cls;
   pthread_mutex_lock(&j->lock);
-  j->reader_gone = true;
+  conn_waiter_close(&j->w);
   bool running = j->pending > 0;
   pthread_mutex_unlock(&j->lock);
   if (running)
@@ -513,11 +503,12 @@ static void sse_reader_free(void *cls) {
 
 /* ------------------------------------------------------------ generator callbacks */
 
-/* Scheduler thread: publish the id and wake the reader; nothing else for
- * a stream (its text, stop sequences and JSON are the reader's). A
- * non-streamed choice with stop sequences is checked here, token by token,
- * so that its generation ends where one appears (the window decode costs
- * the few ids since the last check, docs/benchmarks.md). */
+/* Scheduler thread: publish the id and wake the HTTP side; nothing else
+ * (text, stop sequences, JSON and the hang-up probe are the HTTP side's).
+ * Woken at every token: a stream's reader, and a plain answer with stop
+ * sequences, which looks for them; a plain answer without, at most every
+ * PROBE_NS, to look for a hang-up (a plain answer with stop sequences is
+ * asked to look as often). */
 static bool on_token(void *user, int32_t tok, int n) {
   choice *c = user;
   gjob *j = c->j;
@@ -527,18 +518,15 @@ static bool on_token(void *user, int32_t tok, int n) {
   if (room) {
     c->tokens[c->n_tokens++] = tok;
     j->news++;
-    if (j->stream) wake_locked(j);
+    bool wake = j->stream || j->n_stops > 0;
+    if (!j->stream) {
+      uint64_t now = at_now_ns();
+      if (now >= j->next_probe_ns) j->next_probe_ns = now + PROBE_NS, j->probe_due = wake = true;
+    }
+    if (wake) conn_waiter_wake(&j->w);
   }
   pthread_mutex_unlock(&j->lock);
-  if (!room) return true; /* cannot happen: cap_tokens >= max_tokens */
-  if (j->stream) return false;
-  probe_peer(j);
-  if (j->n_stops == 0) return false; /* assembled once at the end, by finish_job */
-  const char *text;
-  size_t safe, stop_at;
-  assemble(c, j->ws, c->n_tokens, false, &text, &safe, &stop_at);
-  c->emitted = safe;
-  return stop_at != TS_NO_STOP;
+  return !room; /* cannot happen: cap_tokens >= max_tokens */
 }
 
 static void on_done(void *user, const at_gen_result *r) {
@@ -557,12 +545,53 @@ static void on_done(void *user, const at_gen_result *r) {
                    : NAN;
   j->news++;
   --j->pending;
-  job_progress_locked(j); /* a stream: its finish chunk (and at 0, usage and [DONE]) */
+  conn_waiter_wake(&j->w); /* its finish chunk, and at 0 the end of the answer */
   pthread_mutex_unlock(&j->lock);
   job_unref(j);
 }
 
 /* ------------------------------------------------------------ answers */
+
+/* A plain (non-streamed) request, resumed: server.c calls this on the HTTP
+ * thread at every wake (r->resumed). It looks for a hang-up when on_token
+ * asked, and for stop sequences in the tokens that arrived (one found ends
+ * its choice with at_gen_stop). Returns true once every choice is done
+ * (finish_job then answers), false after suspending the connection again.
+ * "Nothing new: suspend" happens under the lock that on_token and on_done
+ * take to bump `news` and wake, so a wake is never lost. */
+static bool plain_resumed(req_ctx *r) {
+  gjob *j = r->route_state;
+  enum { SNAP = 16 }; /* n <= 16 (completion_req.c) */
+  int upto[SNAP];
+  bool done[SNAP];
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    bool all_done = j->pending == 0;
+    if (!all_done && j->news == j->news_seen) {
+      conn_waiter_suspend(&j->w);
+      pthread_mutex_unlock(&j->lock);
+      return false;
+    }
+    j->news_seen = j->news;
+    bool probe = j->probe_due;
+    j->probe_due = false;
+    int n = j->n < SNAP ? j->n : SNAP;
+    for (int i = 0; i < n; i++) upto[i] = j->ch[i].n_tokens, done[i] = j->ch[i].done;
+    pthread_mutex_unlock(&j->lock);
+    if (probe) probe_peer(j);
+    at_tok_workspace *ws = j->n_stops > 0 ? serve_workspace(j->srv) : NULL;
+    for (int i = 0; i < n && ws; i++) {
+      choice *c = &j->ch[i];
+      const char *text;
+      size_t safe;
+      if (c->stopped) continue;
+      text = "", safe = c->emitted;
+      find_stop(c, ws, upto[i], done[i] && c->status == AT_OK, &text, &safe);
+      c->emitted = safe; /* checked: holds no stop */
+    }
+    if (all_done) return true;
+  }
+}
 
 static void finish_job(req_ctx *r) {
   gjob *j = r->route_state;
@@ -571,9 +600,8 @@ static void finish_job(req_ctx *r) {
   int bad = -1;
   for (int i = 0; i < j->n && bad < 0; i++)
     if (j->ch[i].status != AT_OK) bad = i;
-  bool gone = j->peer_gone; /* written before the choices' on_done took the lock */
   pthread_mutex_unlock(&j->lock);
-  if (gone) { /* nobody reads it; 499 (nginx's code) in the metrics and access log */
+  if (j->peer_gone) { /* nobody reads it; 499 (nginx's code) in the metrics and access log */
     serve_prepare_error(r, 499, "the client closed the connection; generation cancelled");
     return;
   }
@@ -592,10 +620,11 @@ static void finish_job(req_ctx *r) {
   double ttft = 0, tpot = 0;
   for (int i = 0; i < j->n; i++) {
     choice *c = &j->ch[i];
-    gen += c->n_generated;
+    int upto = c->stopped ? c->used : c->n_tokens; /* the tokens up to its stop */
+    gen += c->stopped ? c->used : c->n_generated;
     const char *final = "";
     size_t flen = 0, stop_at;
-    assemble(c, ws, c->n_tokens, true, &final, &flen, &stop_at);
+    assemble(c, ws, upto, true, &final, &flen, &stop_at);
     size_t plen = j->echo ? j->prompt_len : 0, n = plen + flen;
     char *both = malloc(n + 1);
     if (!both) {
@@ -611,11 +640,11 @@ static void finish_job(req_ctx *r) {
     if (j->logprobs) {
       size_t off = plen;
       json_decref(lp);
-      build_lp(c, ws, c->n_tokens);
+      build_lp(c, ws, upto);
       lp = logprobs_json(j, c->lp ? c->lp : json_array(), 0, c->lp ? json_array_size(c->lp) : 0,
                          &off);
     }
-    const char *finish = c->finish == AT_GEN_LENGTH ? "length" : "stop";
+    const char *finish = c->stopped || c->finish != AT_GEN_LENGTH ? "stop" : "length";
     json_t *one = j->chat ? json_pack("{s:i, s:{s:s, s:o}, s:o, s:s}", "index", i, "message",
                                       "role", "assistant", "content",
                                       text ? text : json_string(""), "logprobs", lp,
@@ -638,8 +667,6 @@ static void finish_job(req_ctx *r) {
   snprintf(r->ttft, sizeof r->ttft, "%.3f", ttft);
   snprintf(r->tpot, sizeof r->tpot, "%.3f", tpot);
 }
-
-static void free_job_state(void *p) { job_unref(p); }
 
 /* ------------------------------------------------------------ request */
 
@@ -777,7 +804,7 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int la
   j->lane = lane;
   j->gen = s->lanes[lane].gen;
   j->fd = -1;
-  j->conn = r->conn;
+  conn_waiter_init(&j->w, r->conn);
   j->chat = chat;
   j->stream = q->stream;
   j->echo = q->echo;
@@ -816,13 +843,6 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int la
       return NULL;
     }
     j->n_stops = i + 1;
-  }
-  /* a non-streamed choice's stop sequences are looked for on the scheduler
-   * thread (on_token), with a workspace of its own */
-  if (!j->stream && j->n_stops > 0 && at_tok_workspace_create(&j->ws) != AT_OK) {
-    job_unref(j);
-    *res = serve_error(r, 500, "out of memory");
-    return NULL;
   }
   if (q->echo) {
     j->prompt = strndup(q->prompt, q->prompt_len);
@@ -874,7 +894,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
       j->fail_status = st == AT_ERR_QUEUE_FULL ? 429 : st == AT_ERR_SHUTDOWN ? 503 : 400;
       snprintf(j->fail_msg, sizeof j->fail_msg, "%s", at_last_error());
       if (st == AT_ERR_QUEUE_FULL) snprintf(j->retry_after, sizeof j->retry_after, "1");
-      j->reader_gone = j->stream; /* a stream never starts: the error is the answer */
+      if (j->stream) conn_waiter_close(&j->w); /* it never starts: the error is the answer */
       pthread_mutex_unlock(&j->lock);
       for (int k = 0; k < i; k++) at_gen_cancel(j->gen, j->ch[k].gen_id);
       break;
@@ -884,9 +904,9 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
   pthread_mutex_lock(&j->lock);
   j->pending -= (n - submitted) + 1;
   int fail = j->fail_status;
-  /* every choice already finished: end the answer here (non-stream: resume
+  /* every choice already finished: end the answer here (non-stream: wake it
    * so finish_job answers; stream: its reader writes the rest) */
-  if (j->pending == 0) job_progress_locked(j);
+  if (j->pending == 0) conn_waiter_wake(&j->w);
   pthread_mutex_unlock(&j->lock);
   return fail;
 }
@@ -898,7 +918,7 @@ static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
   const char *name = s->cfg.generator.name;
   const char *variant = s->lanes[j->lane].variant; /* the server's: outlives j */
   struct MHD_Response *resp =
-      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, sse_reader_free);
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, j, http_side_free);
   if (!resp) {
     for (int i = 0; i < j->n; i++) at_gen_cancel(j->gen, j->ch[i].gen_id);
     job_unref(j);
@@ -962,10 +982,17 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     j->fd = ci ? ci->connect_fd : -1;
   }
-  /* non-streamed: suspended now, answered by finish_job once resumed;
-   * streamed: its reader suspends and resumes the connection itself */
-  if (!serve_go_async(r, j->stream ? NULL : finish_job, !j->stream, &res)) goto out;
-  if (!j->stream) r->route_state = j, r->free_state = free_job_state;
+  /* non-streamed: suspended now, before its choices are submitted;
+   * plain_resumed runs at every wake and finish_job answers once every
+   * choice is done. streamed: its reader suspends and resumes itself. */
+  if (!serve_go_async(r, j->stream ? NULL : finish_job, 0, j->stream ? NULL : plain_resumed, &res))
+    goto out;
+  if (!j->stream) {
+    r->route_state = j, r->free_state = http_side_free;
+    pthread_mutex_lock(&j->lock);
+    conn_waiter_suspend(&j->w);
+    pthread_mutex_unlock(&j->lock);
+  }
   if (j->stream && chat) { /* each choice's first delta carries the role */
     outbuf o = {0};
     for (int i = 0; i < j->n; i++)

@@ -139,7 +139,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
   serve_planner_release(r->srv, st->m, st->slot, b, b,
                         status == AT_OK ? (double)st->compute_ns / 1e9 : 0, t->peers,
                         at_now_ns());
-  MHD_resume_connection(r->conn);
+  conn_countdown_done(&r->wait, 1);
 }
 
 static void finish_tensor(req_ctx *r) {
@@ -377,7 +377,7 @@ static enum MHD_Result run_alone(req_ctx *r, v2_state *st) {
   memset(st->results, 0, sizeof st->results);
   st->n_results = 0;
   enum MHD_Result res;
-  if (!serve_go_async(r, finish_tensor, true, &res)) return res;
+  if (!serve_go_async(r, finish_tensor, 1, NULL, &res)) return res; /* one piece: the Run */
   r->adm.held = 0; /* on_tensor_done releases the B rows, exactly once */
   at_status ss = at_engine_submit(s->engine, m->variants[st->slot].engine_index, st->in, st->n_in,
                                   st->n_out_names ? st->out_names : NULL, st->n_out_names,

@@ -19,6 +19,7 @@
 #include "anytime/tokenizer.h"
 #include "serve/accesslog.h"
 #include "serve/auth.h"
+#include "serve/conn_wait.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
 #include "plan/rate.h"
@@ -158,7 +159,13 @@ typedef struct req_ctx {
   char request_id[72];       /* x-request-id: the client's (checked) or made here */
   char method[12];
   uint64_t bytes_in;         /* body bytes received (kept or not) */
-  bool suspended;
+  bool suspended;            /* waiting for its work (serve_go_async): the next
+                                call of on_request is a resume */
+  conn_countdown wait;       /* how it waits, when it waits for n pieces */
+  /* Set by a route whose own conn_waiter suspends and wakes the request:
+   * called on every resume (HTTP thread); true: build the answer now
+   * (finish), false: it suspended the connection again. */
+  bool (*resumed)(struct req_ctx *r);
   bool inflight_counted;     /* counted in srv->inflight until answered or closed */
   char route[48];            /* for metrics, e.g. "/embed" */
   /* The prepared answer (built on resume for async routes). */
@@ -206,7 +213,6 @@ typedef struct job {
   job_item *items;
   job_row_fn on_row;         /* NULL: the model's task head */
   void *row_user;
-  atomic_int remaining;
   atomic_int failed;         /* an at_status, 0 if none */
   char error[256];
   uint64_t tokenize_ns;
@@ -250,14 +256,21 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
 void serve_release(req_ctx *r, size_t n);
 /* The one way a request goes asynchronous (inference, a held refusal, a
  * generation): it is counted in the server's in-flight requests (shutdown
- * waits for them), `finish` (may be NULL) will build its answer on resume,
- * and with `suspend` the connection is suspended here — so the caller
- * submits its work after this call, and a completion can never resume a
- * connection that is not yet suspended (server.c). A streamed answer
- * passes suspend = false: its reader suspends and resumes itself. Returns
- * false when the server is stopping: then its held texts are released, 503
- * is sent, *res says how, and nothing is suspended. */
-bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), bool suspend, enum MHD_Result *res);
+ * waits for them) and `finish` (may be NULL) will build its answer on
+ * resume. How its connection waits (conn_wait.h):
+ *   pieces >= 1: suspended here until conn_countdown_done(&r->wait, ...)
+ *     has counted that many pieces of work done — so the caller hands its
+ *     work out after this call, and no completion can resume a connection
+ *     that is not yet suspended;
+ *   pieces 0 with `resumed`: the route's own conn_waiter suspends and wakes
+ *     it (the route suspends it before handing its work out); on_request
+ *     calls resumed(r) on every resume (r->resumed);
+ *   pieces 0 without: not suspended (a streamed answer, whose reader
+ *     suspends and resumes the connection itself).
+ * Returns false when the server is stopping: then its held texts are
+ * released, 503 is sent, *res says how, and nothing is suspended. */
+bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), int pieces,
+                    bool (*resumed)(req_ctx *r), enum MHD_Result *res);
 /* at_planner_finished_n() for texts of model `m`, counting a refusal (a
  * text released twice, or never admitted) in s->release_errors, which
  * /metrics exports so tests can hold it at 0. Any thread. */

@@ -11,7 +11,10 @@
  *     on an HTTP thread to build and queue the answer. So HTTP threads never
  *     wait for inference and JSON is never built on a worker.
  *   Ordering: a connection is suspended BEFORE its work is submitted, so a
- *     fast completion can never resume a connection that is not suspended.
+ *     fast completion can never resume a connection that is not suspended;
+ *     conn_wait.c owns that protocol (serve_go_async: a countdown of the
+ *     request's pieces of work, or the route's own waiter, which may
+ *     suspend it again from r->resumed until the answer is complete).
  *   Admission: serve_admit() asks the model's planner with the request's
  *     text count, deadline and age (now - t0); a refusal is answered at once
  *     by refuse() — one snprintf, no JSON library, no logging — with 429 +
@@ -144,7 +147,7 @@ enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, siz
   copy[len] = '\0';
   if (hold_until) {
     enum MHD_Result res;
-    if (!serve_go_async(r, NULL, true, &res)) { /* stopping: 503 sent */
+    if (!serve_go_async(r, NULL, 1, NULL, &res)) { /* stopping: 503 sent */
       free(copy);
       return res;
     }
@@ -154,7 +157,7 @@ enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, siz
     r->content_type = "application/json";
     fmt_ms3(r->held_ms, (hold_until - now + 500) / 1000);
     atomic_fetch_add(&s->held_refusals, 1);
-    serve_holdq_add(s->holdq, hold_until, r->conn);
+    serve_holdq_add(s->holdq, hold_until, &r->wait); /* its one piece: the due time */
     return MHD_YES;
   }
   return serve_reply(r, status, "application/json", copy, len);
@@ -200,7 +203,8 @@ void serve_planner_release(at_server *s, served_model *m, int variant, int n_tex
     atomic_fetch_add(&s->release_errors, 1);
 }
 
-bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), bool suspend, enum MHD_Result *res) {
+bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), int pieces,
+                    bool (*resumed)(req_ctx *r), enum MHD_Result *res) {
   at_server *s = r->srv;
   pthread_mutex_lock(&s->lock);
   bool stopping = s->stopping;
@@ -213,10 +217,9 @@ bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), bool suspend, enum M
   }
   r->inflight_counted = true;
   r->finish = finish;
-  if (suspend) {
-    r->suspended = true;
-    MHD_suspend_connection(r->conn);
-  }
+  r->resumed = resumed;
+  r->suspended = pieces > 0 || resumed;
+  if (pieces > 0) conn_countdown_suspend(&r->wait, r->conn, pieces);
   return true;
 }
 
@@ -614,6 +617,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   }
   if (r->suspended) { /* resumed: the work is done, answer now */
+    if (r->resumed && !r->resumed(r)) return MHD_YES; /* not yet: suspended again */
     r->suspended = false;
     int failed = r->job ? atomic_load(&r->job->failed) : 0;
     if (failed)

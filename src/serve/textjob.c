@@ -23,9 +23,10 @@
  *     batch leave with no observation.
  *   Memory: a job is one calloc holding its items, their token ids and their
  *     head outputs; workers write only to their own item and to atomics, so
- *     no lock is needed. `remaining` counts items not yet completed; whoever
- *     takes it to zero (a worker, or the HTTP thread if submission failed
- *     part-way) resumes the connection exactly once.
+ *     no lock is needed. The request's countdown (r->wait, conn_wait.h)
+ *     counts items not yet completed; whoever takes it to zero (a worker, or
+ *     the HTTP thread if submission failed part-way) resumes the connection
+ *     exactly once.
  */
 #include <math.h>
 #include <stdio.h>
@@ -82,7 +83,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
     fail_job(j, st, err);
   }
   serve_planner_release(j->r->srv, m, j->slot, 1, bs, service_s, peers, now);
-  if (atomic_fetch_sub(&j->remaining, 1) == 1) MHD_resume_connection(j->r->conn);
+  conn_countdown_done(&j->r->wait, 1);
 }
 
 job *serve_job_alloc(req_ctx *r, served_model *m, size_t n, size_t extra) {
@@ -104,8 +105,7 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
   j->slot = r->adm.d.variant;
   enum MHD_Result res;
   size_t n = j->n;
-  atomic_store(&j->remaining, (int)n);
-  if (!serve_go_async(r, finish, true, &res)) return res;
+  if (!serve_go_async(r, finish, (int)n, NULL, &res)) return res; /* a countdown of n items */
   int ev = m->variants[j->slot].engine_index;
   enum { CHUNK = 64 }; /* queued together, so they can share batches */
   at_batch_item bi[CHUNK];
@@ -128,7 +128,7 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
     if (bs == AT_ERR_QUEUE_FULL) at_metrics_rejection(s->metrics, m->name, "queue_full");
     size_t left = n - i;
     serve_release(r, left);
-    if (atomic_fetch_sub(&j->remaining, (int)left) == (int)left) MHD_resume_connection(r->conn);
+    conn_countdown_done(&r->wait, (int)left);
     break;
   }
   return MHD_YES;

@@ -18,6 +18,7 @@ set -euo pipefail
 start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml"
 
 json_text() { sed -E 's/.*"text":"(([^"\\]|\\.)*)".*/\1/'; }
+gen_tokens() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_tokens_total\{model="decoder"\}/ { print $2 }'; }
 P="the film is a masterpiece of quiet observation , and the performances"
 
 # 1. plain answer vs the reference path
@@ -43,6 +44,48 @@ n_events=$(grep -c '^data: {' "$SERVE_TMP/sse")
 grep -q '"finish_reason":"length"\|"finish_reason":"stop"' "$SERVE_TMP/sse" || fail "no final finish_reason"
 joined=$(grep '^data: {' "$SERVE_TMP/sse" | json_text | tr -d '\n')
 [ "$joined" = "$served" ] || fail "streamed deltas ($joined) differ from the plain answer ($served)"
+
+# 2b. a stop sequence ends the generation where it first appears, plain and
+# streamed alike: the text is the reference text cut before the stop, the
+# finish_reason "stop", usage counts the tokens up to the stop, and the lane
+# generated not many more (anytime_gen_tokens_total: it was told to stop,
+# not left to run to max_tokens, 200; the HTTP side finds the stop while the
+# lane goes on, 0-5 tokens past it seen on a quiet host, so up to 50 are
+# allowed for a loaded one). The greedy reference of this prompt says "...
+# the film is a film . \n..." within its first 30 tokens; the stop spans
+# several tokens.
+ref60=$("$ANYTIME_BIN" generate --model "$ANYTIME_SOURCE_DIR/models/decoder" --variant fp32 --reference \
+        --max-tokens 60 --json "$P" | json_text)
+STOP='film .'
+case "$ref60" in *"$STOP"*) ;; *) fail "the reference text lacks the stop '$STOP': $ref60" ;; esac
+want=${ref60%%"$STOP"*}
+STOP_REQ="{\"prompt\":\"$P\",\"max_tokens\":200,\"temperature\":0,\"stop\":[\"$STOP\"]"
+t0=$(gen_tokens)
+req POST /v1/completions "$STOP_REQ}"
+expect 200 '"finish_reason":"stop"'
+stop_body=$BODY
+plain_lane=$(( $(gen_tokens) - t0 ))
+BODY=$stop_body
+[ "$(echo "$BODY" | json_text)" = "$want" ] || fail "plain answer with a stop sequence:
+  got:  $(echo "$BODY" | json_text)
+  want: $want"
+stop_tokens=$(sed -E 's/.*"completion_tokens":([0-9]+).*/\1/' <<<"$BODY")
+[ "$stop_tokens" -ge 1 ] && [ "$stop_tokens" -le 30 ] ||
+  fail "a plain answer stopped by a stop sequence counts $stop_tokens completion tokens (max_tokens 200)"
+[ "$plain_lane" -le $(( stop_tokens + 50 )) ] ||
+  fail "the lane generated $plain_lane tokens for a plain answer stopped after $stop_tokens: not stopped"
+t0=$(gen_tokens)
+curl -sN "$BASE/v1/completions" -d "$STOP_REQ,\"stream\":true,\"stream_options\":{\"include_usage\":true}}" \
+    > "$SERVE_TMP/sse_stop"
+joined=$(grep '^data: {"id.*"choices":\[{' "$SERVE_TMP/sse_stop" | json_text | tr -d '\n')
+[ "$joined" = "$want" ] || fail "streamed deltas with a stop sequence ($joined) differ from the reference ($want)"
+grep -q '"finish_reason":"stop"' "$SERVE_TMP/sse_stop" || fail "the stopped stream's finish_reason is not stop"
+grep -q "\"completion_tokens\":$stop_tokens," "$SERVE_TMP/sse_stop" ||
+  fail "the stream's usage differs from the plain answer's $stop_tokens tokens: $(grep usage "$SERVE_TMP/sse_stop")"
+lane_tokens=$(( $(gen_tokens) - t0 ))
+[ "$lane_tokens" -le $(( stop_tokens + 50 )) ] ||
+  fail "the lane generated $lane_tokens tokens for a stream stopped after $stop_tokens: not stopped"
+echo "stop sequence: $stop_tokens tokens up to the stop; the lane generated $plain_lane (plain), $lane_tokens (stream)"
 
 # 3. forecast admission (the lane runs generator.admission: slo here): a
 # budget no forecast can meet is refused at once with when to come back; the
@@ -116,12 +159,14 @@ expect 200 '"id":"decoder"'
 
 # 5. a client that hangs up mid-stream: its generation is cancelled. The
 # same seeded request run to the end first says how many tokens a whole
-# one generates (n_full); after a hang-up at 0.1 s the lane must drain and
+# one generates (n_full); after a hang-up once its first bytes are in (curl
+# dies writing the next ones into the closed pipe) the lane must drain and
 # anytime_gen_tokens_total must have moved by clearly fewer. (Waiting for the
-# lane to drain alone proves nothing: a whole 200-token stream takes 0.4 s
-# here. Seen to fail: with the lane's cancellation check disabled,
-# src/decode/generator.c, the hang-up run generated all n_full tokens.)
-gen_tokens() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_tokens_total\{model="decoder"\}/ { print $2 }'; }
+# lane to drain alone proves nothing: a whole 200-token stream takes
+# 0.15-0.4 s. A hang-up at a fixed 0.1 s was seen to come too late on a warm
+# lane: 150-163 of 200 tokens. Seen to fail: with the lane's cancellation
+# check disabled, src/decode/generator.c, the hang-up run generated all
+# n_full tokens.)
 wait_lane_empty() { # WHY: the lane has no sequence running or waiting within 10 s
   for _ in $(seq 1 100); do
     req GET /metrics
@@ -137,17 +182,19 @@ curl -sN "$BASE/v1/completions" -d "$CANCEL_REQ" > "$SERVE_TMP/full_stream" || f
 n_full=$(( $(gen_tokens) - t0 ))
 [ "$n_full" -ge 100 ] || fail "a whole stream generated only $n_full tokens: too few to tell a cancellation"
 t1=$(gen_tokens)
-curl -sN --max-time 0.1 "$BASE/v1/completions" -d "$CANCEL_REQ" > /dev/null 2>&1 || true
+{ curl -sN "$BASE/v1/completions" -d "$CANCEL_REQ" 2>/dev/null || true; } | head -c 1 > /dev/null
 wait_lane_empty "a client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 [ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
-  fail "a client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
-echo "cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
+  fail "a client that hung up at its first bytes still had $n_cut of $n_full tokens generated: not cancelled"
+echo "cancellation: $n_cut of $n_full tokens generated after a hang-up at the first bytes"
 
 # 5b. the same for a non-streamed request: libmicrohttpd does not watch a
-# suspended connection, so the route polls the socket from the token
-# callback (routes_completions.c, probe_peer). The same seeded request, not
-# streamed, run whole, then hung up after 0.1 s. (Seen to fail: with
+# suspended connection, so the token callback wakes the request at most
+# every 20 ms and the route polls the socket (routes_completions.c,
+# probe_peer, on the HTTP side). The same seeded request, not
+# streamed, run whole, then hung up after 0.03 s (0.1 s was seen to come too
+# late on a warm lane, whose 200 tokens take 0.15 s). (Seen to fail: with
 # probe_peer() returning at once, 200 of 200 tokens and no cancellation
 # counted — the behaviour before 2026-12-02.)
 gen_cancelled() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_requests_total\{model="decoder",outcome="cancelled"\}/ { print $2 }'; }
@@ -158,17 +205,17 @@ n_full=$(( $(gen_tokens) - t0 ))
 [ "$n_full" -ge 100 ] || fail "a whole non-streamed request generated only $n_full tokens"
 t1=$(gen_tokens)
 c1=$(gen_cancelled)
-curl -s --max-time 0.1 "$BASE/v1/completions" -d "$PLAIN_REQ" > /dev/null 2>&1 || true
+curl -s --max-time 0.03 "$BASE/v1/completions" -d "$PLAIN_REQ" > /dev/null 2>&1 || true
 wait_lane_empty "a non-streamed client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 c_cut=$(( $(gen_cancelled) - c1 ))
 [ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
-  fail "a non-streamed client that hung up after 0.1 s still had $n_cut of $n_full tokens generated: not cancelled"
+  fail "a non-streamed client that hung up after 0.03 s still had $n_cut of $n_full tokens generated: not cancelled"
 [ "$c_cut" = 1 ] || fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1"
 req GET /metrics
 grep -q 'anytime_requests_total{route="/v1/completions".*status="499"} 1$' <<<"$BODY" ||
   fail "the hung-up request is not counted as 499: $(grep 'route="/v1/completions"' <<<"$BODY")"
-echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a 0.1 s hang-up"
+echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a 0.03 s hang-up"
 
 # 6. parallel streams next to encoder traffic
 pids=()
