@@ -353,6 +353,11 @@ at_status tk_normalize(const tk_norm *n, at_tok_workspace *ws, tk_split *sp);
 /* Cap the normalised bytes of the text about to be normalised, from its
  * length (see TK_NORM_TOTAL_GROWTH in tk_norm.c). */
 void tk_norm_limit(at_tok_workspace *ws, size_t text_len);
+/* Append the split [off, off + len) of ws->nb to ws->sp2 (nothing when len
+ * is 0); token: the added token it is, or -1 for text. AT_OK or
+ * AT_ERR_NOMEM. Defined in tokenizer.c; the pre-tokenizers use it too. */
+at_status tk_push_split(at_tok_workspace *ws, uint32_t off, uint32_t len, int32_t token);
+
 /* Pre-tokenize ws->sp[0..sp_n) in place (token splits pass through). */
 at_status tk_pretokenize(const tk_pretok *p, at_tok_workspace *ws);
 /* Tokenize one split; appends tk_tok (offsets in original bytes) to ws->tk. */

@@ -102,15 +102,7 @@ long tk_pattern_find(const tk_pattern *p, at_tok_workspace *ws, const uint8_t *s
 
 /* --------------------------------------------------------- split engine */
 static at_status out_split(at_tok_workspace *ws, uint32_t off, uint32_t len) {
-  if (!len) return AT_OK;
-  at_status st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1);
-  if (st != AT_OK) return st;
-  tk_split *d = &ws->sp2[ws->sp2_n++];
-  d->off = off;
-  d->len = len;
-  d->base = ws->al[off].s;
-  d->token = -1;
-  return AT_OK;
+  return tk_push_split(ws, off, len, -1);
 }
 
 /* ws->m[0..n) holds (range, is_match) entries tiling the split; apply the

@@ -78,7 +78,7 @@ static inline uint32_t last_cp_before(const uint8_t *s, size_t i) {
   return tk_utf8_dec(s + j, &l);
 }
 
-static at_status push_split(at_tok_workspace *ws, uint32_t off, uint32_t len, int32_t token) {
+at_status tk_push_split(at_tok_workspace *ws, uint32_t off, uint32_t len, int32_t token) {
   if (!len) return AT_OK;
   at_status st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1);
   if (st != AT_OK) return st;
@@ -125,15 +125,15 @@ static at_status split_added(const at_tokenizer *t, at_tok_workspace *ws, const 
       while (stop < n && tk_is_ws(tk_utf8_dec(s + stop, &l))) stop += l;
     }
     if (start_off < start &&
-        (st = push_split(ws, sp->off + (uint32_t)start_off, (uint32_t)(start - start_off), -1)) != AT_OK)
+        (st = tk_push_split(ws, sp->off + (uint32_t)start_off, (uint32_t)(start - start_off), -1)) != AT_OK)
       return st;
-    if ((st = push_split(ws, sp->off + (uint32_t)start, (uint32_t)(stop - start), a->id)) != AT_OK)
+    if ((st = tk_push_split(ws, sp->off + (uint32_t)start, (uint32_t)(stop - start), a->id)) != AT_OK)
       return st;
     start_off = stop;
     s = ws->nb + sp->off;
   }
   if (start_off < n)
-    return push_split(ws, sp->off + (uint32_t)start_off, (uint32_t)(n - start_off), -1);
+    return tk_push_split(ws, sp->off + (uint32_t)start_off, (uint32_t)(n - start_off), -1);
   return AT_OK;
 }
 
