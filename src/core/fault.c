@@ -47,9 +47,13 @@ static void parse(void) {
   atomic_store(&g_on, g_f.any);
 }
 
+static atomic_bool g_held;
+
+void at_fault_hold(bool held) { atomic_store(&g_held, held); }
+
 bool at_fault_engine_run(void) {
   pthread_once(&g_once, parse);
-  if (!atomic_load_explicit(&g_on, memory_order_relaxed)) return false;
+  if (!atomic_load_explicit(&g_on, memory_order_relaxed) || atomic_load(&g_held)) return false;
   unsigned long k = atomic_fetch_add(&g_runs, 1) + 1; /* this Run's number, from 1 */
   if (g_f.stall_every && k % g_f.stall_every == 0 && (!g_f.stall_first || k <= g_f.stall_first)) {
     struct timespec ts = {.tv_sec = (time_t)(g_f.stall_ms / 1000),

@@ -16,8 +16,9 @@
  *                       at start); ONNX Runtime's own allocations during a
  *                       Run fail the Run, which run_fail_every stands for.
  * An entry it does not know is logged as an error and ignored. The engine
- * asks before each Run; the decoder and start-up timing runs are not
- * affected. Read at the first question from either hook. Thread-safe.
+ * asks before each Run; the decoder is not affected, and neither are the
+ * start-up timing Runs (they go through the engine, so the server holds
+ * the injection around them: at_fault_hold). Read at the first question from either hook. Thread-safe.
  * docs/testing.md, "Fault injection". */
 #ifndef ANYTIME_CORE_FAULT_H
 #define ANYTIME_CORE_FAULT_H
@@ -27,6 +28,10 @@
 /* Before one engine Run: sleeps if this Run is to stall; returns true if it
  * is to fail (the thread's error detail then says so). */
 bool at_fault_engine_run(void);
+
+/* While held, engine Runs are neither counted nor failed nor stalled (the
+ * server's start-up timing, src/serve/models.c). Any thread. */
+void at_fault_hold(bool held);
 
 /* Before a request's job allocation: true if it is to fail. */
 bool at_fault_alloc(void);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "anytime/profile.h"
+#include "core/fault.h"
 #include "core/internal.h"
 #include "serve/serve_internal.h"
 
@@ -347,7 +348,10 @@ at_status serve_load_models(at_server *s) {
       if (!profiled) {
         /* No profile in the config: measure batch 1 and 8 now. */
         double s1 = 0, s8 = 0;
-        if ((st = measure_startup(s->engine, m->variants[v].engine_index, m, &s1, &s8)) != AT_OK ||
+        at_fault_hold(true); /* tests' injected faults are for serving Runs only */
+        st = measure_startup(s->engine, m->variants[v].engine_index, m, &s1, &s8);
+        at_fault_hold(false);
+        if (st != AT_OK ||
             !(s1 > 0) || !(s8 > 0)) {
           char detail[512];
           snprintf(detail, sizeof detail, "%s", st != AT_OK ? at_last_error() : "no time measured");
