@@ -2,34 +2,29 @@
 # lock at configure time.
 #
 # The release is written down once, in cmake/ort-version.txt. Without
-# -DORT_ROOT, the pinned SDK is fetched (scripts/fetch-ort.sh, sha256-checked)
-# into $ANYTIME_ORT_CACHE (default ~/.cache/anytime/ort). With -DORT_ROOT=DIR
-# any SDK laid out as DIR/include/onnxruntime_c_api.h (or
-# DIR/include/onnxruntime/...) and DIR/lib/libonnxruntime.so* is used.
+# -DORT_ROOT, the pinned SDK (the library of ORT_VERSION with the C headers
+# of ORT_HEADERS_VERSION) is fetched by scripts/fetch-ort.sh (sha256-checked)
+# into $ANYTIME_ORT_CACHE (default ~/.cache/anytime/ort); the script names the
+# directory. With -DORT_ROOT=DIR any SDK laid out as
+# DIR/include/onnxruntime_c_api.h (or DIR/include/onnxruntime/...) and
+# DIR/lib/libonnxruntime.so* is used.
 #
-# Configure fails unless the header's ORT_API_VERSION equals the minor
+# Configure fails unless the header's ORT_API_VERSION is at most the minor
 # number of the library's own release string (read by running
-# cmake/ort_probe.c against the library). Results:
-#   ORT_INCLUDE_DIR, ORT_LIBRARY, AT_ORT_RELEASE, AT_ORT_API_VERSION
+# cmake/ort_probe.c against the library): ONNX Runtime's C API only appends,
+# so an older header is served by a newer library, never the reverse.
+# Results: ORT_INCLUDE_DIR, ORT_LIBRARY, AT_ORT_RELEASE, AT_ORT_API_VERSION
 
 file(STRINGS "${PROJECT_SOURCE_DIR}/cmake/ort-version.txt" _ort_pin REGEX "^ORT_VERSION=")
 string(REGEX REPLACE "^ORT_VERSION=" "" AT_ORT_PINNED_RELEASE "${_ort_pin}")
 
 if(NOT ORT_ROOT)
-  if(DEFINED ENV{ANYTIME_ORT_CACHE} AND NOT "$ENV{ANYTIME_ORT_CACHE}" STREQUAL "")
-    set(_cache "$ENV{ANYTIME_ORT_CACHE}")
-  else()
-    set(_cache "$ENV{HOME}/.cache/anytime/ort")
-  endif()
-  set(_root "${_cache}/${AT_ORT_PINNED_RELEASE}")
-  if(NOT EXISTS "${_root}/.complete")
-    message(STATUS "ONNX Runtime ${AT_ORT_PINNED_RELEASE} not in ${_cache}; fetching it")
-    execute_process(COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/fetch-ort.sh"
-                    RESULT_VARIABLE _rc)
-    if(NOT _rc EQUAL 0)
-      message(FATAL_ERROR "could not fetch ONNX Runtime ${AT_ORT_PINNED_RELEASE} "
-                          "(scripts/fetch-ort.sh exited ${_rc}); pass -DORT_ROOT=DIR to use an SDK you have")
-    endif()
+  execute_process(COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/fetch-ort.sh" --print-root
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _root
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0 OR NOT EXISTS "${_root}/.complete")
+    message(FATAL_ERROR "could not fetch ONNX Runtime ${AT_ORT_PINNED_RELEASE} "
+                        "(scripts/fetch-ort.sh exited ${_rc}); pass -DORT_ROOT=DIR to use an SDK you have")
   endif()
   set(ORT_ROOT "${_root}" CACHE PATH "ONNX Runtime C SDK root (include/ and lib/)")
 endif()
@@ -68,11 +63,12 @@ endif()
 set(AT_ORT_RELEASE "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
 set(_lib_minor "${CMAKE_MATCH_2}")
 
-if(NOT _lib_minor EQUAL AT_ORT_API_VERSION)
+if(AT_ORT_API_VERSION GREATER _lib_minor)
   message(FATAL_ERROR
     "ONNX Runtime header/library mismatch: ${ORT_INCLUDE_DIR}/onnxruntime_c_api.h has "
     "ORT_API_VERSION ${AT_ORT_API_VERSION}, but ${ORT_LIBRARY} is release ${AT_ORT_RELEASE} "
-    "(API ${_lib_minor}). Use the headers and library of one release.")
+    "(API ${_lib_minor}). A header newer than the library cannot be served; use headers "
+    "of that release or an older one.")
 endif()
 if(NOT AT_ORT_RELEASE STREQUAL AT_ORT_PINNED_RELEASE)
   message(WARNING "Building against ONNX Runtime ${AT_ORT_RELEASE} from ORT_ROOT=${ORT_ROOT}; "

@@ -67,7 +67,7 @@ at_status at_runtime_version_info(at_version_info *out);
  * allocations in a stripped library (tests/lsan.supp). Any thread. */
 void at_runtime_live_objects(long *sessions, long *values);
 
-/* The ORT release anytime was compiled against, e.g. "1.29.0". Static. */
+/* The ORT release anytime was compiled against, e.g. "1.30.0". Static. */
 const char *at_runtime_compiled_release(void);
 
 #ifdef __cplusplus

@@ -2,19 +2,22 @@
 # tests/integration/ort_version_lock.sh — the ONNX Runtime version lock, end
 # to end, against the real `anytime` binary and a real library of another
 # release (cmake/ort-version.txt, ORT_ALT_*; fetched by scripts/fetch-ort.sh --alt):
-#   1. `anytime version` reports header API 29-style facts for the pinned release;
+#   1. `anytime version` reports the pinned library release and the header's
+#      API version (the pinned headers may be older than the library);
 #   2. pointed at the other release, it refuses with exit 3, naming both versions;
 #   3. ANYTIME_ALLOW_ORT_MISMATCH=1 lets it run, with a loud warning;
-#   4. configuring a build whose header and library disagree fails at configure
-#      time with a message naming both.
+#   4. configuring a build whose header is newer than its library fails at
+#      configure time with a message naming both.
 # Fails (never skips) when any part cannot run.
 set -euo pipefail
 : "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_SOURCE_DIR:?run through ctest}"
 src=$ANYTIME_SOURCE_DIR
 pinned=$(sed -n 's/^ORT_VERSION=//p' "$src/cmake/ort-version.txt")
 alt=$(sed -n 's/^ORT_ALT_VERSION=//p' "$src/cmake/ort-version.txt")
-api=$(echo "$pinned" | cut -d. -f2)
 fail() { echo "FAIL: $*" >&2; exit 1; }
+pinroot=$(bash "$src/scripts/fetch-ort.sh" --print-root)
+api=$(sed -n 's/^#define ORT_API_VERSION \([0-9]*\).*/\1/p' "$pinroot/include/onnxruntime_c_api.h")
+[ -n "$api" ] || fail "cannot read ORT_API_VERSION from the pinned SDK in $pinroot"
 
 out=$("$ANYTIME_BIN" version)
 echo "$out"
@@ -43,13 +46,17 @@ msg=$(ANYTIME_ALLOW_ORT_MISMATCH=1 ANYTIME_ORT_LIB="$altlib" "$ANYTIME_BIN" vers
 grep -q "MISMATCH ALLOWED" <<<"$msg" || fail "override did not mark the mismatch"
 grep -q "warn: .*ANYTIME_ALLOW_ORT_MISMATCH" <<<"$msg" || fail "override was not loud"
 
-# Configure-time check: 1.29 headers with a 1.30 library must not configure.
-pinroot=$(bash "$src/scripts/fetch-ort.sh" --print-root)
+# Configure-time check: a header newer than the library must not configure.
+# The pinned headers with their API version raised past the pinned library's
+# minor number stand in for a newer release's headers (none is reachable).
+newer=$(( $(echo "$pinned" | cut -d. -f2) + 1 ))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/sdk/lib"
-ln -s "$pinroot/include" "$tmp/sdk/include"
-ln -s "$altlib" "$tmp/sdk/lib/libonnxruntime.so"
+mkdir -p "$tmp/sdk/lib" "$tmp/sdk/include"
+cp "$pinroot"/include/*.h "$tmp/sdk/include/"
+sed -i "s/^#define ORT_API_VERSION [0-9]*/#define ORT_API_VERSION $newer/" \
+    "$tmp/sdk/include/onnxruntime_c_api.h"
+ln -s "$pinroot/lib/libonnxruntime.so.1" "$tmp/sdk/lib/libonnxruntime.so"
 set +e
 cfg=$(cmake -S "$src" -B "$tmp/build" -DORT_ROOT="$tmp/sdk" -DAT_BUILD_TESTS=OFF \
       -DAT_BUILD_BENCH=OFF 2>&1); rc=$?
@@ -57,6 +64,6 @@ set -e
 cfg=$(echo "$cfg" | tr '\n' ' ' | tr -s ' ')  # CMake wraps its messages
 echo "$cfg" | grep -o "header/library mismatch.*one release" || true
 [ $rc -ne 0 ] || fail "configure succeeded with a mismatched SDK"
-grep -q "ORT_API_VERSION $api" <<<"$cfg" || fail "configure error does not name the header API $api"
-grep -q "release $alt" <<<"$cfg" || fail "configure error does not name the library release $alt"
+grep -q "ORT_API_VERSION $newer" <<<"$cfg" || fail "configure error does not name the header API $newer"
+grep -q "release $pinned" <<<"$cfg" || fail "configure error does not name the library release $pinned"
 echo "PASS: ORT version lock holds at configure time and at run time"

@@ -9,9 +9,9 @@
 //
 // usage: node gen_reference.js BASE_URL MODEL_NAME MODEL_DIR ONNX_FILE ROUTE [TOL]
 //   ROUTE: "completions" (legacy logprobs: 5) or "chat" (logprobs + top 5)
-//   TOL: default 1e-4. The int8 graphs differ by ~3e-3 between anytime's
-//   ONNX Runtime (1.29.0) and onnxruntime-node (1.30.0) at every graph
-//   optimisation level (fp32: 2e-6), so tests/integration/gen_reference.sh
+//   TOL: default 1e-4. The int8 graphs differed by ~3e-3 between anytime's
+//   ONNX Runtime (1.29.0 until 2026-12-04, 1.30.0 since) and onnxruntime-node
+//   (1.30.0) at every graph optimisation level (fp32: 2e-6), so tests/integration/gen_reference.sh
 //   holds int8 to 1e-2 and the same tokens.
 // Prints one line per case; exits 1 on the first disagreement.
 'use strict';

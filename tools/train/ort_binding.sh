@@ -1,7 +1,7 @@
 #!/bin/sh
 # Print the directory holding onnxruntime-node 1.30.0's native binding
 # (onnxruntime_binding.node + libonnxruntime.so.1, unpacked into the data
-# cache from the tarball scripts/fetch-ort.sh --alt keeps, sha256 from
+# cache from the tarball scripts/fetch-ort.sh keeps for the pinned library, sha256 from
 # cmake/ort-version.txt), or nothing when it cannot be had.  A check tool
 # only (decoder_ort.mjs); train_decoder.sh and train_chat.sh use it.
 #
@@ -14,8 +14,8 @@ BIND="$DATA/ort-node-1.30.0"
 if [ ! -f "$BIND/onnxruntime_binding.node" ]; then
     ORTCACHE=${ANYTIME_ORT_CACHE:-$HOME/.cache/anytime/ort}
     TGZ="$ORTCACHE/dl/onnxruntime-node-1.30.0.tgz"
-    [ -f "$TGZ" ] || "$ROOT/scripts/fetch-ort.sh" --alt >&2 || true
-    SUM=$(sed -n 's/^ORT_ALT_NPM_SHA256=//p' "$ROOT/cmake/ort-version.txt")
+    [ -f "$TGZ" ] || "$ROOT/scripts/fetch-ort.sh" >&2 || true
+    SUM=$(sed -n 's/^ORT_NPM_SHA256=//p' "$ROOT/cmake/ort-version.txt")
     if [ -f "$TGZ" ] && echo "$SUM  $TGZ" | sha256sum -c --status; then
         mkdir -p "$BIND.tmp"
         tar xzf "$TGZ" -C "$BIND.tmp" --strip-components=5 \

@@ -66,7 +66,8 @@ echo "tokenizer: $TOKSTATS"
     --out "$OUT" --threads "$THREADS"
 
 # 6. onnxruntime-node 1.30.0's native binding, as a check tool only: the
-#    tarball scripts/fetch-ort.sh --alt keeps (sha256 from cmake/ort-version.txt).
+#    tarball scripts/fetch-ort.sh keeps for the pinned library (sha256 from
+#    cmake/ort-version.txt).
 ORTARG=""
 if [ $ORT = 1 ]; then
     BIND=$("$HERE/ort_binding.sh" "$DATA")
