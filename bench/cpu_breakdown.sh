@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench/cpu_breakdown.sh — where a served answer's CPU goes (issue 18): the
+# server's CPU per answer split by stage (ONNX Runtime's Run, HTTP, JSON,
+# tokenising, batcher/engine, planner, kernel, libc), set against the bare
+# ORT loop's CPU per text on the same held-out sentences.
+#
+#   bench/cpu_breakdown.sh [MODEL_DIR [VARIANT.onnx]]
+#       default: models/sentiment-large onnx/model_quantized.onnx
+#   env: ANYTIME_BIN (build/anytime), BARE_BIN (build/bench/bench_bare_throughput),
+#        CONC (8), SECS (8), PASSES (3)
+#
+# Per pass: `anytime serve` (2 workers, 2 HTTP threads, max_batch_size 1,
+# policy none) under wrk at CONC connections posting held-out sentences to
+# /predict; the server's utime + stime from /proc/PID/stat over the pass /
+# the 2xx answers wrk counted = CPU per answer. During the first pass `perf
+# record -e cpu-clock` samples the server (self time, no call graph); each
+# sample is put in a stage by the shared object and symbol it landed in
+# (the rules are in stage() below), and a stage's µs per answer = its share
+# of the samples x the median CPU per answer. The bare loop (2 threads, batch
+# 1, the same sentences pre-tokenised) gives the CPU per text a Run costs
+# with nothing around it. wrk shares the cores; only the server's own CPU is
+# counted. Prints one markdown table.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+model=${1:-models/sentiment-large}; variant=${2:-onnx/model_quantized.onnx}
+model=$(cd "$model" && pwd)
+bin=${ANYTIME_BIN:-$here/build/anytime}
+bare=${BARE_BIN:-$here/build/bench/bench_bare_throughput}
+conc=${CONC:-8}; secs=${SECS:-8}; passes=${PASSES:-3}
+data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
+for t in wrk perf node; do
+  command -v $t >/dev/null || { echo "cpu_breakdown: needs $t" >&2; exit 1; }
+done
+[ -x "$bin" ] && [ -x "$bare" ] || { echo "cpu_breakdown: build $bin and $bare first" >&2; exit 1; }
+[ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
+tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+node bench/peers/node-ort/make_bodies.js "$data" > "$tmp/bodies.jsonl"
+tck=$(getconf CLK_TCK)
+echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
+echo "# load before: $(uptime)"
+
+# the bare loop: CPU per text at batch 1 (its median pass), sampled by perf
+perf record -q -e cpu-clock -F 1999 -o "$tmp/bare.data" -- \
+    "$bare" "$model" "$variant" "$data" 2 "$passes" 3 1 > "$tmp/bare.txt" 2>/dev/null
+bare_us=$(sed -n 's/.*CPU \([0-9]*\) us per text.*/\1/p' "$tmp/bare.txt" | head -1)
+
+cat > "$tmp/serve.yaml" <<YAML
+server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
+engine: {workers: 2, intra_op_threads: 1}
+batching: {max_batch_size: 1, max_queue_delay_us: 0}
+planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
+models:
+  - name: bench
+    task: classify
+    tokenizer: $model/tokenizer.json
+    config: $model/config.json
+    variants:
+      - {name: v, path: $model/$variant, accuracy: 1}
+YAML
+"$bin" serve --config "$tmp/serve.yaml" --no-cache --port-file "$tmp/port" 2>"$tmp/serve.log" &
+spid=$!
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+[ -s "$tmp/port" ] || { echo "cpu_breakdown: server did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
+url="http://127.0.0.1:$(cat "$tmp/port")/predict"
+for _ in 1 2 3 4 5; do curl -sf "$url" -d '{"inputs":"warm up"}' >/dev/null; done
+
+: > "$tmp/cpu"
+for p in $(seq 1 "$passes"); do
+  if [ "$p" = 1 ]; then
+    perf record -q -e cpu-clock -F 1999 -p "$spid" -o "$tmp/perf.data" -- sleep "$secs" \
+      >/dev/null 2>&1 &
+    perfpid=$!
+  fi
+  c0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  ok=$(wrk -t2 -c"$conc" -d"${secs}s" -s bench/wrk_predict.lua "$url" -- "$tmp/bodies.jsonl" 2>/dev/null |
+       awk '/requests in/ {n=$1} /Non-2xx/ {bad=$NF} END {print n - bad}')
+  c1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  [ "$p" = 1 ] && wait "$perfpid" 2>/dev/null || true
+  awk -v d=$((c1 - c0)) -v t="$tck" -v n="$ok" 'BEGIN {printf "%.0f\n", d / t * 1e6 / n}' >> "$tmp/cpu"
+  echo "# pass $p: $ok answers, $(tail -1 "$tmp/cpu") us CPU per answer" >&2
+done
+kill "$spid"; wait "$spid" 2>/dev/null || true
+cpu=$(sort -g "$tmp/cpu" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+cpu_range=$(sort -g "$tmp/cpu" | awk '{a[NR]=$1} END {print a[1] "–" a[NR]}')
+
+# Each sample goes to a stage by the shared object and symbol it landed in
+# (first rule that matches wins); a stage's µs = its share x CPU per answer.
+report() { perf report -i "$1" --no-children --sort dso,sym -F overhead,dso,sym \
+             --stdio 2>/dev/null | grep -v '^#' | grep '%' | sort -t% -k1 -rn || true; }
+report "$tmp/perf.data" > "$tmp/report"
+report "$tmp/bare.data" > "$tmp/bare_report"
+stages() { # REPORT CPU_US -> "stage<TAB>share<TAB>us" lines
+  awk -v cpu="$2" '
+  function stage(dso, sym) {
+    if (dso ~ /onnxruntime/) return "ONNX Runtime (inside Run)"
+    if (dso ~ /microhttpd/ || sym ~ /^MHD_|^route|^serve_|^conn_|^on_request|^answer/) return "HTTP (libmicrohttpd, routes)"
+    if (dso ~ /jansson/ || sym ~ /^json_|^rj_|^req_parse|^request_json/) return "JSON (jansson, request parsing)"
+    if (dso ~ /utf8proc|pcre2/ || sym ~ /^tk_|^at_tokenizer|^at_encod|^wp_|^bpe_|^ug_|^norm|^pretok|^utf8/) return "tokenising"
+    if (sym ~ /^at_batcher|^at_engine|^batcher|^engine|^worker|^dispatch/) return "batcher and engine"
+    if (sym ~ /^at_plan|^plan|^at_rate|^erlang/) return "planner"
+    if (sym ~ /^metrics|^at_metric/) return "metrics"
+    if (dso ~ /kernel/) return "kernel (network, futex, scheduling, faults)"
+    if (dso ~ /libc|ld-linux|libm/) return "libc (malloc, memcpy, locks)"
+    if (dso ~ /anytime|bench_bare/) return "our code, other"
+    return "other"
+  }
+  { pct = $1; sub(/%/, "", pct); dso = $2; sym = ""; for (i = 4; i <= NF; i++) sym = sym (i > 4 ? " " : "") $i
+    s = stage(dso, sym); share[s] += pct; tot += pct }
+  END { for (s in share) printf "%s\t%.1f\t%.0f\n", s, share[s] * 100 / tot, share[s] / tot * cpu }' "$1"
+}
+stages "$tmp/report" "$cpu" | sort -t$'\t' -k3 -rn > "$tmp/st_server"
+stages "$tmp/bare_report" "$bare_us" > "$tmp/st_bare"
+echo "| stage | server: share | server: µs per answer | bare loop: share | bare loop: µs per text | server − bare (µs) |"
+echo "|---|---|---|---|---|---|"
+awk -F'\t' 'NR == FNR {bs[$1] = $2; bu[$1] = $3; next}
+  {printf "| %s | %.1f %% | %d | %s | %s | %+d |\n", $1, $2, $3, ($1 in bs) ? bs[$1] " %" : "—", ($1 in bu) ? bu[$1] : "—", $3 - bu[$1]; seen[$1] = 1}
+  END {for (s in bs) if (!(s in seen)) printf "| %s | — | — | %s %% | %s | %+d |\n", s, bs[s], bu[s], -bu[s]}' \
+  "$tmp/st_bare" "$tmp/st_server"
+echo "| **all** | 100 % | **$cpu** ($cpu_range) | 100 % | **$bare_us** | $(( cpu - bare_us )) |"
+echo
+echo "server CPU per answer: $cpu us (passes $cpu_range) = $(awk -v a="$cpu" -v b="$bare_us" 'BEGIN {printf "%.2f", a / b}')x the bare loop's $bare_us us per text"
+echo "# top symbols of the server outside ONNX Runtime:"
+grep -v onnxruntime "$tmp/report" | head -25 | sed 's/^/#   /'
+echo "# load after: $(uptime)"
