@@ -76,6 +76,29 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out);
 at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
                                 const at_session_params *sp, int *out_index);
 
+/* One variant to load: its name, model file and session options (sp NULL =
+ * defaults). The strings and sp are read during the call only. */
+typedef struct at_variant_spec {
+  const char *name;
+  const char *model_path;
+  const at_session_params *sp;
+} at_variant_spec;
+
+/* Load n variants as one step: their sessions are created at the same time
+ * on up to `parallel` threads (the caller's included; <= 1 = one after
+ * another on the caller), then added in the order given, so variant specs[k]
+ * gets index first + k (*first_index, may be NULL). Session creation is most
+ * of a start-up (graph optimisation, weights), so a family of variants loads
+ * in about the time of its largest on a multi-core host. All or nothing: on
+ * failure no variant is added, every session made is destroyed, and the
+ * status and message are those of the first failing spec in the given order,
+ * whose position goes to *failed_at (may be NULL). Only before
+ * at_engine_start(). A helper thread that cannot start leaves its share to
+ * the others. Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_STATE, AT_ERR_LIMIT,
+ * AT_ERR_NOMEM or the first at_session_create() failure. */
+at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int n, int parallel,
+                                 int *first_index, int *failed_at);
+
 /* Number of variants, their names and signatures (owned by the engine). */
 int at_engine_variant_count(const at_engine *e);
 const char *at_engine_variant_name(const at_engine *e, int index);

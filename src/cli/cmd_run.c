@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -145,17 +146,24 @@ static at_status open_engine(const at_model_desc *d, int vi, bool all_variants, 
   }
   at_engine_params ep = at_engine_default_params();
   ep.n_workers = 1;
-  if ((st = at_engine_create(&ep, eng)) != AT_OK ||
-      (st = at_engine_add_variant(*eng, d->variants[vi].name, d->variants[vi].path, &sp, NULL)) !=
-          AT_OK)
-    return st;
-  for (size_t k = 0; all_variants && k < d->n_variants; k++) {
-    if ((int)k == vi) continue; /* the answering variant is index 0 */
-    sp.artifact_variant = d->variants[k].name;
-    if ((st = at_engine_add_variant(*eng, d->variants[k].name, d->variants[k].path, &sp, NULL)) !=
-        AT_OK)
-      return st;
+  if ((st = at_engine_create(&ep, eng)) != AT_OK) return st;
+  /* the answering variant is index 0; the family's others load beside it */
+  enum { MAXV = 64 }; /* the engine's own limit */
+  at_variant_spec spec[MAXV];
+  at_session_params vsp[MAXV];
+  int n = 0;
+  for (size_t k = 0; k <= d->n_variants && n < MAXV; k++) {
+    size_t v = k == 0 ? (size_t)vi : k - 1; /* vi first, then the others in order */
+    if (k > 0 && (!all_variants || v == (size_t)vi)) continue;
+    vsp[n] = sp;
+    if (cache) vsp[n].artifact_variant = d->variants[v].name;
+    spec[n] = (at_variant_spec){.name = d->variants[v].name, .model_path = d->variants[v].path,
+                                .sp = &vsp[n]};
+    n++;
   }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if ((st = at_engine_add_variants(*eng, spec, n, cpus > 1 ? (int)cpus : 1, NULL, NULL)) != AT_OK)
+    return st;
   return at_engine_start(*eng);
 }
 

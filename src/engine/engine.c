@@ -104,27 +104,90 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   return AT_OK;
 }
 
+/* The shared state of one at_engine_add_variants() call: each loader takes
+ * the next spec by an atomic counter and fills its own slots. */
+typedef struct load_job {
+  const at_variant_spec *specs;
+  int n;
+  atomic_int next;
+  at_session **sess;
+  at_status *st;
+  char **err; /* the failure's message, copied on the thread that failed */
+} load_job;
+
+static void *load_some(void *arg) {
+  load_job *j = arg;
+  for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;) {
+    j->st[k] = at_session_create(j->specs[k].model_path, j->specs[k].sp, &j->sess[k]);
+    if (j->st[k] != AT_OK) j->err[k] = strdup(at_last_error()); /* NULL: reported below */
+  }
+  return NULL;
+}
+
+/* Create every session of `j`, on up to `parallel` threads. */
+static void load_all(load_job *j, int parallel) {
+  int extra = (parallel < j->n ? parallel : j->n) - 1;
+  pthread_t th[AT_ENGINE_MAX_VARIANTS];
+  int started = 0;
+  for (int t = 0; t < extra; t++)
+    if (pthread_create(&th[started], NULL, load_some, j) == 0) started++;
+  load_some(j);
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+}
+
+at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int n, int parallel,
+                                 int *first_index, int *failed_at) {
+  if (failed_at) *failed_at = -1;
+  if (!e || n < 1 || !specs) return at_fail(AT_ERR_INVALID_ARG, "engine and variants are required");
+  for (int k = 0; k < n; k++)
+    if (!specs[k].name || !specs[k].model_path) {
+      if (failed_at) *failed_at = k;
+      return at_fail(AT_ERR_INVALID_ARG, "variant %d: name and model_path are required", k);
+    }
+  if (e->started) return at_fail(AT_ERR_STATE, "variants must be added before at_engine_start");
+  if (n > AT_ENGINE_MAX_VARIANTS - e->n_variants)
+    return at_fail(AT_ERR_LIMIT, "at most %d variants per engine", AT_ENGINE_MAX_VARIANTS);
+  at_session *sess[AT_ENGINE_MAX_VARIANTS] = {0};
+  at_status st[AT_ENGINE_MAX_VARIANTS];
+  char *err[AT_ENGINE_MAX_VARIANTS] = {0};
+  char *names[AT_ENGINE_MAX_VARIANTS] = {0};
+  load_job j = {.specs = specs, .n = n, .sess = sess, .st = st, .err = err};
+  atomic_init(&j.next, 0);
+  load_all(&j, parallel);
+  at_status rc = AT_OK;
+  for (int k = 0; k < n && rc == AT_OK; k++) {
+    if (st[k] != AT_OK) {
+      rc = at_fail(st[k], "%s", err[k] ? err[k] : "loading failed (message lost: out of memory)");
+      if (failed_at) *failed_at = k;
+    } else if (!(names[k] = strdup(specs[k].name))) {
+      rc = at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    free(err[k]);
+    if (rc != AT_OK) {
+      at_session_destroy(sess[k]);
+      free(names[k]);
+    }
+  }
+  if (rc != AT_OK) return rc;
+  if (first_index) *first_index = e->n_variants;
+  for (int k = 0; k < n; k++) {
+    e->variants[e->n_variants].name = names[k];
+    e->variants[e->n_variants].session = sess[k];
+    e->n_variants++;
+    at_log(AT_LOG_INFO, "engine", "loaded variant '%s' from %s", specs[k].name,
+           specs[k].model_path);
+  }
+  return AT_OK;
+}
+
 at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
                                 const at_session_params *sp, int *out_index) {
   if (!e || !name || !model_path)
     return at_fail(AT_ERR_INVALID_ARG, "engine, name and model_path are required");
-  if (e->started) return at_fail(AT_ERR_STATE, "variants must be added before at_engine_start");
-  if (e->n_variants >= AT_ENGINE_MAX_VARIANTS)
-    return at_fail(AT_ERR_LIMIT, "at most %d variants per engine", AT_ENGINE_MAX_VARIANTS);
-  at_session *s = NULL;
-  at_status rc = at_session_create(model_path, sp, &s);
-  if (rc != AT_OK) return rc;
-  char *n = strdup(name);
-  if (!n) {
-    at_session_destroy(s);
-    return at_fail(AT_ERR_NOMEM, "out of memory");
-  }
-  e->variants[e->n_variants].name = n;
-  e->variants[e->n_variants].session = s;
-  if (out_index) *out_index = e->n_variants;
-  e->n_variants++;
-  at_log(AT_LOG_INFO, "engine", "loaded variant '%s' from %s", name, model_path);
-  return AT_OK;
+  at_variant_spec one = {.name = name, .model_path = model_path, .sp = sp};
+  return at_engine_add_variants(e, &one, 1, 1, out_index, NULL);
 }
 
 int at_engine_variant_count(const at_engine *e) { return e ? e->n_variants : 0; }

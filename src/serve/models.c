@@ -248,6 +248,87 @@ static at_status setup_head(served_model *m, const at_model_info *mi, const char
   return AT_OK;
 }
 
+/* The first half of loading model i: its name, tokenizer and export files,
+ * and its variants sorted most accurate first into vcfg. */
+static at_status prepare_model(at_server *s, int i, at_server_variant_config *vcfg) {
+  const at_server_config *cfg = &s->cfg;
+  const at_server_model_config *mc = &cfg->models[i];
+  served_model *m = &s->models[i];
+  at_status st;
+  snprintf(m->name, sizeof m->name, "%s", mc->name);
+  for (int k = 0; k < i; k++)
+    if (!strcmp(s->models[k].name, m->name))
+      return at_fail(AT_ERR_INVALID_ARG, "two models are named '%s'", m->name);
+  m->task = strcmp(mc->task, "embed") == 0 ? TASK_EMBED : TASK_CLASSIFY;
+  m->max_tokens = cfg->max_tokens;
+  snprintf(m->tokenizer_path, sizeof m->tokenizer_path, "%s", mc->tokenizer);
+  if ((st = at_tokenizer_load(mc->tokenizer, &m->tok)) != AT_OK) {
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", at_last_error());
+    return at_fail(st, "model '%s': tokenizer: %s", m->name, detail);
+  }
+  m->pad_id = at_tokenizer_pad_id(m->tok);
+  m->type_limit = 1;
+  if ((st = read_export(m, mc->config_json)) != AT_OK) return st;
+  size_t tv = at_tokenizer_vocab_size(m->tok);
+  if (m->id_limit > 0 && (int64_t)tv > m->id_limit)
+    at_log(AT_LOG_WARN, "serve", "model '%s': the tokenizer (%s) has %zu ids but config.json's "
+           "vocab_size is %lld: a text that gives an id past it is answered 500 (the files "
+           "disagree)", m->name, mc->tokenizer, tv, (long long)m->id_limit);
+  if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
+  if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
+  memcpy(vcfg, mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
+  qsort(vcfg, (size_t)mc->n_variants, sizeof vcfg[0], by_accuracy);
+  m->n_variants = mc->n_variants;
+  for (int v = 0; v < mc->n_variants; v++)
+    snprintf(m->variants[v].name, sizeof m->variants[v].name, "%.63s", vcfg[v].name);
+  return AT_OK;
+}
+
+/* Every model's variants into the engine as one step, their sessions made at
+ * the same time on up to `workers` threads (session creation is most of a
+ * start; the family loads in about the time of its largest variant). */
+static at_status load_variants(at_server *s, const at_session_params *base,
+                               at_server_variant_config (*vcfg)[AT_SERVER_MAX_VARIANTS]) {
+  const at_server_config *cfg = &s->cfg;
+  enum { MAXV = AT_SERVER_MAX_MODELS * AT_SERVER_MAX_VARIANTS };
+  char ename[MAXV][160];
+  at_variant_spec spec[MAXV];
+  at_session_params sp[MAXV];
+  int owner[MAXV], slot[MAXV], n = 0;
+  for (int i = 0; i < cfg->n_models; i++)
+    for (int v = 0; v < s->models[i].n_variants; v++, n++) {
+      if (n >= 256) return at_fail(AT_ERR_LIMIT, "too many variants");
+      snprintf(ename[n], sizeof ename[n], "%.63s/%.63s", s->models[i].name, vcfg[i][v].name);
+      sp[n] = *base;
+      if (cfg->artifact_cache_dir[0]) {
+        sp[n].artifact_cache_dir = cfg->artifact_cache_dir;
+        sp[n].artifact_model = s->models[i].name;
+        sp[n].artifact_variant = vcfg[i][v].name;
+      }
+      spec[n] = (at_variant_spec){.name = ename[n], .model_path = vcfg[i][v].path, .sp = &sp[n]};
+      owner[n] = i, slot[n] = v;
+    }
+  if (n == 0) return AT_OK;
+  int first = 0, bad = -1;
+  at_status st = at_engine_add_variants(s->engine, spec, n, cfg->workers, &first, &bad);
+  if (st != AT_OK) {
+    if (bad < 0) return st;
+    char detail[1200];
+    snprintf(detail, sizeof detail, "%s", at_last_error());
+    return at_fail(st, "model '%s' variant '%s': %s", s->models[owner[bad]].name,
+                   vcfg[owner[bad]][slot[bad]].name, detail);
+  }
+  for (int k = 0; k < n; k++) {
+    served_model *m = &s->models[owner[k]];
+    s->variant_model[first + k] = owner[k];
+    s->variant_slot[first + k] = slot[k];
+    m->variants[slot[k]].engine_index = first + k;
+    m->variants[slot[k]].accuracy = vcfg[owner[k]][slot[k]].accuracy;
+  }
+  return AT_OK;
+}
+
 at_status serve_load_models(at_server *s) {
   const at_server_config *cfg = &s->cfg;
   at_engine_params ep = at_engine_default_params();
@@ -259,53 +340,15 @@ at_status serve_load_models(at_server *s) {
   sp.intra_op_threads = cfg->intra_op_threads;
   at_server_variant_config vcfg[AT_SERVER_MAX_MODELS][AT_SERVER_MAX_VARIANTS];
   for (int i = 0; i < cfg->n_models; i++) {
+    if ((st = prepare_model(s, i, vcfg[i])) != AT_OK) return st;
+    s->n_models = i + 1; /* from here its tokenizer is the server's to free */
+  }
+  if ((st = load_variants(s, &sp, vcfg)) != AT_OK) return st;
+  for (int i = 0; i < cfg->n_models; i++) {
     const at_server_model_config *mc = &cfg->models[i];
     served_model *m = &s->models[i];
-    snprintf(m->name, sizeof m->name, "%s", mc->name);
-    for (int k = 0; k < i; k++)
-      if (!strcmp(s->models[k].name, m->name))
-        return at_fail(AT_ERR_INVALID_ARG, "two models are named '%s'", m->name);
-    m->task = strcmp(mc->task, "embed") == 0 ? TASK_EMBED : TASK_CLASSIFY;
-    m->max_tokens = cfg->max_tokens;
-    snprintf(m->tokenizer_path, sizeof m->tokenizer_path, "%s", mc->tokenizer);
-    if ((st = at_tokenizer_load(mc->tokenizer, &m->tok)) != AT_OK) {
-      char detail[1024];
-      snprintf(detail, sizeof detail, "%s", at_last_error());
-      return at_fail(st, "model '%s': tokenizer: %s", m->name, detail);
-    }
-    m->pad_id = at_tokenizer_pad_id(m->tok);
-    m->type_limit = 1;
-    if ((st = read_export(m, mc->config_json)) != AT_OK) return st;
-    size_t tv = at_tokenizer_vocab_size(m->tok);
-    if (m->id_limit > 0 && (int64_t)tv > m->id_limit)
-      at_log(AT_LOG_WARN, "serve", "model '%s': the tokenizer (%s) has %zu ids but config.json's "
-             "vocab_size is %lld: a text that gives an id past it is answered 500 (the files "
-             "disagree)", m->name, mc->tokenizer, tv, (long long)m->id_limit);
-    if (m->id_limit <= 0 || (tv > 0 && (int64_t)tv < m->id_limit)) m->id_limit = (int64_t)tv;
-    if (m->vocab_size <= 0) m->vocab_size = (int64_t)tv; /* no config.json vocab_size */
-    memcpy(vcfg[i], mc->variants, sizeof(at_server_variant_config) * (size_t)mc->n_variants);
-    qsort(vcfg[i], (size_t)mc->n_variants, sizeof vcfg[i][0], by_accuracy);
-    m->n_variants = mc->n_variants;
-    for (int v = 0; v < mc->n_variants; v++) {
-      char ename[160];
-      snprintf(ename, sizeof ename, "%s/%s", m->name, vcfg[i][v].name);
-      int ev = -1;
-      if (cfg->artifact_cache_dir[0]) {
-        sp.artifact_cache_dir = cfg->artifact_cache_dir;
-        sp.artifact_model = m->name;
-        sp.artifact_variant = vcfg[i][v].name;
-      }
-      if ((st = at_engine_add_variant(s->engine, ename, vcfg[i][v].path, &sp, &ev)) != AT_OK) {
-        char detail[1200];
-        snprintf(detail, sizeof detail, "%s", at_last_error());
-        return at_fail(st, "model '%s' variant '%s': %s", m->name, vcfg[i][v].name, detail);
-      }
-      if (ev >= 256) return at_fail(AT_ERR_LIMIT, "too many variants");
-      s->variant_model[ev] = i;
-      s->variant_slot[ev] = v;
-      snprintf(m->variants[v].name, sizeof m->variants[v].name, "%s", vcfg[i][v].name);
-      m->variants[v].engine_index = ev;
-      m->variants[v].accuracy = vcfg[i][v].accuracy;
+    for (int v = 0; v < m->n_variants; v++) {
+      int ev = m->variants[v].engine_index;
       if ((st = setup_head(m, at_engine_variant_info(s->engine, ev), vcfg[i][v].name)) != AT_OK)
         return st;
     }
@@ -325,7 +368,6 @@ at_status serve_load_models(at_server *s) {
         m->labels[k] = strdup(l);
       }
     }
-    s->n_models = i + 1;
   }
   if (cfg->n_models == 0) return AT_OK; /* a generation-only server: no encoder lane */
   if ((st = at_engine_start(s->engine)) != AT_OK) return st;

@@ -234,11 +234,78 @@ static void test_errors_limits_and_drain(void **state) {
   at_engine_destroy(NULL);
 }
 
+
+/* Loading several variants as one step: each is created on its own thread
+ * (parallel 4), indices follow the list, and each answers exactly as a
+ * session created alone on this thread does (the serial reference). A bad
+ * file in the middle adds nothing, names its position and its path, and
+ * leaves the engine as it was. */
+static void test_add_variants_parallel(void **state) {
+  (void)state;
+  const char *paths[4] = {test_data("models/tiny_encoder.onnx"),
+                          test_data("models/tiny_embedder.onnx"),
+                          test_data("models/tiny_encoder.onnx"),
+                          test_data("models/tiny_embedder.onnx")};
+  char pcopy[4][4096];
+  for (int k = 0; k < 4; k++) snprintf(pcopy[k], sizeof pcopy[k], "%s", paths[k]);
+  const char *names[4] = {"a", "b", "c", "d"};
+  at_engine_params p = at_engine_default_params();
+  p.n_workers = 1;
+  at_engine *e = NULL;
+  assert_int_equal(at_engine_create(&p, &e), AT_OK);
+  at_variant_spec spec[4];
+  for (int k = 0; k < 4; k++) spec[k] = (at_variant_spec){names[k], pcopy[k], NULL};
+  /* the third is missing: nothing is added, its position and path come back */
+  spec[2].model_path = "/nonexistent/model.onnx";
+  int first = -1, bad = -1;
+  assert_int_equal(at_engine_add_variants(e, spec, 4, 4, &first, &bad), AT_ERR_NOT_FOUND);
+  assert_int_equal(bad, 2);
+  assert_non_null(strstr(at_last_error(), "/nonexistent/model.onnx"));
+  assert_int_equal(at_engine_variant_count(e), 0);
+  spec[2].model_path = pcopy[2];
+  assert_int_equal(at_engine_add_variant(e, "first", pcopy[0], NULL, NULL), AT_OK);
+  assert_int_equal(at_engine_add_variants(e, spec, 4, 4, &first, &bad), AT_OK);
+  assert_int_equal(first, 1);
+  assert_int_equal(bad, -1);
+  assert_int_equal(at_engine_variant_count(e), 5);
+  int64_t ids[6] = {5, 17, 3, 42, 8, 1}, mask[6] = {1, 1, 1, 1, 1, 0};
+  at_tensor in[2] = {
+      {.name = "input_ids", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, 6}, .data = ids},
+      {.name = "attention_mask", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, 6}, .data = mask},
+  };
+  for (int k = 0; k < 4; k++) {
+    assert_string_equal(at_engine_variant_name(e, first + k), names[k]);
+    at_session *ref = NULL;
+    assert_int_equal(at_session_create(pcopy[k], NULL, &ref), AT_OK);
+    at_outputs *want = NULL, *got = NULL;
+    assert_int_equal(at_session_run(ref, in, 2, NULL, 0, &want), AT_OK);
+    assert_int_equal(at_session_run(at_engine_variant_session(e, first + k), in, 2, NULL, 0, &got),
+                     AT_OK);
+    assert_int_equal(at_outputs_count(got), at_outputs_count(want));
+    for (size_t o = 0; o < at_outputs_count(want); o++) {
+      at_tensor a, b;
+      at_outputs_get(want, o, &a);
+      at_outputs_get(got, o, &b);
+      size_t n = at_tensor_numel(&a, NULL);
+      assert_int_equal(at_tensor_numel(&b, NULL), n);
+      assert_memory_equal(a.data, b.data, n * at_dtype_size(a.dtype));
+    }
+    at_outputs_free(want);
+    at_outputs_free(got);
+    at_session_destroy(ref);
+  }
+  assert_int_equal(at_engine_add_variants(e, spec, 0, 2, NULL, NULL), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_engine_start(e), AT_OK);
+  assert_int_equal(at_engine_add_variants(e, spec, 1, 2, NULL, NULL), AT_ERR_STATE);
+  at_engine_destroy(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concurrent_matches_serial_reference),
       cmocka_unit_test(test_errors_limits_and_drain),
       cmocka_unit_test(test_lone_run_has_no_peers),
+      cmocka_unit_test(test_add_variants_parallel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
