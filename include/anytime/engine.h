@@ -41,6 +41,14 @@ typedef struct at_engine at_engine;
 typedef struct at_engine_params {
   int n_workers;          /* worker threads sharing the sessions; default 2 */
   size_t queue_capacity;  /* admitted-but-unfinished requests; default 1024 */
+  /* 0 (default) or >= 2: each variant also gets a second session whose Runs
+   * use this many intra-op threads, and a Run that starts while no other Run
+   * of the engine is going (an idle pool: low load) uses it, so one request
+   * alone is not held to one core. Runs that start while another is going use
+   * the variant's own session (the one at_session_params asked for). Costs a
+   * second session per variant (memory: a second copy of the weights unless
+   * they are mapped from the artifact cache). */
+  int idle_intra_op_threads;
 } at_engine_params;
 
 /* Timestamps (CLOCK_MONOTONIC, nanoseconds) of one request's life. */
@@ -124,6 +132,9 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
 
 /* Number of worker threads (the n_workers the engine was created with). */
 int at_engine_worker_count(const at_engine *e);
+/* Runs so far that took a variant's idle-pool session (idle_intra_op_threads;
+ * always 0 without it). Thread-safe. */
+uint64_t at_engine_solo_runs(const at_engine *e);
 
 /* Requests admitted and not yet completed (queued + running). */
 size_t at_engine_pending(const at_engine *e);

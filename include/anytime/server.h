@@ -96,6 +96,8 @@ typedef struct at_server_config {
   int http_threads;       /* default 2 */
   int workers;            /* engine workers; default 2 */
   int intra_op_threads;   /* per Run; default 1 */
+  int idle_intra_op_threads; /* 0 (default) or >= 2: threads of a Run that finds the pool
+                                idle (a second session per variant; anytime/engine.h) */
   size_t max_body_bytes;  /* default 1 MiB */
   size_t max_inputs;      /* texts per request; default 64 */
   size_t max_tokens;      /* tokens per input (after special tokens); default 512,

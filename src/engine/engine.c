@@ -4,7 +4,14 @@
  * DESIGN
  *   Threads: any number of submitting threads; n_workers worker threads.
  *   Sessions: one at_session per variant, shared by every worker; Run is
- *     called concurrently with no lock around it.
+ *     called concurrently with no lock around it. With idle_intra_op_threads
+ *     a variant has a second ("solo") session with that many intra-op
+ *     threads: a Run that finds no other Run going when it starts takes it.
+ *     The choice is made once, at the start; a request that arrives during a
+ *     solo Run runs beside it on the plain session (briefly more threads
+ *     than cores), and the next Run that starts alone takes the solo one
+ *     again. So at low load one request gets the idle cores, and at
+ *     saturation every Run is a one-thread Run, as without the option.
  *   Requests: queue_capacity slots are allocated at create time; submit takes
  *     a free slot, copies the tensor descriptors into it and appends its index
  *     to a FIFO ring; a worker pops it, runs it, calls the callback and
@@ -41,6 +48,7 @@ typedef struct request {
 typedef struct engine_variant {
   char *name;
   at_session *session;
+  at_session *solo; /* idle_intra_op_threads' session, or NULL */
 } engine_variant;
 
 struct at_engine {
@@ -62,12 +70,14 @@ struct at_engine {
   int stopping;          /* guarded by lock */
   atomic_int running;              /* Runs in progress (for at_timing.peers) */
   atomic_uint_least64_t run_starts; /* Runs ever started */
+  atomic_uint_least64_t solo_runs;  /* of which on a solo session */
 };
 
 at_engine_params at_engine_default_params(void) {
   at_engine_params p;
   p.n_workers = 2;
   p.queue_capacity = 1024;
+  p.idle_intra_op_threads = 0;
   return p;
 }
 
@@ -77,6 +87,9 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   at_engine_params p = params ? *params : at_engine_default_params();
   if (p.n_workers < 1 || p.n_workers > 1024)
     return at_fail(AT_ERR_INVALID_ARG, "n_workers must be 1..1024, got %d", p.n_workers);
+  if (p.idle_intra_op_threads != 0 && (p.idle_intra_op_threads < 2 || p.idle_intra_op_threads > 1024))
+    return at_fail(AT_ERR_INVALID_ARG, "idle_intra_op_threads must be 0 (off) or 2..1024, got %d",
+                   p.idle_intra_op_threads);
   if (p.queue_capacity < 1 || p.queue_capacity > (1u << 24))
     return at_fail(AT_ERR_INVALID_ARG, "queue_capacity must be 1..16777216, got %zu",
                    p.queue_capacity);
@@ -85,6 +98,7 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   e->p = p;
   atomic_init(&e->running, 0);
   atomic_init(&e->run_starts, 0);
+  atomic_init(&e->solo_runs, 0);
   e->slots = calloc(p.queue_capacity, sizeof *e->slots);
   e->ring = calloc(p.queue_capacity, sizeof *e->ring);
   e->threads = calloc((size_t)p.n_workers, sizeof *e->threads);
@@ -104,11 +118,13 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   return AT_OK;
 }
 
-/* The shared state of one at_engine_add_variants() call: each loader takes
- * the next spec by an atomic counter and fills its own slots. */
+/* The shared state of one round of session creation: each loader takes the
+ * next spec by an atomic counter and fills its own slots. solo_threads > 0:
+ * make the specs' solo sessions (that many intra-op threads) instead. */
 typedef struct load_job {
   const at_variant_spec *specs;
   int n;
+  int solo_threads;
   atomic_int next;
   at_session **sess;
   at_status *st;
@@ -118,7 +134,9 @@ typedef struct load_job {
 static void *load_some(void *arg) {
   load_job *j = arg;
   for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;) {
-    j->st[k] = at_session_create(j->specs[k].model_path, j->specs[k].sp, &j->sess[k]);
+    at_session_params sp = j->specs[k].sp ? *j->specs[k].sp : at_session_default_params();
+    if (j->solo_threads > 0) sp.intra_op_threads = j->solo_threads;
+    j->st[k] = at_session_create(j->specs[k].model_path, &sp, &j->sess[k]);
     if (j->st[k] != AT_OK) j->err[k] = strdup(at_last_error()); /* NULL: reported below */
   }
   return NULL;
@@ -135,6 +153,28 @@ static void load_all(load_job *j, int parallel) {
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
 }
 
+/* One round over specs[0..n) into sess[], st[] (err[] freed here). Returns
+ * AT_OK or the first failure in order (position into *failed_at). */
+static at_status load_round(const at_variant_spec *specs, int n, int parallel, int solo_threads,
+                            at_session **sess, int *failed_at) {
+  at_status st[AT_ENGINE_MAX_VARIANTS];
+  char *err[AT_ENGINE_MAX_VARIANTS] = {0};
+  load_job j = {.specs = specs, .n = n, .solo_threads = solo_threads, .sess = sess, .st = st,
+                .err = err};
+  atomic_init(&j.next, 0);
+  load_all(&j, parallel);
+  at_status rc = AT_OK;
+  for (int k = 0; k < n; k++) {
+    if (rc == AT_OK && st[k] != AT_OK) {
+      rc = at_fail(st[k], "%s%s", solo_threads > 0 ? "the idle-pool session: " : "",
+                   err[k] ? err[k] : "loading failed (message lost: out of memory)");
+      if (failed_at) *failed_at = k;
+    }
+    free(err[k]);
+  }
+  return rc;
+}
+
 at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int n, int parallel,
                                  int *first_index, int *failed_at) {
   if (failed_at) *failed_at = -1;
@@ -147,37 +187,31 @@ at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int
   if (e->started) return at_fail(AT_ERR_STATE, "variants must be added before at_engine_start");
   if (n > AT_ENGINE_MAX_VARIANTS - e->n_variants)
     return at_fail(AT_ERR_LIMIT, "at most %d variants per engine", AT_ENGINE_MAX_VARIANTS);
-  at_session *sess[AT_ENGINE_MAX_VARIANTS] = {0};
-  at_status st[AT_ENGINE_MAX_VARIANTS];
-  char *err[AT_ENGINE_MAX_VARIANTS] = {0};
+  at_session *sess[AT_ENGINE_MAX_VARIANTS] = {0}, *solo[AT_ENGINE_MAX_VARIANTS] = {0};
   char *names[AT_ENGINE_MAX_VARIANTS] = {0};
-  load_job j = {.specs = specs, .n = n, .sess = sess, .st = st, .err = err};
-  atomic_init(&j.next, 0);
-  load_all(&j, parallel);
-  at_status rc = AT_OK;
-  for (int k = 0; k < n && rc == AT_OK; k++) {
-    if (st[k] != AT_OK) {
-      rc = at_fail(st[k], "%s", err[k] ? err[k] : "loading failed (message lost: out of memory)");
-      if (failed_at) *failed_at = k;
-    } else if (!(names[k] = strdup(specs[k].name))) {
-      rc = at_fail(AT_ERR_NOMEM, "out of memory");
-    }
-  }
-  for (int k = 0; k < n; k++) {
-    free(err[k]);
-    if (rc != AT_OK) {
+  /* The solo sessions come second, so with the artifact cache they load
+   * what the first round built rather than build it again beside it. */
+  at_status rc = load_round(specs, n, parallel, 0, sess, failed_at);
+  if (rc == AT_OK && e->p.idle_intra_op_threads > 0)
+    rc = load_round(specs, n, parallel, e->p.idle_intra_op_threads, solo, failed_at);
+  for (int k = 0; k < n && rc == AT_OK; k++)
+    if (!(names[k] = strdup(specs[k].name))) rc = at_fail(AT_ERR_NOMEM, "out of memory");
+  if (rc != AT_OK) {
+    for (int k = 0; k < n; k++) {
       at_session_destroy(sess[k]);
+      at_session_destroy(solo[k]);
       free(names[k]);
     }
+    return rc;
   }
-  if (rc != AT_OK) return rc;
   if (first_index) *first_index = e->n_variants;
   for (int k = 0; k < n; k++) {
     e->variants[e->n_variants].name = names[k];
     e->variants[e->n_variants].session = sess[k];
+    e->variants[e->n_variants].solo = solo[k];
     e->n_variants++;
-    at_log(AT_LOG_INFO, "engine", "loaded variant '%s' from %s", specs[k].name,
-           specs[k].model_path);
+    at_log(AT_LOG_INFO, "engine", "loaded variant '%s' from %s%s", specs[k].name,
+           specs[k].model_path, solo[k] ? " (and its idle-pool session)" : "");
   }
   return AT_OK;
 }
@@ -209,12 +243,18 @@ static void run_one(at_engine *e, request *r) {
    * start before it ends (counted through the start sequence). */
   uint64_t seq = atomic_fetch_add(&e->run_starts, 1);
   int before = atomic_fetch_add(&e->running, 1);
+  engine_variant *v = &e->variants[r->variant];
+  at_session *s = v->session;
+  if (v->solo && before == 0) { /* nothing else running: this Run may use the idle cores */
+    s = v->solo;
+    atomic_fetch_add(&e->solo_runs, 1);
+  }
   r->timing.started_ns = at_now_ns();
   at_outputs *outs = NULL;
   at_status rc = at_fault_engine_run() /* tests only: ANYTIME_FAULTS */
                      ? AT_ERR_ORT
-                     : at_session_run(e->variants[r->variant].session, r->inputs, r->n_in,
-                                      r->n_out ? r->out_names : NULL, r->n_out, &outs);
+                     : at_session_run(s, r->inputs, r->n_in, r->n_out ? r->out_names : NULL,
+                                      r->n_out, &outs);
   r->timing.finished_ns = at_now_ns();
   uint64_t during = atomic_load(&e->run_starts) - seq - 1;
   atomic_fetch_sub(&e->running, 1);
@@ -346,6 +386,10 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
 
 int at_engine_worker_count(const at_engine *e) { return e ? e->p.n_workers : 0; }
 
+uint64_t at_engine_solo_runs(const at_engine *e) {
+  return e ? atomic_load(&((at_engine *)e)->solo_runs) : 0;
+}
+
 size_t at_engine_pending(const at_engine *e) {
   if (!e) return 0;
   at_engine *m = (at_engine *)e; /* the lock is the only thing mutated */
@@ -364,6 +408,7 @@ void at_engine_destroy(at_engine *e) {
   for (int i = 0; i < e->n_threads; i++) pthread_join(e->threads[i], NULL);
   for (int i = 0; i < e->n_variants; i++) {
     at_session_destroy(e->variants[i].session);
+    at_session_destroy(e->variants[i].solo);
     free(e->variants[i].name);
   }
   pthread_cond_destroy(&e->work);

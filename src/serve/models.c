@@ -334,6 +334,7 @@ at_status serve_load_models(at_server *s) {
   at_engine_params ep = at_engine_default_params();
   ep.n_workers = cfg->workers;
   ep.queue_capacity = (size_t)cfg->workers * 4 + 64;
+  ep.idle_intra_op_threads = cfg->idle_intra_op_threads;
   at_status st = at_engine_create(&ep, &s->engine);
   if (st) return st;
   at_session_params sp = at_session_default_params();

@@ -54,7 +54,10 @@ static void make_inputs(void) {
                            .shape = {r->b, r->s}, .data = r->ids};
     r->in[1] = (at_tensor){.name = "attention_mask", .dtype = AT_DTYPE_INT64, .ndim = 2,
                            .shape = {r->b, r->s}, .data = r->mask};
+    atomic_store(&r->done_count, 0);
+    r->status = AT_OK;
   }
+  atomic_store(&g_completed, 0);
 }
 
 static void copy_outputs(const at_outputs *o, float *logits, float *pooled, int64_t b) {
@@ -91,8 +94,9 @@ static void *submitter(void *arg) {
   return NULL;
 }
 
-static void test_concurrent_matches_serial_reference(void **state) {
-  (void)state;
+/* The cross-check; idle > 0 gives the engine idle-pool sessions of that many
+ * threads (idle_intra_op_threads), which must answer bitwise alike too. */
+static void cross_check(int idle) {
   make_inputs();
   /* Reference path: its own session, one thread, serial. */
   at_session *ref = NULL;
@@ -109,6 +113,7 @@ static void test_concurrent_matches_serial_reference(void **state) {
   at_engine_params p = at_engine_default_params();
   p.n_workers = WORKERS;
   p.queue_capacity = 64;
+  p.idle_intra_op_threads = idle;
   assert_int_equal(at_engine_create(&p, &g_engine), AT_OK);
   assert_int_equal(at_engine_add_variant(g_engine, "tiny", test_data("models/tiny_encoder.onnx"),
                                          NULL, NULL),
@@ -122,6 +127,24 @@ static void test_concurrent_matches_serial_reference(void **state) {
     pthread_join(th[i], &rv);
     assert_null(rv);
   }
+  if (idle) {
+    /* Then one request at a time: each finds the pool idle and takes the
+     * solo session. (The concurrent phase above, whatever share of its
+     * Runs overlapped, answers through both kinds.) */
+    while (atomic_load(&g_completed) < N_REQ) sched_yield();
+    uint64_t solo0 = at_engine_solo_runs(g_engine);
+    for (int i = 0; i < 50; i++) {
+      req *r = &g_reqs[i];
+      int before = atomic_load(&r->done_count);
+      assert_int_equal(at_engine_submit(g_engine, 0, r->in, 2, NULL, 0, on_done, r), AT_OK);
+      while (atomic_load(&r->done_count) == before) sched_yield();
+      atomic_fetch_sub(&r->done_count, 1); /* counted once below */
+      atomic_fetch_sub(&g_completed, 1);
+    }
+    assert_int_equal(at_engine_solo_runs(g_engine) - solo0, 50);
+  } else {
+    assert_int_equal(at_engine_solo_runs(g_engine), 0);
+  }
   at_engine_destroy(g_engine); /* drains */
   g_engine = NULL;
   assert_int_equal(atomic_load(&g_completed), N_REQ);
@@ -134,9 +157,23 @@ static void test_concurrent_matches_serial_reference(void **state) {
         memcmp(r->ref_pooled, r->got_pooled, (size_t)r->b * 16 * sizeof(float)) != 0)
       mismatches++;
   }
-  print_message("cross-check: %d requests, %d submitters, %d workers, %d bitwise mismatches\n",
-                N_REQ, SUBMITTERS, WORKERS, mismatches);
+  print_message("cross-check: %d requests, %d submitters, %d workers, idle-pool threads %d, "
+                "%d bitwise mismatches\n", N_REQ, SUBMITTERS, WORKERS, idle, mismatches);
   assert_int_equal(mismatches, 0);
+}
+
+static void test_concurrent_matches_serial_reference(void **state) {
+  (void)state;
+  cross_check(0);
+}
+
+static void test_idle_pool_sessions_match(void **state) {
+  (void)state;
+  cross_check(2);
+  at_engine_params p = at_engine_default_params();
+  at_engine *e = NULL;
+  p.idle_intra_op_threads = 1; /* 1 would be the plain session again: refused */
+  assert_int_equal(at_engine_create(&p, &e), AT_ERR_INVALID_ARG);
 }
 
 static atomic_int g_err_calls;
@@ -303,6 +340,7 @@ static void test_add_variants_parallel(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concurrent_matches_serial_reference),
+      cmocka_unit_test(test_idle_pool_sessions_match),
       cmocka_unit_test(test_errors_limits_and_drain),
       cmocka_unit_test(test_lone_run_has_no_peers),
       cmocka_unit_test(test_add_variants_parallel),
