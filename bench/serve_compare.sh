@@ -24,7 +24,8 @@
 #   env: PASSES (3), SECS (5), CONC ("1 8 32"), BATCHES ("1,2,4,8,16"),
 #        MODELS: lines "label|dir|variant|passes|secs" (passes/secs may be
 #        empty = PASSES/SECS), BATCH (anytime's max batch; default the bare
-#        loop's best), OUT (also write the final table to this file)
+#        loop's best), OUT (also write the final table to this file),
+#        IDLE (anytime's engine.idle_intra_op_threads; default 0 = off)
 # Default models: models/sentiment-large int8, and the MiniLM-size and
 # BERT-base-size int8 stand-ins (tools/testmodels/size_standins.sh builds
 # them on first use, minutes; BERT-base with passes of 4 s).
@@ -103,7 +104,7 @@ while IFS="|" read -r model_label model variant mp ms_ <&3; do
 
   cat > "$tmp/serve.yaml" <<YAML
 server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
-engine: {workers: 2, intra_op_threads: 1}
+engine: {workers: 2, intra_op_threads: 1, idle_intra_op_threads: ${IDLE:-0}}
 batching: {max_batch_size: $batch, max_queue_delay_us: 0}
 planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
 models:
@@ -121,8 +122,9 @@ YAML
   [ -s "$tmp/port" ] || { echo "anytime serve did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
   url="http://127.0.0.1:$(cat "$tmp/port")/predict"
   curl -sf "$url" -d '{"inputs":"warm up"}' >/dev/null
-  echo "### (b) anytime serve (max batch $batch, 2 workers, 2 HTTP threads, policy none)"
-  for c in $CONC; do point "anytime (max batch $batch)" "$spid" "$url" "$c" "$np" "$secs"; tail -1 "$tmp/table"; done
+  echo "### (b) anytime serve (max batch $batch, 2 workers, 2 HTTP threads, policy none, idle-pool threads ${IDLE:-0})"
+  aname="anytime (max batch $batch$([ "${IDLE:-0}" != 0 ] && echo ", idle-pool threads $IDLE"))"
+  for c in $CONC; do point "$aname" "$spid" "$url" "$c" "$np" "$secs"; tail -1 "$tmp/table"; done
   kill -TERM $spid; wait $spid || true
 
   node bench/peers/node-ort/server.js "$model" "$variant" 18199 2>"$tmp/peer.log" &
