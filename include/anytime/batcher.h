@@ -14,10 +14,14 @@
  *
  * Length bucketing (off unless a variant's max_pad_factor is set): which
  * queued items a closing batch takes is then at_batch_pick()'s rule instead
- * of arrival order — the oldest item and every item that has waited
- * max_wait_us always go; others join only while the batch's padded tokens
- * stay within max_pad_factor x its real tokens. Items left out stay queued,
- * in arrival order, for the next batch.
+ * of arrival order — the oldest item and every overdue item always go;
+ * others join only while the batch's padded tokens stay within
+ * max_pad_factor x its real tokens. Items left out stay queued, in arrival
+ * order, for the next batch. An item is overdue when max_wait_us has passed
+ * since a batch first left it behind while it was among the first
+ * max_batch_size queued (where arrival order would have taken it): so
+ * bucketing delays an item at most max_wait_us plus one batch beyond its
+ * arrival-order turn.
  *
  * Ownership: the item's token arrays are NOT copied at submit and must stay
  * valid until the item's callback has run. Output views passed to the
@@ -54,8 +58,8 @@ typedef struct at_bucketing {
   double max_pad_factor; /* 0 (default): off, arrival order; else >= 1: a batch's padded
                             tokens (items x longest) stay within this x its real tokens,
                             except for the items that always go */
-  int max_wait_us;       /* an item queued this long always goes in its variant's next
-                            batch, whatever its length; default 20000 */
+  int max_wait_us;       /* an item passed over this long (see above) goes in its
+                            variant's next batch, whatever its length; default 20000 */
 } at_bucketing;
 
 typedef struct at_batcher_params {
@@ -128,7 +132,7 @@ size_t at_batcher_queued(at_batcher *b, int variant);
 
 /* The bucketing rule, exposed for tests (pure; any thread). Given the
  * lengths len[0..n) of a variant's queued items in arrival order (oldest
- * first) and which of them are overdue (have waited max_wait_us; NULL =
+ * first) and which of them are overdue (the caller's rule, above; NULL =
  * none), choose the items of the next batch of at most max_batch: their
  * indices, ascending, into pick[] (room for max_batch), and return how
  * many (0 only when n or max_batch is 0). Only the first
@@ -139,9 +143,8 @@ size_t at_batcher_queued(at_batcher *b, int variant);
  *     others, nearest in length to item 0 first (ties: older first), each
  *     taken if the batch then holds k items of longest L with
  *     k x L <= max_pad_factor x (sum of their lengths).
- * So no item waits past max_wait_us plus the time for its variant's
- * queued overdue items ahead of it to go (max_batch per batch), and the
- * oldest item is never passed over. */
+ * So an overdue item waits only for the overdue items ahead of it
+ * (max_batch per batch), and the oldest item is never passed over. */
 int at_batch_pick(const size_t *len, const bool *overdue, size_t n, int max_batch,
                   double max_pad_factor, int *pick);
 

@@ -54,8 +54,8 @@ typedef struct at_server_model_config {
                              space; unchecked (else start-up checks they agree) */
   double max_pad_factor;  /* length bucketing of its batches: 0 (default) off, else
                              1..64 (at_bucketing.max_pad_factor) */
-  int bucket_max_wait_us; /* with bucketing, a text queued this long goes in the next
-                             batch whatever its length; default 20000 */
+  int bucket_max_wait_us; /* with bucketing, a text passed over this long goes in the
+                             next batch whatever its length (at_bucketing); 20000 */
   int n_variants;
   at_server_variant_config variants[AT_SERVER_MAX_VARIANTS];
 } at_server_model_config;

@@ -12,9 +12,9 @@
  * knob. The oldest item anchors each batch and its nearest lengths fill it,
  * so the batch is a length bucket formed around whatever waited longest.
  *
- * Fairness: the anchor is always the oldest queued item, and an item that
- * has waited max_wait_us (overdue) goes regardless of the bound, so
- * bucketing reorders only within that wait.
+ * Fairness: the anchor is always the oldest queued item, and an overdue
+ * item (the batcher's rule: passed over for max_wait_us) goes regardless of
+ * the bound, so bucketing reorders only within that wait.
  */
 #include <stdlib.h>
 

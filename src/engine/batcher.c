@@ -24,15 +24,23 @@
      bucketing (at_bucketing.max_pad_factor > 0; off by default). Then
      at_batch_pick() (src/engine/batch_pick.c, where the choice of a padding
      bound over fixed buckets is argued) chooses among the first
-     AT_BATCH_PICK_WINDOW queued items: the oldest and every item that has
-     waited max_wait_us always go; the others join, nearest length to the
-     oldest first, while items x longest <= max_pad_factor x real tokens.
-     The rest stay queued in arrival order (the ring is compacted in place,
-     so the head is still the oldest and `count`/total_queued — what
-     at_batcher_queued() gives the planner — count exactly what waits).
-     Starvation bound: an item goes in its variant's next batch once it is
-     the oldest or has waited max_wait_us (behind at most the overdue items
-     ahead of it, max_batch_size per batch). Readiness (max_batch_size items
+     AT_BATCH_PICK_WINDOW queued items: the oldest and every overdue item
+     always go; the others join, nearest length to the oldest first, while
+     items x longest <= max_pad_factor x real tokens. The rest stay queued
+     in arrival order (the ring is compacted in place, so the head is still
+     the oldest and `count`/total_queued — what at_batcher_queued() gives
+     the planner — count exactly what waits).
+     Starvation bound, stated against arrival order: an item a batch leaves
+     behind while it was among the first max_batch_size queued (where
+     arrival order would have taken it) is "passed over" from then; once
+     passed over for max_wait_us it is overdue and goes in its variant's
+     next batch (behind at most the overdue items ahead of it,
+     max_batch_size per batch); the oldest item always goes. So bucketing
+     delays an item by at most max_wait_us plus one batch beyond its turn.
+     (A first version timed max_wait_us from enqueue: under a backlog older
+     than max_wait_us every item was overdue and bucketing fell back to
+     arrival order exactly when batches form — measured, 2026-12-04.)
+     Readiness (max_batch_size items
      or the head's max_queue_delay_us) is unchanged: a batch that bucketing
      leaves short still closes, and what it left behind is ready for the
      next free worker. Items of one at_batcher_submit_n() may so run in
@@ -66,6 +74,8 @@
 typedef struct qitem {
   at_batch_item item;
   uint64_t enqueued_ns;
+  uint64_t passed_ns; /* bucketing: when a batch first left it behind while it was
+                         among the first max_batch_size queued; 0 = never */
 } qitem;
 
 typedef struct vqueue {
@@ -234,12 +244,16 @@ static int take_bucketed_locked(at_batcher *b, vqueue *q, qitem *out, uint64_t n
   for (size_t i = 0; i < w; i++) {
     const qitem *qi = &q->ring[(q->head + i) % cap];
     len[i] = qi->item.len;
-    overdue[i] = now >= qi->enqueued_ns + wait_ns;
+    overdue[i] = qi->passed_ns && now >= qi->passed_ns + wait_ns;
   }
   int n = at_batch_pick(len, overdue, w, b->p.max_batch_size, q->bk.max_pad_factor, pick);
   for (int j = 0; j < n; j++) {
     out[j] = q->ring[(q->head + (size_t)pick[j]) % cap];
     taken[pick[j]] = true;
+  }
+  for (size_t i = 0; i < w && i < (size_t)b->p.max_batch_size; i++) { /* passed over */
+    qitem *qi = &q->ring[(q->head + i) % cap];
+    if (!taken[i] && !qi->passed_ns) qi->passed_ns = now;
   }
   size_t dst = w; /* slide the kept items of the window towards its end */
   for (size_t i = w; i-- > 0;)
@@ -504,6 +518,7 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
     qitem *qi = &q->ring[(q->head + q->count) % b->p.max_queued_items];
     qi->item = items[i];
     qi->enqueued_ns = now;
+    qi->passed_ns = 0;
     q->count++;
   }
   b->total_queued += n;

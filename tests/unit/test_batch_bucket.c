@@ -15,9 +15,9 @@
  *     queued, and bucketing really padded less than arrival order did on
  *     the same submissions;
  *   - the starvation bound: with the only worker held inside a callback, a
- *     long text that has waited max_wait_us goes in the very next batch
- *     beside the oldest, although fresh short texts that batch better are
- *     queued behind it; with a longer max_wait_us it does not.
+ *     long text that a batch passed over goes, once overdue, in the next
+ *     batch although the padding bound would keep it out; with a longer
+ *     max_wait_us it does not.
  */
 #include <math.h>
 #include <pthread.h>
@@ -310,10 +310,13 @@ static void on_rec(void *user, at_status st, const at_item_result *r, const char
   atomic_fetch_sub(&g_left, 1);
 }
 
-/* Queue, behind a held worker: the oldest (3 tokens), a long text (40),
- * then, `gap_ms` later, 12 fresh 3-token texts. Returns whether the long
- * text went in the same batch as the oldest. */
-static bool long_goes_with_oldest(int max_wait_us, int gap_ms) {
+/* Queue, behind a held worker: the oldest A (3 tokens), Y (20), X (40),
+ * then 20 short texts (3). The first batch is A and seven short ones (Y
+ * and X pad too much); Y and X were among its first max_batch_size, so
+ * they are passed over from then. The next batch is anchored on Y, which
+ * X (40 beside 20) and the shorts (3 beside 20) would pad past 1.1x: X
+ * joins it only as overdue. Returns whether X ran in Y's batch. */
+static bool passed_over_goes_next(int max_wait_us) {
   at_engine *e = tiny_engine(1);
   at_batcher_params bp = at_batcher_default_params();
   bp.max_batch_size = 8;
@@ -329,17 +332,14 @@ static bool long_goes_with_oldest(int max_wait_us, int gap_ms) {
   pthread_mutex_lock(&g_gate.m);
   while (!g_gate.entered) pthread_cond_wait(&g_gate.c, &g_gate.m);
   pthread_mutex_unlock(&g_gate.m);
-  atomic_store(&g_left, 14);
-  at_batch_item first[2] = {{.input_ids = ids, .len = 3, .done = on_rec, .user = (void *)0},
-                            {.input_ids = ids, .len = MAXL, .done = on_rec, .user = (void *)1}};
-  assert_int_equal(at_batcher_submit_n(b, 0, first, 2), AT_OK);
-  usleep((useconds_t)gap_ms * 1000);
-  at_batch_item fresh[12];
-  for (int i = 0; i < 12; i++)
-    fresh[i] = (at_batch_item){.input_ids = ids, .len = 3, .done = on_rec,
-                               .user = (void *)(intptr_t)(2 + i)};
-  assert_int_equal(at_batcher_submit_n(b, 0, fresh, 12), AT_OK);
-  assert_int_equal(at_batcher_queued(b, 0), 14);
+  enum { NQ = 23 };
+  atomic_store(&g_left, NQ);
+  at_batch_item q[NQ];
+  for (int i = 0; i < NQ; i++)
+    q[i] = (at_batch_item){.input_ids = ids, .len = i == 1 ? 20 : i == 2 ? MAXL : 3,
+                           .done = on_rec, .user = (void *)(intptr_t)i};
+  assert_int_equal(at_batcher_submit_n(b, 0, q, NQ), AT_OK);
+  assert_int_equal(at_batcher_queued(b, 0), NQ);
   pthread_mutex_lock(&g_gate.m);
   g_gate.release = 1;
   pthread_cond_broadcast(&g_gate.c);
@@ -347,15 +347,17 @@ static bool long_goes_with_oldest(int max_wait_us, int gap_ms) {
   at_batcher_destroy(b);
   at_engine_destroy(e);
   assert_int_equal(atomic_load(&g_left), 0);
-  return g_disp[1] == g_disp[0];
+  assert_true(g_disp[1] != g_disp[0]); /* Y was passed over by A's batch */
+  assert_true(g_disp[2] != g_disp[0]);
+  return g_disp[2] == g_disp[1];
 }
 
 static void test_overdue_goes_next(void **state) {
   (void)state;
-  /* waited 30 ms against a 5 ms bound: overdue, goes with the oldest */
-  assert_true(long_goes_with_oldest(5000, 30));
-  /* against a 10 s bound it is not overdue: the short ones fill the batch */
-  assert_false(long_goes_with_oldest(10 * 1000 * 1000, 30));
+  /* max_wait_us 0: passed over once is overdue: X goes beside Y */
+  assert_true(passed_over_goes_next(0));
+  /* 10 s: not yet overdue, so the bound keeps X out of Y's batch */
+  assert_false(passed_over_goes_next(10 * 1000 * 1000));
 }
 
 int main(void) {
