@@ -59,7 +59,7 @@ typedef struct at_bucketing {
                             tokens (items x longest) stay within this x its real tokens,
                             except for the items that always go */
   int max_wait_us;       /* an item passed over this long (see above) goes in its
-                            variant's next batch, whatever its length; default 20000 */
+                            variant's next batch, whatever its length; default 100000 */
 } at_bucketing;
 
 typedef struct at_batcher_params {

@@ -123,7 +123,7 @@ at_batcher_params at_batcher_default_params(void) {
   p.max_queued_items = 4096;
   p.max_seq_len = 512;
   p.pad_id = 0;
-  p.bucketing = (at_bucketing){.max_pad_factor = 0, .max_wait_us = 20000};
+  p.bucketing = (at_bucketing){.max_pad_factor = 0, .max_wait_us = 100000};
   p.per_variant = NULL;
   return p;
 }
