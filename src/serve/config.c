@@ -495,6 +495,8 @@ static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) 
   }
   if (!has_required(m, "models") || m->n_variants == 0)
     return bad(c, n, "a model needs 'name', 'task', 'tokenizer' and at least one variant");
+  if (m->max_pad_factor > 0 && m->max_pad_factor < 1)
+    return bad(c, n, "'max_pad_factor' is 0 (bucketing off) or at least 1");
   return AT_OK;
 }
 
