@@ -20,8 +20,8 @@
  * order, for the next batch. An item is overdue when max_wait_us has passed
  * since a batch first left it behind while it was among the first
  * max_batch_size queued (where arrival order would have taken it): so
- * bucketing delays an item at most max_wait_us plus one batch beyond its
- * arrival-order turn.
+ * bucketing delays an item at most max_wait_us, plus the batches that
+ * carry the overdue items ahead of it, beyond its arrival-order turn.
  *
  * Ownership: the item's token arrays are NOT copied at submit and must stay
  * valid until the item's callback has run. Output views passed to the
@@ -106,7 +106,8 @@ at_batcher_params at_batcher_default_params(void);
 
 /* Create a batcher over a started engine. Every variant must take int64
  * input_ids and attention_mask [batch, seq] (token_type_ids optional).
- * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_UNSUPPORTED (a variant has
+ * Returns AT_OK, AT_ERR_INVALID_ARG (a limit out of range, or a bucketing
+ * with max_pad_factor < 0 or in (0, 1), or max_wait_us < 0), AT_ERR_UNSUPPORTED (a variant has
  * another signature; at_last_error() names it), AT_ERR_NOMEM, AT_ERR_THREAD. */
 at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
                             at_batcher **out);

@@ -20,31 +20,32 @@
  *     dispatched only while fewer than n_workers batches are in flight, so a
  *     busy engine makes batches grow rather than queue. Among ready variants
  *     the one with the oldest head item goes first (no starvation).
-   Which items a batch takes: arrival order, unless the variant has length
-     bucketing (at_bucketing.max_pad_factor > 0; off by default). Then
-     at_batch_pick() (src/engine/batch_pick.c, where the choice of a padding
-     bound over fixed buckets is argued) chooses among the first
-     AT_BATCH_PICK_WINDOW queued items: the oldest and every overdue item
-     always go; the others join, nearest length to the oldest first, while
-     items x longest <= max_pad_factor x real tokens. The rest stay queued
-     in arrival order (the ring is compacted in place, so the head is still
-     the oldest and `count`/total_queued — what at_batcher_queued() gives
-     the planner — count exactly what waits).
-     Starvation bound, stated against arrival order: an item a batch leaves
-     behind while it was among the first max_batch_size queued (where
-     arrival order would have taken it) is "passed over" from then; once
-     passed over for max_wait_us it is overdue and goes in its variant's
-     next batch (behind at most the overdue items ahead of it,
-     max_batch_size per batch); the oldest item always goes. So bucketing
-     delays an item by at most max_wait_us plus one batch beyond its turn.
-     (A first version timed max_wait_us from enqueue: under a backlog older
-     than max_wait_us every item was overdue and bucketing fell back to
-     arrival order exactly when batches form — measured, 2026-12-04.)
-     Readiness (max_batch_size items
-     or the head's max_queue_delay_us) is unchanged: a batch that bucketing
-     leaves short still closes, and what it left behind is ready for the
-     next free worker. Items of one at_batcher_submit_n() may so run in
-     different batches; each still completes once.
+ *   Which items a batch takes: arrival order, unless the variant has length
+ *     bucketing (at_bucketing.max_pad_factor > 0; off by default). Then
+ *     at_batch_pick() (src/engine/batch_pick.c, where the choice of a padding
+ *     bound over fixed buckets is argued) chooses among the first
+ *     AT_BATCH_PICK_WINDOW queued items: the oldest and every overdue item
+ *     always go; the others join, nearest length to the oldest first, while
+ *     items x longest <= max_pad_factor x real tokens. The rest stay queued
+ *     in arrival order (the ring is compacted in place, so the head is still
+ *     the oldest and `count`/total_queued — what at_batcher_queued() gives
+ *     the planner — count exactly what waits).
+ *     Starvation bound, stated against arrival order: an item a batch leaves
+ *     behind while it was among the first max_batch_size queued (where
+ *     arrival order would have taken it) is "passed over" from then; once
+ *     passed over for max_wait_us it is overdue and goes in its variant's
+ *     next batch (behind at most the overdue items ahead of it,
+ *     max_batch_size per batch); the oldest item always goes. So bucketing
+ *     delays an item by at most max_wait_us, plus the batches that carry the
+ *     overdue items ahead of it, beyond its arrival-order turn.
+ *     (A first version timed max_wait_us from enqueue: under a backlog older
+ *     than max_wait_us every item was overdue and bucketing fell back to
+ *     arrival order exactly when batches form — measured, 2026-12-04.)
+ *     Readiness (max_batch_size items or the head's max_queue_delay_us) is
+ *     unchanged: a batch that bucketing leaves short still closes, and what
+ *     it left behind is ready for the next free worker. Items of one
+ *     at_batcher_submit_n() may so run in different batches; each still
+ *     completes once.
  *   Memory: n_workers batch buffers, each sized for max_batch_size x
  *     max_seq_len, are allocated at create time; nothing is allocated per
  *     item or per batch afterwards.
