@@ -12,6 +12,17 @@
  * run as one engine request, and its outputs are scattered back: every
  * item's callback receives views of its own rows.
  *
+ * Length bucketing (off unless a variant's max_pad_factor is set): which
+ * queued items a closing batch takes is then at_batch_pick()'s rule instead
+ * of arrival order — the oldest item and every overdue item always go;
+ * others join only while the batch's padded tokens stay within
+ * max_pad_factor x its real tokens. Items left out stay queued, in arrival
+ * order, for the next batch. An item is overdue when max_wait_us has passed
+ * since a batch first left it behind while it was among the first
+ * max_batch_size queued (where arrival order would have taken it): so
+ * bucketing delays an item at most max_wait_us, plus the batches that
+ * carry the overdue items ahead of it, beyond its arrival-order turn.
+ *
  * Ownership: the item's token arrays are NOT copied at submit and must stay
  * valid until the item's callback has run. Output views passed to the
  * callback are valid only during the callback.
@@ -28,6 +39,7 @@
 #ifndef ANYTIME_BATCHER_H
 #define ANYTIME_BATCHER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,12 +53,25 @@ extern "C" {
 
 typedef struct at_batcher at_batcher;
 
+/* Length bucketing of one variant's batches (see at_batch_pick()). */
+typedef struct at_bucketing {
+  double max_pad_factor; /* 0 (default): off, arrival order; else >= 1: a batch's padded
+                            tokens (items x longest) stay within this x its real tokens,
+                            except for the items that always go */
+  int max_wait_us;       /* an item passed over this long (see above) goes in its
+                            variant's next batch, whatever its length; default 100000 */
+} at_bucketing;
+
 typedef struct at_batcher_params {
   int max_batch_size;          /* default 16 */
   int max_queue_delay_us;      /* default 0: close as soon as a worker is free */
   size_t max_queued_items;     /* across all variants; default 4096 */
   size_t max_seq_len;          /* longest sequence accepted; default 512 */
   int64_t pad_id;              /* default 0 */
+  at_bucketing bucketing;      /* every variant's, unless per_variant; default off */
+  /* NULL (default), or one entry per engine variant, in engine order, which
+   * replaces `bucketing` for that variant; copied at create. */
+  const at_bucketing *per_variant;
 } at_batcher_params;
 
 /* One output row of one item: data points at the item's row inside the
@@ -81,7 +106,8 @@ at_batcher_params at_batcher_default_params(void);
 
 /* Create a batcher over a started engine. Every variant must take int64
  * input_ids and attention_mask [batch, seq] (token_type_ids optional).
- * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_UNSUPPORTED (a variant has
+ * Returns AT_OK, AT_ERR_INVALID_ARG (a limit out of range, or a bucketing
+ * with max_pad_factor < 0 or in (0, 1), or max_wait_us < 0), AT_ERR_UNSUPPORTED (a variant has
  * another signature; at_last_error() names it), AT_ERR_NOMEM, AT_ERR_THREAD. */
 at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
                             at_batcher **out);
@@ -100,6 +126,28 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
 
 /* Items queued (not yet dispatched) for `variant`, or for all if -1. */
 size_t at_batcher_queued(at_batcher *b, int variant);
+
+/* Items at_batch_pick() considers: the first AT_BATCH_PICK_WINDOW queued
+ * items of a variant (later ones wait until they move up). */
+#define AT_BATCH_PICK_WINDOW 128
+
+/* The bucketing rule, exposed for tests (pure; any thread). Given the
+ * lengths len[0..n) of a variant's queued items in arrival order (oldest
+ * first) and which of them are overdue (the caller's rule, above; NULL =
+ * none), choose the items of the next batch of at most max_batch: their
+ * indices, ascending, into pick[] (room for max_batch), and return how
+ * many (0 only when n or max_batch is 0). Only the first
+ * AT_BATCH_PICK_WINDOW items are considered.
+ *   - max_pad_factor <= 0: the first max_batch items (arrival order).
+ *   - otherwise, first the items that always go, in arrival order: item 0
+ *     (the oldest) and every overdue item, up to max_batch; then the
+ *     others, nearest in length to item 0 first (ties: older first), each
+ *     taken if the batch then holds k items of longest L with
+ *     k x L <= max_pad_factor x (sum of their lengths).
+ * So an overdue item waits only for the overdue items ahead of it
+ * (max_batch per batch), and the oldest item is never passed over. */
+int at_batch_pick(const size_t *len, const bool *overdue, size_t n, int max_batch,
+                  double max_pad_factor, int *pick);
 
 /* Drain, stop the batcher thread and free. NULL is a no-op. */
 void at_batcher_destroy(at_batcher *b);

@@ -72,6 +72,9 @@ typedef struct at_profile_params {
    * caller measuring several batch sizes in a row passes the same one);
    * NULL = a fixed seed of the call's own. Default NULL. */
   uint64_t *rng;
+  /* Only sequences of min_len..max_len tokens go into the batches (s(b) of
+   * one length bucket); max_len 0 = no upper bound. Default 0, 0: all. */
+  size_t min_len, max_len;
   at_profile_batch_fn on_batch; /* optional; default NULL */
   void *user;                   /* passed to on_batch */
 } at_profile_params;
@@ -104,7 +107,7 @@ at_profile_params at_profile_default_params(void);
  * Returns AT_OK; AT_ERR_INVALID_ARG (NULL engine, sequences or out; a
  * variant index out of range; n_seqs 0; an empty or NULL sequence, or one
  * longer than AT_PROFILE_MAX_SEQ_LEN; batch_size, iters, passes or warmup
- * out of their ranges); AT_ERR_STATE (a timed batch ran with other than
+ * out of their ranges; an empty length range, or one no sequence is in); AT_ERR_STATE (a timed batch ran with other than
  * batch_size items, which the private batcher is built never to do); what
  * at_batcher_create() returns (AT_ERR_UNSUPPORTED
  * for a variant without input_ids/attention_mask, AT_ERR_NOMEM,
@@ -114,6 +117,15 @@ at_profile_params at_profile_default_params(void);
 at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *ids,
                              const size_t *lens, size_t n_seqs, const at_profile_params *params,
                              at_profile_result *out);
+
+/* Length buckets from the data: cuts[0..k-2] receive the boundaries that
+ * split lens[0..n) into k groups of about equal count (the j/k quantiles),
+ * so bucket 0 is lens <= cuts[0], bucket j is cuts[j-1] < lens <= cuts[j],
+ * and the last bucket is lens > cuts[k-2]. `scratch` holds n entries (it
+ * is overwritten). Pure; any thread. k in 2..16, n >= 1. Returns the number
+ * of distinct buckets (< k when lengths repeat so much that two quantiles
+ * coincide; the cuts are then deduplicated and ascending). */
+int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch, size_t *cuts);
 
 /* The median of v[0..n) (the mean of the middle two when n is even), the
  * statistic every profile figure is; v is sorted in place. n >= 1. Any

@@ -52,6 +52,10 @@ typedef struct at_server_model_config {
   char config_json[AT_PATH_CAP]; /* HF config.json (id2label, max_position_embeddings) */
   bool shared_space;      /* embed: variants of different models that share one vector
                              space; unchecked (else start-up checks they agree) */
+  double max_pad_factor;  /* length bucketing of its batches: 0 (default) off, else
+                             1..64 (at_bucketing.max_pad_factor) */
+  int bucket_max_wait_us; /* with bucketing, a text passed over this long goes in the
+                             next batch whatever its length (at_bucketing); 100000 */
   int n_variants;
   at_server_variant_config variants[AT_SERVER_MAX_VARIANTS];
 } at_server_model_config;

@@ -57,6 +57,7 @@
 #include "anytime/clock.h"
 
 #define MAX_B 8 /* batch sizes measured */
+#define MAX_LB 8 /* length buckets (--length-buckets) */
 
 typedef struct latch {
   pthread_mutex_t m;
@@ -145,12 +146,17 @@ typedef struct vres {
   size_t pred_disagreements;
   double cost;
   bool frontier;
+  /* --length-buckets: s(b) alone over texts of one length bucket at a time */
+  int n_lb;
+  size_t lb_lo[MAX_LB], lb_hi[MAX_LB], lb_texts[MAX_LB]; /* tokens, inclusive */
+  double lb_s[MAX_LB][MAX_B];
+  double lb_pass[MAX_LB][MAX_B][16];
 } vres;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: anytime profile [--family FILE | --model MODEL] [--data FILE.csv] [--repeats N]\n"
-          "                       [--iters N] [--batch-sizes 1,2,4,8,16]\n"
+          "                       [--iters N] [--batch-sizes 1,2,4,8,16] [--length-buckets K]\n"
           "                       [--agreement-tolerance X] [--deadline-ms MS]\n"
           "                       [--out-config FILE] [--out-json FILE]\n\n"
           "Measures every variant of every model in the family (default\n"
@@ -164,6 +170,10 @@ static void usage(FILE *f) {
           "writing. Writes configs/serving.yaml and results/variant_profiles.json\n"
           "(variants off the accuracy/cost Pareto frontier are recorded as dominated and\n"
           "left out of the planner's configuration).\n\n"
+          "--length-buckets K (2..8; default off) also times s(b), alone, over texts of\n"
+          "one length bucket at a time: K buckets of about equal count from the split's\n"
+          "token lengths (short / medium / long for K = 3), written to the JSON as each\n"
+          "variant's by_length (the configuration is unchanged).\n\n"
           "--model MODEL profiles one export instead of a family file: a directory, a\n"
           "name in ./models or a hub repo id ORG/NAME[@REV] (as `anytime run` takes),\n"
           "whose ONNX graphs (model.onnx, model_quantized.onnx, model_O4.onnx, ...)\n"
@@ -249,7 +259,7 @@ static int write_atomic(const char *path, const char *data) {
 typedef struct prof {
   const char *family, *out_cfg, *model, *out_json;
   char data[PATH_MAX];
-  int repeats, iters, bs[MAX_B], n_bs;
+  int repeats, iters, bs[MAX_B], n_bs, n_lb;
   double tol, deadline;
   at_server_config cfg;
   cli_dataset ds;
@@ -290,6 +300,7 @@ static int parse_args(int argc, char **argv, prof *P) {
     else if (!strcmp(a, "--out-json")) P->out_json = v;
     else if (!strcmp(a, "--repeats")) P->repeats = atoi(v);
     else if (!strcmp(a, "--iters")) P->iters = atoi(v);
+    else if (!strcmp(a, "--length-buckets")) P->n_lb = atoi(v);
     else if (!strcmp(a, "--agreement-tolerance")) P->tol = atof(v);
     else if (!strcmp(a, "--deadline-ms")) P->deadline = atof(v);
     else if (!strcmp(a, "--batch-sizes")) {
@@ -312,6 +323,8 @@ static int parse_args(int argc, char **argv, prof *P) {
                     "> 0, and batch sizes starting at 1\n");
     return AT_EXIT_USAGE;
   }
+  if (P->n_lb && (P->n_lb < 2 || P->n_lb > MAX_LB))
+    return fprintf(stderr, "anytime profile: --length-buckets is 2..%d\n", MAX_LB), AT_EXIT_USAGE;
   for (int k = 1; k < P->n_bs; k++)
     if (P->bs[k] <= P->bs[k - 1] || P->bs[k] > 256)
       return fprintf(stderr, "anytime profile: batch sizes must ascend, at most 256\n"), AT_EXIT_USAGE;
@@ -566,6 +579,64 @@ static int measure_batch(prof *P, pmodel *M, int v, int bi, at_session *ref, int
   return AT_EXIT_OK;
 }
 
+/* --length-buckets: s(b) of variant v, alone, at every batch size, over
+ * the texts of one length bucket at a time (at_profile_length_cuts splits
+ * the split's token lengths by quantile; at_profile_measure draws each
+ * batch from one bucket's texts). */
+static int measure_length_buckets(prof *P, pmodel *M, int v) {
+  vres *x = &M->vr[v];
+  size_t n = P->ds.n, cuts[MAX_LB], *scratch = malloc(n * sizeof *scratch);
+  if (!scratch) return cli_report("profile", at_fail(AT_ERR_NOMEM, "out of memory"));
+  x->n_lb = at_profile_length_cuts(M->lens, n, P->n_lb, scratch, cuts);
+  free(scratch);
+  for (int k = 0; k < x->n_lb; k++) {
+    x->lb_lo[k] = k ? cuts[k - 1] + 1 : 1;
+    x->lb_hi[k] = k < x->n_lb - 1 ? cuts[k] : AT_PROFILE_MAX_SEQ_LEN;
+    x->lb_texts[k] = 0;
+    for (size_t i = 0; i < n; i++) x->lb_texts[k] += M->lens[i] >= x->lb_lo[k] && M->lens[i] <= x->lb_hi[k];
+    for (int bi = 0; bi < P->n_bs; bi++) {
+      at_profile_params pp = at_profile_default_params();
+      pp.batch_size = P->bs[bi];
+      pp.iters = P->iters < AT_PROFILE_MAX_ITERS ? P->iters : AT_PROFILE_MAX_ITERS;
+      pp.passes = P->repeats;
+      pp.busy = false;
+      pp.rng = &M->rng;
+      pp.min_len = x->lb_lo[k], pp.max_len = x->lb_hi[k];
+      at_profile_result r;
+      at_status st = at_profile_measure(M->eng, v, (const int64_t *const *)M->ids, M->lens, n,
+                                        &pp, &r);
+      if (st != AT_OK) return cli_report("profile", st);
+      x->lb_s[k][bi] = r.median_s;
+      memcpy(x->lb_pass[k][bi], r.pass_s, (size_t)P->repeats * sizeof(double));
+    }
+    fprintf(stderr, "%sprofile: %s/%s texts of %zu..%zu tokens (%zu): s(%d) %.4f ms, s(%d) %.4f ms\n",
+            g_tty ? "\r" : "", M->mc->name, x->name, x->lb_lo[k], x->lb_hi[k], x->lb_texts[k],
+            P->bs[0], x->lb_s[k][0] * 1e3, P->bs[P->n_bs - 1], x->lb_s[k][P->n_bs - 1] * 1e3);
+    P->step++;
+  }
+  return AT_EXIT_OK;
+}
+
+/* The JSON record of v's length buckets: [{min_len, max_len, texts,
+ * by_batch: [{batch, service_time_ms, pass_medians_ms}]}]. */
+static json_t *length_buckets_json(const vres *x, int repeats) {
+  json_t *a = json_array();
+  for (int k = 0; k < x->n_lb; k++) {
+    json_t *jb = json_array();
+    for (int bi = 0; bi < x->n_b; bi++) {
+      json_t *passes = json_array();
+      for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->lb_pass[k][bi][p] * 1e3));
+      json_array_append_new(jb, json_pack("{s:i, s:f, s:o}", "batch", x->batch[bi],
+                                          "service_time_ms", x->lb_s[k][bi] * 1e3,
+                                          "pass_medians_ms", passes));
+    }
+    json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:o}", "min_len", (json_int_t)x->lb_lo[k],
+                                       "max_len", (json_int_t)x->lb_hi[k], "texts",
+                                       (json_int_t)x->lb_texts[k], "by_batch", jb));
+  }
+  return a;
+}
+
 /* Does variant v's engine path agree with its plain session? Prints the
  * figures; counts a disagreement in P->failures. */
 static void judge_variant(prof *P, pmodel *M, int v) {
@@ -630,6 +701,7 @@ static int profile_variant(prof *P, pmodel *M, int v) {
     rc = measure_batch(P, M, v, bi, ref, mask, zeros);
     P->step++;
   }
+  if (rc == AT_EXIT_OK && P->n_lb) rc = measure_length_buckets(P, M, v);
   free(mask);
   free(zeros);
   at_session_destroy(ref);
@@ -705,7 +777,7 @@ static void emit_model(prof *P, pmodel *M) {
     }
     json_t *rpasses = json_array();
     for (int p = 0; p < repeats; p++) json_array_append_new(rpasses, json_real(x->ref_passes[p] * 1e3));
-    json_array_append_new(jv, json_pack(
+    json_t *jx = json_pack(
         "{s:s, s:s, s:f, s:s, s:f, s:f, s:b, s:o, s:{s:f, s:o, s:f, s:I, s:f, s:f}}", "name", x->name,
         "path", rp2, "accuracy", x->accuracy, "accuracy_metric",
         M->task ? "5nn_label_agreement" : "argmax_accuracy", "cost", x->cost,
@@ -713,7 +785,9 @@ static void emit_model(prof *P, pmodel *M) {
         "reference", "service_time_ms", x->ref_s1 * 1e3, "pass_medians_ms", rpasses,
         "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
         (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff,
-        "min_cosine", x->min_cosine));
+        "min_cosine", x->min_cosine);
+    if (x->n_lb) json_object_set_new(jx, "by_length", length_buckets_json(x, repeats));
+    json_array_append_new(jv, jx);
   }
   json_array_append_new(P->jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
                                               mc->task, "texts", (json_int_t)P->ds.n, "variants", jv));
@@ -847,7 +921,7 @@ int at_cli_profile(int argc, char **argv) {
   }
   P.best_b = 256; /* min over models of argmax_b b/s(b) of the most accurate variant */
   for (int mi = 0; mi < P.cfg.n_models; mi++)
-    P.total_steps += P.cfg.models[mi].n_variants * (P.n_bs + 2);
+    P.total_steps += P.cfg.models[mi].n_variants * (P.n_bs + 2 + P.n_lb);
 
   for (int mi = 0; mi < P.cfg.n_models && !P.failures; mi++) {
     pmodel M;

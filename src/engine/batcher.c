@@ -20,6 +20,32 @@
  *     dispatched only while fewer than n_workers batches are in flight, so a
  *     busy engine makes batches grow rather than queue. Among ready variants
  *     the one with the oldest head item goes first (no starvation).
+ *   Which items a batch takes: arrival order, unless the variant has length
+ *     bucketing (at_bucketing.max_pad_factor > 0; off by default). Then
+ *     at_batch_pick() (src/engine/batch_pick.c, where the choice of a padding
+ *     bound over fixed buckets is argued) chooses among the first
+ *     AT_BATCH_PICK_WINDOW queued items: the oldest and every overdue item
+ *     always go; the others join, nearest length to the oldest first, while
+ *     items x longest <= max_pad_factor x real tokens. The rest stay queued
+ *     in arrival order (the ring is compacted in place, so the head is still
+ *     the oldest and `count`/total_queued — what at_batcher_queued() gives
+ *     the planner — count exactly what waits).
+ *     Starvation bound, stated against arrival order: an item a batch leaves
+ *     behind while it was among the first max_batch_size queued (where
+ *     arrival order would have taken it) is "passed over" from then; once
+ *     passed over for max_wait_us it is overdue and goes in its variant's
+ *     next batch (behind at most the overdue items ahead of it,
+ *     max_batch_size per batch); the oldest item always goes. So bucketing
+ *     delays an item by at most max_wait_us, plus the batches that carry the
+ *     overdue items ahead of it, beyond its arrival-order turn.
+ *     (A first version timed max_wait_us from enqueue: under a backlog older
+ *     than max_wait_us every item was overdue and bucketing fell back to
+ *     arrival order exactly when batches form — measured, 2026-12-04.)
+ *     Readiness (max_batch_size items or the head's max_queue_delay_us) is
+ *     unchanged: a batch that bucketing leaves short still closes, and what
+ *     it left behind is ready for the next free worker. Items of one
+ *     at_batcher_submit_n() may so run in different batches; each still
+ *     completes once.
  *   Memory: n_workers batch buffers, each sized for max_batch_size x
  *     max_seq_len, are allocated at create time; nothing is allocated per
  *     item or per batch afterwards.
@@ -49,6 +75,8 @@
 typedef struct qitem {
   at_batch_item item;
   uint64_t enqueued_ns;
+  uint64_t passed_ns; /* bucketing: when a batch first left it behind while it was
+                         among the first max_batch_size queued; 0 = never */
 } qitem;
 
 typedef struct vqueue {
@@ -56,6 +84,7 @@ typedef struct vqueue {
   size_t head, count;
   int in_ids, in_mask, in_types; /* input positions in the model; -1 if absent */
   size_t n_inputs;
+  at_bucketing bk; /* this variant's length bucketing (off: max_pad_factor 0) */
 } vqueue;
 
 typedef struct batch {
@@ -95,6 +124,8 @@ at_batcher_params at_batcher_default_params(void) {
   p.max_queued_items = 4096;
   p.max_seq_len = 512;
   p.pad_id = 0;
+  p.bucketing = (at_bucketing){.max_pad_factor = 0, .max_wait_us = 100000};
+  p.per_variant = NULL;
   return p;
 }
 
@@ -188,6 +219,50 @@ static at_status dispatch(at_batcher *b, batch *bt) {
   return at_engine_submit(b->engine, bt->variant, in, n, NULL, 0, batch_done, bt);
 }
 
+/* With `lock` held: move the first max_batch_size items of q (arrival
+ * order) into out; returns how many. */
+static int take_fifo_locked(at_batcher *b, vqueue *q, qitem *out) {
+  int n = q->count < (size_t)b->p.max_batch_size ? (int)q->count : b->p.max_batch_size;
+  for (int i = 0; i < n; i++) {
+    out[i] = q->ring[q->head];
+    q->head = (q->head + 1) % b->p.max_queued_items;
+  }
+  return n;
+}
+
+/* With `lock` held: move the items at_batch_pick() chooses among the first
+ * AT_BATCH_PICK_WINDOW of q into out, in arrival order, and close the gaps
+ * they leave (the kept items slide towards the tail, keeping their order,
+ * so the head is still the oldest); returns how many. O(window) per batch,
+ * no allocation. */
+static int take_bucketed_locked(at_batcher *b, vqueue *q, qitem *out, uint64_t now) {
+  size_t cap = b->p.max_queued_items;
+  size_t w = q->count < AT_BATCH_PICK_WINDOW ? q->count : AT_BATCH_PICK_WINDOW;
+  size_t len[AT_BATCH_PICK_WINDOW];
+  bool overdue[AT_BATCH_PICK_WINDOW], taken[AT_BATCH_PICK_WINDOW] = {false};
+  int pick[AT_BATCH_PICK_WINDOW];
+  uint64_t wait_ns = (uint64_t)q->bk.max_wait_us * 1000u;
+  for (size_t i = 0; i < w; i++) {
+    const qitem *qi = &q->ring[(q->head + i) % cap];
+    len[i] = qi->item.len;
+    overdue[i] = qi->passed_ns && now >= qi->passed_ns + wait_ns;
+  }
+  int n = at_batch_pick(len, overdue, w, b->p.max_batch_size, q->bk.max_pad_factor, pick);
+  for (int j = 0; j < n; j++) {
+    out[j] = q->ring[(q->head + (size_t)pick[j]) % cap];
+    taken[pick[j]] = true;
+  }
+  for (size_t i = 0; i < w && i < (size_t)b->p.max_batch_size; i++) { /* passed over */
+    qitem *qi = &q->ring[(q->head + i) % cap];
+    if (!taken[i] && !qi->passed_ns) qi->passed_ns = now;
+  }
+  size_t dst = w; /* slide the kept items of the window towards its end */
+  for (size_t i = w; i-- > 0;)
+    if (!taken[i]) q->ring[(q->head + --dst) % cap] = q->ring[(q->head + i) % cap];
+  q->head = (q->head + (size_t)n) % cap;
+  return n;
+}
+
 /* With `lock` held: close the ready variant whose head is oldest into a
  * batch from the pool and return it, or NULL when nothing may be dispatched
  * now (no free worker, or nothing ready). *next_ns (if not NULL) receives
@@ -213,11 +288,8 @@ static batch *take_ready_locked(at_batcher *b, uint64_t *next_ns) {
   batch *bt = b->free_batches;
   b->free_batches = bt->next_free;
   vqueue *q = &b->q[pick];
-  int n = q->count < (size_t)b->p.max_batch_size ? (int)q->count : b->p.max_batch_size;
-  for (int i = 0; i < n; i++) {
-    bt->items[i] = q->ring[q->head];
-    q->head = (q->head + 1) % b->p.max_queued_items;
-  }
+  int n = q->bk.max_pad_factor > 0 ? take_bucketed_locked(b, q, bt->items, now)
+                                   : take_fifo_locked(b, q, bt->items);
   q->count -= (size_t)n;
   b->total_queued -= (size_t)n;
   bt->variant = pick;
@@ -347,6 +419,15 @@ at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
     vqueue *q = &b->q[v];
     q->in_ids = q->in_mask = q->in_types = -1;
     q->n_inputs = mi->n_inputs;
+    q->bk = p.per_variant ? p.per_variant[v] : p.bucketing;
+    if (q->bk.max_pad_factor < 0 || (q->bk.max_pad_factor > 0 && q->bk.max_pad_factor < 1) ||
+        q->bk.max_wait_us < 0) {
+      free_batcher(b);
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "variant '%s': bucketing max_pad_factor must be 0 (off) or >= 1 and "
+                     "max_wait_us >= 0",
+                     at_engine_variant_name(engine, v));
+    }
     for (size_t k = 0; k < mi->n_inputs; k++) {
       const at_value_info *vi = &mi->inputs[k];
       int ok = vi->dtype == AT_DTYPE_INT64 && vi->ndim == 2;
@@ -438,6 +519,7 @@ at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *i
     qitem *qi = &q->ring[(q->head + q->count) % b->p.max_queued_items];
     qi->item = items[i];
     qi->enqueued_ns = now;
+    qi->passed_ns = 0;
     q->count++;
   }
   b->total_queued += n;

@@ -10,8 +10,11 @@
  *     the item's slot and counts the item down in the submission's
  *     wait_group. The caller reads the slots only after the count reached
  *     zero, so the slots need no lock of their own.
+ *   Sequences: a batch draws from the pool of the caller's sequences whose
+ *     length is in [min_len, max_len] (every one by default), so a caller
+ *     can time s(b) per length bucket with the same code.
  *   Ownership: the caller's sequences are read in place (the batcher copies
- *     them into its batch buffers); slots, index and time arrays belong to
+ *     them into its batch buffers); slots, index, pool and time arrays belong to
  *     one call and are freed before it returns, after the batcher has been
  *     destroyed (drained), so no callback can touch them afterwards.
  *   Batches: the batcher's max_batch_size is b and its delay one second, so
@@ -55,9 +58,11 @@ typedef struct prun {
   const size_t *lens;
   size_t n_seqs;
   uint64_t *rng;
+  size_t *pool;        /* the sequences a batch may hold (those in the length range) */
+  size_t n_pool;
   slot *slots;         /* one per item of the largest submission */
   size_t *idx;         /* the same size: the drawn sequence indices */
-  unsigned char *used; /* n_seqs marks for drawing without repetition */
+  unsigned char *used; /* n_pool marks for drawing without repetition */
   double *t;           /* iters alone Run times */
   double *tb;          /* busy Run times: iters + one round's batches */
   size_t n_busy_batches;
@@ -90,21 +95,24 @@ static size_t pick(uint64_t *rng, size_t n) {
   return (size_t)((*rng >> 33) % n);
 }
 
-/* R->idx[0..k): k sequence indices, distinct when there are at least k
- * sequences (a repeat moves on to the next free index), else drawn with
- * repetition. */
+/* R->idx[0..k): k sequence indices from the pool, distinct when it holds
+ * at least k (a repeat moves on to the next free one), else drawn with
+ * repetition. Without a length range the pool is every sequence in order,
+ * so the draws are those of the versions before the range existed. */
 static void draw(prun *R, size_t k) {
-  size_t n = R->n_seqs;
+  size_t n = R->n_pool, at[AT_PROFILE_MAX_BATCH * 16];
+  bool mark = k <= n && k <= sizeof at / sizeof at[0];
   for (size_t q = 0; q < k; q++) {
     size_t i = pick(R->rng, n);
-    if (k <= n) {
+    if (mark) {
       while (R->used[i]) i = (i + 1) % n;
       R->used[i] = 1;
+      at[q] = i;
     }
-    R->idx[q] = i;
+    R->idx[q] = R->pool[i];
   }
-  if (k <= n)
-    for (size_t q = 0; q < k; q++) R->used[R->idx[q]] = 0;
+  if (mark)
+    for (size_t q = 0; q < k; q++) R->used[at[q]] = 0;
 }
 
 /* Submit the sequences R->idx[0..n) in order (slot q for the q-th) and
@@ -144,6 +152,24 @@ static int cmp_d(const void *a, const void *b) {
 double at_profile_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_d);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
+int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch, size_t *cuts) {
+  memcpy(scratch, lens, n * sizeof *scratch);
+  qsort(scratch, n, sizeof *scratch, cmp_size);
+  int nc = 0;
+  for (int j = 1; j < k; j++) {
+    size_t at = ((size_t)j * n + (size_t)k - 1) / (size_t)k; /* ceil(j n / k) */
+    size_t c = scratch[at ? at - 1 : 0];
+    if (c >= scratch[n - 1] || (nc && c <= cuts[nc - 1])) continue; /* empty above, or a repeat */
+    cuts[nc++] = c;
+  }
+  return nc + 1;
 }
 
 /* One alone batch: draw, tell the hook (timed ones only), run; the Run
@@ -214,6 +240,9 @@ static at_status check_args(at_engine *e, int variant, const int64_t *const *ids
   if (p->batch_size < 1 || p->batch_size > AT_PROFILE_MAX_BATCH)
     return at_fail(AT_ERR_INVALID_ARG, "profile: batch size %d is not in 1..%d", p->batch_size,
                    AT_PROFILE_MAX_BATCH);
+  if (p->max_len && p->max_len < p->min_len)
+    return at_fail(AT_ERR_INVALID_ARG, "profile: length range %zu..%zu is empty", p->min_len,
+                   p->max_len);
   if (p->iters < 1 || p->iters > AT_PROFILE_MAX_ITERS || p->passes < 1 ||
       p->passes > AT_PROFILE_MAX_PASSES || p->warmup < 0 || p->warmup > AT_PROFILE_MAX_ITERS)
     return at_fail(AT_ERR_INVALID_ARG,
@@ -249,6 +278,20 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
             .lens = lens,
             .n_seqs = n_seqs,
             .rng = p.rng ? p.rng : &own_rng};
+  R.pool = calloc(n_seqs, sizeof *R.pool);
+  if (!R.pool) return at_fail(AT_ERR_NOMEM, "out of memory");
+  max_len = 0;
+  for (size_t i = 0; i < n_seqs; i++)
+    if (lens[i] >= p.min_len && (!p.max_len || lens[i] <= p.max_len)) {
+      R.pool[R.n_pool++] = i;
+      if (lens[i] > max_len) max_len = lens[i];
+    }
+  if (!R.n_pool) {
+    free(R.pool);
+    return at_fail(AT_ERR_INVALID_ARG, "profile: no sequence of %zu..%zu tokens", p.min_len,
+                   p.max_len);
+  }
+  n_seqs = R.n_pool; /* what a batch may draw from */
   memset(out, 0, sizeof *out);
   out->batch_size = p.batch_size, out->passes = p.passes, out->workers = R.workers;
   out->busy_measured = p.busy && R.workers > 1;
@@ -273,6 +316,6 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
     st = at_batcher_create(e, &bp, &R.b);
   if (st == AT_OK) st = measure_passes(&R, &p, out);
   at_batcher_destroy(R.b); /* drains: no callback runs after this */
-  free(R.slots), free(R.idx), free(R.used), free(R.t), free(R.tb);
+  free(R.slots), free(R.idx), free(R.used), free(R.t), free(R.tb), free(R.pool);
   return st;
 }

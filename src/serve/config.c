@@ -140,12 +140,15 @@ static void fmt_double(char *out, size_t cap, double v) {
 }
 
 /* Whether a key is written: a tuning key left to the planner, an empty
- * optional string, a false optional bool or an empty table is not. */
+ * optional string, a false optional bool, an empty table or an optional
+ * number at its default is not. */
 static bool key_is_set(const void *base, const cfg_key *k) {
   const void *f = serve_cfg_value(base, k);
   if (k->flags & CFG_IF_SET) {
     if (k->type == CFG_BOOL) return *(const bool *)f;
     if (k->type == CFG_SERVICE) return *(const int *)f > 0;
+    if (k->type == CFG_DOUBLE) return *(const double *)f != k->def;
+    if (k->type == CFG_INT) return *(const int *)f != (int)k->def;
     if (!((const char *)f)[0]) return false;
   }
   if (k->flags & CFG_UNSET_NEG) {
@@ -492,6 +495,8 @@ static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) 
   }
   if (!has_required(m, "models") || m->n_variants == 0)
     return bad(c, n, "a model needs 'name', 'task', 'tokenizer' and at least one variant");
+  if (m->max_pad_factor > 0 && m->max_pad_factor < 1)
+    return bad(c, n, "'max_pad_factor' is 0 (bucketing off) or at least 1");
   return AT_OK;
 }
 

@@ -86,6 +86,10 @@ static const cfg_key keys[] = {
     {"models", "tokenizer", CFG_PATH, M(tokenizer), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
     {"models", "config", CFG_PATH, M(config_json), 0, 0, 0, "", NULL, CFG_IF_SET, 0, 0},
     {"models", "shared_space", CFG_BOOL, M(shared_space), 0, 1, 0, NULL, NULL, CFG_IF_SET, 0, 0},
+    /* length-bucketed batching of the model's variants (at_bucketing) */
+    {"models", "max_pad_factor", CFG_DOUBLE, M(max_pad_factor), 0, 64, 0, NULL, NULL, CFG_IF_SET, 0, 0},
+    {"models", "bucket_max_wait_us", CFG_INT, M(bucket_max_wait_us), 0, 10000000, 100000, NULL, NULL,
+     CFG_IF_SET, 0, 0},
     /* one entry of a model's `variants:` */
     {"variants", "name", CFG_STRING, V(name), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},
     {"variants", "path", CFG_PATH, V(path), 0, 0, 0, "", NULL, CFG_REQUIRED, 0, 0},

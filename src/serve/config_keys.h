@@ -31,7 +31,8 @@ enum {
   CFG_UNSET_NEG = 1u << 0,  /* default -1 = "the planner's own"; written only when >= 0 */
   CFG_UNSET_ZERO = 1u << 1, /* with CFG_UNSET_NEG: 0 is not a value either (written when > 0) */
   CFG_IF_SET = 1u << 2,     /* a string written only when not empty, a bool only
-                               when true, a table only when it has points */
+                               when true, a table only when it has points, an int
+                               or double only when not its default */
   CFG_REQUIRED = 1u << 3,   /* models/variants: an entry without it is refused */
 };
 

@@ -377,6 +377,16 @@ at_status serve_load_models(at_server *s) {
   bp.max_queue_delay_us = cfg->max_queue_delay_us;
   bp.max_queued_items = cfg->max_queued;
   bp.max_seq_len = cfg->max_tokens;
+  at_bucketing bk[256]; /* per engine variant: its model's setting */
+  for (int ev = 0; ev < at_engine_variant_count(s->engine) && ev < 256; ev++) {
+    const at_server_model_config *mc = &cfg->models[s->variant_model[ev]];
+    bk[ev] = (at_bucketing){mc->max_pad_factor, mc->bucket_max_wait_us};
+    if (mc->max_pad_factor > 0 && s->variant_slot[ev] == 0)
+      at_log(AT_LOG_INFO, "serve", "model '%s': length-bucketed batches, padded tokens within "
+             "%.2fx the real ones, passed-over texts go after %d us", mc->name,
+             mc->max_pad_factor, mc->bucket_max_wait_us);
+  }
+  bp.per_variant = bk;
   if ((st = at_batcher_create(s->engine, &bp, &s->batcher)) != AT_OK) return st;
 
   /* Planners: one per model over its variants. */

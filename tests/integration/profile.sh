@@ -28,8 +28,13 @@ data="$ANYTIME_TEST_DATA/text/tiny_labelled.csv"
 # timing (the prediction cross-check still holds), and the abort path uses
 # the issue's 0.001.
 "$ANYTIME_BIN" profile --family "$fam" --data "$data" --repeats 2 --iters 5 --batch-sizes 1,2,4 \
-    --agreement-tolerance 1000 --out-config "$tmp/serving.yaml" --out-json "$tmp/profiles.json" 2>"$tmp/log" || { cat "$tmp/log"; fail "profile failed"; }
+    --length-buckets 3 --agreement-tolerance 1000 --out-config "$tmp/serving.yaml" \
+    --out-json "$tmp/profiles.json" 2>"$tmp/log" || { cat "$tmp/log"; fail "profile failed"; }
 grep -q "service_ms: {1: " "$tmp/serving.yaml" || fail "no service table in the written config"
+# --length-buckets: s(b) per length bucket in the JSON only; the YAML keeps its form
+grep -q '"by_length"' "$tmp/profiles.json" || fail "no per-length-bucket s(b) in the JSON"
+grep -q "texts of 1\.\." "$tmp/log" || fail "no per-length-bucket line in the log"
+! grep -q "max_pad_factor" "$tmp/serving.yaml" || fail "bucketing written into the config"
 grep -q '"service_time_spread_pct"' "$tmp/profiles.json" || fail "no spread in the JSON"
 grep -q '"ort_version": "' "$tmp/profiles.json" || fail "no ORT version in the JSON"
 grep -q '"host_cpu"' "$tmp/profiles.json" || fail "no host CPU in the JSON"

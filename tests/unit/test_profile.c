@@ -12,7 +12,9 @@
  * repeated fills a batch (the server's start-up shape); the busy-pool
  * figures exist only with more than one worker and `busy`, and with two
  * workers on the real small int8 model (~0.2 ms a Run, so two Runs overlap)
- * every pass collects full-pool Runs. */
+ * every pass collects full-pool Runs. A length range (min_len..max_len)
+ * draws every batch from the sequences in it; at_profile_length_cuts()
+ * splits lengths into equal-count buckets. */
 #include <stdbool.h>
 
 #include "anytime/anytime.h"
@@ -134,6 +136,59 @@ static void test_alone_batches(void **state) {
   at_engine_destroy(e);
 }
 
+/* A length range: every batch is drawn from the sequences in it only
+ * (lengths 5, 9, ..., 33: 13..21 holds 13, 17, 21), distinct while they
+ * suffice; a range no sequence is in, or an inverted one, is refused. */
+typedef struct range_log {
+  int calls, outside;
+  size_t lo, hi;
+} range_log;
+
+static void on_range(void *user, int pass, int iter, const size_t *seqs, size_t n) {
+  (void)pass, (void)iter;
+  range_log *h = user;
+  h->calls++;
+  for (size_t q = 0; q < n; q++) h->outside += g_lens[seqs[q]] < h->lo || g_lens[seqs[q]] > h->hi;
+}
+
+static void test_length_range(void **state) {
+  (void)state;
+  make_seqs(1, 99);
+  at_engine *e = start_engine(test_data("models/tiny_encoder.onnx"), 1);
+  range_log h = {.lo = 13, .hi = 21};
+  at_profile_params p = at_profile_default_params();
+  p.batch_size = 3, p.iters = 6, p.passes = 2, p.min_len = 13, p.max_len = 21;
+  p.on_batch = on_range, p.user = &h;
+  at_profile_result r;
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+  assert_int_equal(h.calls, 12);
+  assert_int_equal(h.outside, 0);
+  p.batch_size = 8; /* more than the range holds: with repetition, still inside */
+  h = (range_log){.lo = 13, .hi = 21};
+  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+  assert_int_equal(h.outside, 0);
+  p.min_len = 34, p.max_len = 0;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "no sequence of 34");
+  p.min_len = 20, p.max_len = 10;
+  expect_invalid(e, 0, g_ptrs, g_lens, NSEQ, &p, "is empty");
+  at_engine_destroy(e);
+}
+
+/* Length buckets from quantiles: equal-count groups, repeats merged. */
+static void test_length_cuts(void **state) {
+  (void)state;
+  size_t lens[12] = {9, 3, 12, 7, 1, 5, 11, 2, 8, 4, 10, 6}, scratch[12], cuts[8];
+  assert_int_equal(at_profile_length_cuts(lens, 12, 3, scratch, cuts), 3);
+  assert_int_equal(cuts[0], 4), assert_int_equal(cuts[1], 8); /* 1-4 | 5-8 | 9-12 */
+  assert_int_equal(at_profile_length_cuts(lens, 12, 4, scratch, cuts), 4);
+  assert_int_equal(cuts[0], 3), assert_int_equal(cuts[1], 6), assert_int_equal(cuts[2], 9);
+  size_t same[6] = {5, 5, 5, 5, 5, 9};
+  assert_int_equal(at_profile_length_cuts(same, 6, 3, scratch, cuts), 2); /* 5 | 9 */
+  assert_int_equal(cuts[0], 5);
+  size_t one[4] = {7, 7, 7, 7};
+  assert_int_equal(at_profile_length_cuts(one, 4, 3, scratch, cuts), 1);
+}
+
 /* The server's start-up shape: one sequence repeated to fill a batch of 8. */
 static void test_one_sequence_fills_a_batch(void **state) {
   (void)state;
@@ -179,6 +234,8 @@ int main(void) {
       cmocka_unit_test(test_alone_batches),
       cmocka_unit_test(test_one_sequence_fills_a_batch),
       cmocka_unit_test(test_busy_pool),
+      cmocka_unit_test(test_length_range),
+      cmocka_unit_test(test_length_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,6 +291,12 @@ static void test_key_checks(void **state) {
   const char *range = "engine:\n  workers: 0\n";
   assert_int_equal(at_server_config_parse(range, strlen(range), NULL, &c), AT_ERR_INVALID_ARG);
   assert_non_null(strstr(at_last_error(), "out of range [1, 1024]"));
+  /* bucketing: 0 is off, a padding factor below 1 cannot hold */
+  const char *pad = "models:\n  - name: m\n    task: classify\n    tokenizer: /t.json\n"
+                    "    max_pad_factor: 0.5\n    variants:\n      - name: v\n        path: /v.onnx\n";
+  c = at_server_config_default();
+  assert_int_equal(at_server_config_parse(pad, strlen(pad), NULL, &c), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'max_pad_factor' is 0 (bucketing off) or at least 1"));
 }
 
 /* profile's form of the models list: a variant off the frontier is
