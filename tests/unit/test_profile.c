@@ -212,12 +212,22 @@ static void test_one_sequence_fills_a_batch(void **state) {
 /* Two workers on a model slow enough for Runs to overlap: busy figures. */
 static void test_busy_pool(void **state) {
   (void)state;
-  make_seqs(1000, 5000); /* inside the small model's vocabulary */
-  at_engine *e = start_engine(test_source("models/sentiment-small/onnx/model_quantized.onnx"), 2);
+  make_seqs(1000, 5000); /* inside the models' vocabulary */
+  /* The large model's Runs (about 1 ms) overlap more surely than the small
+   * one's: on a host whose cores are taken by other work, one worker could
+   * run a whole round of short Runs before the other woke, and a pass then
+   * had no full-pool Run at all (seen: 5 of 20 runs beside two busy loops).
+   * That is the host, not the profile, so the measurement is repeated, up to
+   * three times, until every pass has one. */
+  at_engine *e = start_engine(test_source("models/sentiment-large/onnx/model_quantized.onnx"), 2);
   at_profile_params p = at_profile_default_params();
   p.batch_size = 2, p.iters = 5, p.passes = 2;
   at_profile_result r;
-  assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+  for (int attempt = 0; attempt < 3; attempt++) {
+    assert_int_equal(at_profile_measure(e, 0, g_ptrs, g_lens, NSEQ, &p, &r), AT_OK);
+    if (r.busy_pass_s[0] > 0 && r.busy_pass_s[1] > 0) break;
+    print_message("busy pool: a pass without a full-pool Run (host busy); measuring again\n");
+  }
   assert_int_equal(r.workers, 2);
   assert_true(r.median_s > 0);
   assert_true(r.busy_measured);
