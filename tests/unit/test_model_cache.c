@@ -6,7 +6,10 @@
  * truncated, bit-flipped or unreadable artifact is detected, logged,
  * discarded and rebuilt; outputs from the cached artifact are bitwise
  * identical to the uncached model's (the test models, plus every ONNX file
- * under models/ when the project's models are present); an unusable cache
+ * under models/ when the project's models are present), and a hit maps the
+ * artifact (identical outputs to a plain load of the same model.ort); a hit
+ * on an unchanged artifact is checked by its stat memo, and a rewritten one
+ * is still caught; an unusable cache
  * directory degrades to a plain load with a warning. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,6 +22,7 @@
 #include "anytime/model.h"
 #include "model/model_internal.h"
 #include "model/sha256.h"
+#include "ort/session_plain.h"
 #include "testutil.h"
 
 static char g_tmp[256];
@@ -369,6 +373,8 @@ static void check_identity(const char *model, at_opt_level lvl) {
   assert_int_equal(at_session_create(model, &p, &first), AT_OK);
   assert_int_equal(at_session_create(model, &p, &cached), AT_OK);
   assert_int_equal(at_session_artifact_outcome(cached), AT_ARTIFACT_HIT);
+  assert_true(at_ort_session_mapped_bytes(cached) > 0); /* a hit reads the mapped artifact */
+  assert_int_equal(at_ort_session_mapped_bytes(first), 0);
   size_t n0, n1, n2;
   unsigned char *a = run_all(plain, &n0), *b = run_all(first, &n1), *c = run_all(cached, &n2);
   assert_int_equal(n0, n1);
@@ -477,6 +483,43 @@ static void test_corruption_recovery(void **state) {
   int tmp_left = 0;
   assert_int_equal(count_entries(dir, &tmp_left), 1);
   assert_int_equal(tmp_left, 0);
+}
+
+/* The same model.ort opened plainly (ORT copies it) and mapped (ORT reads
+ * the weights in place): identical outputs, and the mapping is the file. */
+static void test_mapped_artifact(void **state) {
+  (void)state;
+  const char *models[] = {"models/tiny_encoder.onnx", "hf/tiny_embedder.onnx"};
+  for (size_t m = 0; m < 2; m++) {
+    char dir[512], art[1024], model[4096];
+    snprintf(dir, sizeof dir, "%s/mapped%zu/artifacts", g_tmp, m);
+    snprintf(model, sizeof model, "%s", test_data(models[m]));
+    at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT));
+    entry_file(dir, "model.ort", art, sizeof art);
+    at_session_params p = at_session_default_params();
+    at_session *plain = NULL, *mapped = NULL, *bad = NULL;
+    assert_int_equal(at_ort_session_open(art, &p, &plain), AT_OK);
+    assert_int_equal(at_ort_session_open_mapped(art, &p, &mapped), AT_OK);
+    struct stat st;
+    assert_int_equal(stat(art, &st), 0);
+    assert_int_equal(at_ort_session_mapped_bytes(plain), 0);
+    assert_int_equal(at_ort_session_mapped_bytes(mapped), (size_t)st.st_size);
+    size_t n0, n1;
+    unsigned char *a = run_all(plain, &n0), *b = run_all(mapped, &n1);
+    assert_int_equal(n0, n1);
+    assert_true(n0 > 0);
+    assert_memory_equal(a, b, n0);
+    free(a);
+    free(b);
+    at_session_destroy(plain);
+    at_session_destroy(mapped);
+    p.optimized_model_path = "/nonexistent/out.ort";
+    assert_int_equal(at_ort_session_open_mapped(art, &p, &bad), AT_ERR_INVALID_ARG);
+    assert_null(bad);
+    p.optimized_model_path = NULL;
+    assert_int_equal(at_ort_session_open_mapped("/nonexistent/model.ort", &p, &bad),
+                     AT_ERR_NOT_FOUND);
+  }
 }
 
 /* The artifact's own stat memo: a hit on an unchanged artifact does not
@@ -635,6 +678,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_output_identity),
       cmocka_unit_test(test_corruption_recovery),
       cmocka_unit_test(test_artifact_memo),
+      cmocka_unit_test(test_mapped_artifact),
       cmocka_unit_test(test_unusable_dir),
       cmocka_unit_test(test_concurrent_threads),
       cmocka_unit_test(test_dir_list_clear),
