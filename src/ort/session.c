@@ -1,16 +1,19 @@
 /* src/ort/session.c — one OrtSession over one model file: options, the
  * model's signature, and a synchronous Run over caller-owned buffers.
  *
- * Creation here is plain (at_ort_session_open); the public
- * at_session_create() is in src/model/artifact_cache.c, which adds the
- * artifact cache around it.
+ * Creation here is plain (at_ort_session_open), or from a mapped
+ * ORT-format file (at_ort_session_open_mapped, for the artifact cache's
+ * hits); the public at_session_create() is in src/model/artifact_cache.c,
+ * which adds the artifact cache around them.
  *
  * DESIGN: after at_session_create() returns, a session is immutable (the
  * signature strings, the memory info and the OrtSession are only read), so
  * any number of threads may call at_session_run() on it at once; ORT's
  * CPU Run is itself thread-safe. Each run wraps the caller's buffers with
  * CreateTensorWithDataAsOrtValue (no copy) and returns ORT-allocated outputs
- * inside an at_outputs, which exposes them as views (no copy).
+ * inside an at_outputs, which exposes them as views (no copy). A mapped
+ * session owns its read-only mapping: ORT's initializers point into it, so
+ * it is unmapped only after ReleaseSession, in at_session_destroy().
  */
 #include <errno.h>
 #include <fcntl.h>
