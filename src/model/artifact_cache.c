@@ -348,8 +348,8 @@ static void memo_store(const char *dir, const char *path, const struct stat *bef
   if (stat(path, &after) != 0 || !same_stat(before, &after) ||
       clock_gettime(CLOCK_REALTIME, &now) != 0 || memo_path(dir, path, memo, sizeof memo) != 0)
     return;
-  long long margin = (after.st_mtim.tv_nsec == 0 && after.st_ctim.tv_nsec == 0) ? RACY_COARSE_NS
-                                                                               : RACY_FINE_NS;
+  long long margin =
+      (after.st_mtim.tv_nsec == 0 && after.st_ctim.tv_nsec == 0) ? RACY_COARSE_NS : RACY_FINE_NS;
   if (age_ns(&now, &after.st_mtim) <= margin || age_ns(&now, &after.st_ctim) <= margin) return;
   char hdir[PATH_CAP], tmp[PATH_CAP + 16], want[256], text[400];
   stat_line(&after, want, sizeof want);
