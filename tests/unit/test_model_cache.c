@@ -336,16 +336,16 @@ static void test_hash_memo(void **state) {
   cache_dir("memo", dir, sizeof dir);
   snprintf(memo_dir, sizeof memo_dir, "%s/.hashes", dir);
   snprintf(model, sizeof model, "%s/memo.onnx", g_tmp);
-  /* an mtime a second ahead keeps the file "racy" for the first load,
-   * however slow this host is */
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && touch -d \"@$(( $(date +%%s) + 1 ))\" '%s'",
+  /* an mtime over a second ahead keeps the file "racy" for the first load,
+   * however slow this host is (date +%s rounds down) */
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && touch -d \"@$(( $(date +%%s) + 2 ))\" '%s'",
            test_data("models/tiny_encoder.onnx"), model, model);
   assert_int_equal(system(cmd), 0);
   memo_file(dir, model, memo, sizeof memo);
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT));
   struct stat st;
   assert_int_not_equal(stat(memo, &st), 0); /* too new: "racy", not remembered */
-  sleep(4);
+  sleep(5); /* now over 3 s old: past the margin of any file system */
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT));
   assert_int_equal(stat(memo, &st), 0); /* remembered now */
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT)); /* through the memo */
