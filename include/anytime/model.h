@@ -27,9 +27,14 @@
  * (skipping graph optimisation); a miss loads the model normally and saves the
  * artifact atomically (a temporary directory, fsync, rename), so concurrent
  * first loads never see a half-written artifact. Each artifact carries a
- * sidecar (meta.json) with its SHA-256; a corrupt or truncated artifact is
- * logged, discarded and rebuilt. An unusable cache directory degrades to no
- * caching with one warning. Layout: <artifacts dir>/<key>/{model.ort,meta.json}.
+ * sidecar (meta.json) with its SHA-256, checked on every hit (re-read in full
+ * only when the file's stat facts differ from those remembered with the hash
+ * in <artifacts dir>/.hashes/); a corrupt or truncated artifact is logged,
+ * discarded and rebuilt. A hit maps the artifact read-only and ONNX Runtime
+ * uses the mapping for the weights, for the session's lifetime: files under
+ * the cache must not be modified in place while sessions use them. An
+ * unusable cache directory degrades to no caching with one warning. Layout:
+ * <artifacts dir>/<key>/{model.ort,meta.json}.
  *
  * Thread-safety: every function here is safe to call from any thread; the
  * returned objects are immutable and may be read from many threads. Several

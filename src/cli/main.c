@@ -42,7 +42,9 @@ static void usage(FILE *f) {
           "  ANYTIME_ORT_LIB             ONNX Runtime library to load (default: the SDK\n"
           "                              the build was configured with)\n"
           "  ANYTIME_ALLOW_ORT_MISMATCH  =1 runs with a library of another release (loud)\n"
-          "  ANYTIME_LOG_LEVEL           debug|info|warn|error (default warn)\n");
+          "  ANYTIME_LOG_LEVEL           debug|info|warn|error (default warn)\n"
+          "  ORT_DISABLE_TELEMETRY       ONNX Runtime's usage telemetry; anytime sets\n"
+          "                              it to 1 unless it is already set\n");
 }
 
 int main(int argc, char **argv) {
@@ -55,6 +57,14 @@ int main(int argc, char **argv) {
     usage(stdout);
     return AT_EXIT_OK;
   }
+  /* ONNX Runtime's Linux build starts a usage-telemetry system when its
+   * environment is created: an empty /tmp/mat-debug-PID.log per process, a
+   * SQLite store under ~/.cache/Microsoft/DeveloperTools with fsyncs, and
+   * HTTPS uploads where a CA bundle is found. Only this variable, read
+   * before the library loads, stops it (the library's own
+   * DisableTelemetryEvents call comes too late for the files). Set here,
+   * single-threaded, before any command starts; an explicit value wins. */
+  setenv("ORT_DISABLE_TELEMETRY", "1", 0);
   if (strcmp(argv[1], "--version") == 0) return at_cli_version(1, argv);
   cli_install_log_sink();
   for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)

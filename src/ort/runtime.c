@@ -125,6 +125,12 @@ static at_status do_init(void) {
     g_api->ReleaseStatus(st);
     return AT_ERR_ORT;
   }
+  /* No usage-telemetry events from a server library (best effort: a failure
+   * here changes nothing anytime relies on). This stops events, not ORT's
+   * telemetry files, which are made earlier: the anytime program sets
+   * ORT_DISABLE_TELEMETRY=1 before loading ORT for those (src/cli/main.c). */
+  st = g_api->DisableTelemetryEvents(g_env);
+  if (st) g_api->ReleaseStatus(st);
   st = g_api->GetAvailableProviders(&g_providers, &g_n_providers);
   if (st) {
     g_api->ReleaseStatus(st);

@@ -1,16 +1,19 @@
 /* src/ort/session.c — one OrtSession over one model file: options, the
  * model's signature, and a synchronous Run over caller-owned buffers.
  *
- * Creation here is plain (at_ort_session_open); the public
- * at_session_create() is in src/model/artifact_cache.c, which adds the
- * artifact cache around it.
+ * Creation here is plain (at_ort_session_open), or from a mapped
+ * ORT-format file (at_ort_session_open_mapped, for the artifact cache's
+ * hits); the public at_session_create() is in src/model/artifact_cache.c,
+ * which adds the artifact cache around them.
  *
  * DESIGN: after at_session_create() returns, a session is immutable (the
  * signature strings, the memory info and the OrtSession are only read), so
  * any number of threads may call at_session_run() on it at once; ORT's
  * CPU Run is itself thread-safe. Each run wraps the caller's buffers with
  * CreateTensorWithDataAsOrtValue (no copy) and returns ORT-allocated outputs
- * inside an at_outputs, which exposes them as views (no copy).
+ * inside an at_outputs, which exposes them as views (no copy). A mapped
+ * session owns its read-only mapping: ORT's initializers point into it, so
+ * it is unmapped only after ReleaseSession, in at_session_destroy().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +43,8 @@ struct at_session {
   char *strings;        /* one arena holding every name string */
   size_t strings_len, strings_cap;
   at_artifact_outcome artifact;  /* what the artifact cache did */
+  void *map;            /* the ORT-format file ORT reads its weights from, or NULL */
+  size_t map_len;       /* unmapped only after the OrtSession is released */
 };
 
 struct at_outputs {
@@ -234,27 +239,52 @@ static at_status read_metadata(at_session *s, OrtAllocator *alloc) {
   return rc;
 }
 
-at_status at_ort_session_open(const char *model_path, const at_session_params *params,
-                              at_session **out) {
-  if (!model_path || !out) return at_fail(AT_ERR_INVALID_ARG, "model_path and out are required");
-  *out = NULL;
-  at_status rc = at_runtime_init();
-  if (rc != AT_OK) return rc;
-  struct stat stt;
-  if (stat(model_path, &stt) != 0)
-    return at_fail(AT_ERR_NOT_FOUND, "model file '%s': %s", model_path, strerror(errno));
-  if (!S_ISREG(stt.st_mode))
-    return at_fail(AT_ERR_NOT_FOUND, "model '%s' is not a regular file", model_path);
+/* Map an ORT-format file read-only for at_ort_session_open_mapped(). */
+static at_status map_file(const char *path, void **map, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return at_fail(AT_ERR_NOT_FOUND, "model file '%s': %s", path, strerror(errno));
+  struct stat st;
+  at_status rc = AT_OK;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    rc = at_fail(AT_ERR_NOT_FOUND, "model '%s' is not a non-empty regular file", path);
+  } else {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      rc = at_fail(AT_ERR_IO, "cannot map model file '%s': %s", path, strerror(errno));
+    } else {
+      *map = m;
+      *len = (size_t)st.st_size;
+    }
+  }
+  close(fd);
+  return rc;
+}
 
+/* Free a session whose OrtSession was never created. */
+static void free_unopened(at_session *s) {
+  if (s->map) munmap(s->map, s->map_len);
+  free(s);
+}
+
+/* Both entry points: from the file at model_path, or (mapped) from the
+ * ORT-format file mapped at map[0..map_len), which the session then owns. */
+static at_status session_open(const char *model_path, void *map, size_t map_len,
+                              const at_session_params *params, at_session **out) {
   at_session_params p = params ? *params : at_session_default_params();
   const OrtApi *api = at_ort_api();
+  at_status rc = AT_OK;
   at_session *s = calloc(1, sizeof *s);
-  if (!s) return at_fail(AT_ERR_NOMEM, "out of memory");
+  if (!s) {
+    if (map) munmap(map, map_len);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  s->map = map;
+  s->map_len = map_len;
 
   OrtSessionOptions *so = NULL;
   OrtStatus *st = api->CreateSessionOptions(&so);
   if (st) {
-    free(s);
+    free_unopened(s);
     return at_ort_fail(st, AT_ERR_ORT, "creating session options");
   }
   GraphOptimizationLevel lvl = ORT_ENABLE_ALL;
@@ -272,7 +302,14 @@ at_status at_ort_session_open(const char *model_path, const at_session_params *p
       (st = api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning",
                                        p.allow_spinning ? "1" : "0"))) {
     api->ReleaseSessionOptions(so);
-    free(s);
+    free_unopened(s);
+    return at_ort_fail(st, AT_ERR_ORT, "setting session options");
+  }
+  if (map && ((st = api->AddSessionConfigEntry(so, "session.use_ort_model_bytes_directly", "1")) ||
+              (st = api->AddSessionConfigEntry(so, "session.use_ort_model_bytes_for_initializers",
+                                               "1")))) {
+    api->ReleaseSessionOptions(so);
+    free_unopened(s);
     return at_ort_fail(st, AT_ERR_ORT, "setting session options");
   }
   if (p.optimized_model_path) {
@@ -280,14 +317,15 @@ at_status at_ort_session_open(const char *model_path, const at_session_params *p
         (p.optimized_as_ort &&
          (st = api->AddSessionConfigEntry(so, "session.save_model_format", "ORT")))) {
       api->ReleaseSessionOptions(so);
-      free(s);
+      free_unopened(s);
       return at_ort_fail(st, AT_ERR_ORT, "setting the optimised-model path");
     }
   }
-  st = api->CreateSession(at_ort_env(), model_path, so, &s->ort);
+  st = map ? api->CreateSessionFromArray(at_ort_env(), map, map_len, so, &s->ort)
+           : api->CreateSession(at_ort_env(), model_path, so, &s->ort);
   api->ReleaseSessionOptions(so);
   if (st) {
-    free(s);
+    free_unopened(s);
     char what[1200];
     snprintf(what, sizeof what, "ONNX Runtime could not load model '%s'", model_path);
     return at_ort_fail(st, AT_ERR_MODEL, what);
@@ -337,6 +375,39 @@ fail:
   return rc;
 }
 
+static at_status check_path(const char *model_path, at_session **out) {
+  if (!model_path || !out) return at_fail(AT_ERR_INVALID_ARG, "model_path and out are required");
+  *out = NULL;
+  at_status rc = at_runtime_init();
+  if (rc != AT_OK) return rc;
+  struct stat stt;
+  if (stat(model_path, &stt) != 0)
+    return at_fail(AT_ERR_NOT_FOUND, "model file '%s': %s", model_path, strerror(errno));
+  if (!S_ISREG(stt.st_mode))
+    return at_fail(AT_ERR_NOT_FOUND, "model '%s' is not a regular file", model_path);
+  return AT_OK;
+}
+
+at_status at_ort_session_open(const char *model_path, const at_session_params *params,
+                              at_session **out) {
+  at_status rc = check_path(model_path, out);
+  return rc != AT_OK ? rc : session_open(model_path, NULL, 0, params, out);
+}
+
+at_status at_ort_session_open_mapped(const char *ort_path, const at_session_params *params,
+                                     at_session **out) {
+  at_status rc = check_path(ort_path, out);
+  if (rc != AT_OK) return rc;
+  if (params && params->optimized_model_path)
+    return at_fail(AT_ERR_INVALID_ARG, "a mapped ORT-format model is not optimised again");
+  void *map = NULL;
+  size_t len = 0;
+  if ((rc = map_file(ort_path, &map, &len)) != AT_OK) return rc;
+  return session_open(ort_path, map, len, params, out);
+}
+
+size_t at_ort_session_mapped_bytes(const at_session *s) { return s ? s->map_len : 0; }
+
 void at_session_destroy(at_session *s) {
   if (!s) return;
   const OrtApi *api = at_ort_api();
@@ -344,6 +415,7 @@ void at_session_destroy(at_session *s) {
     api->ReleaseSession(s->ort);
     at_ort_live_add(AT_ORT_LIVE_SESSION, -1);
   }
+  if (s->map) munmap(s->map, s->map_len); /* after ORT let go of the weights */
   if (s->mem) api->ReleaseMemoryInfo(s->mem);
   free(s->strings);
   free(s);

@@ -6,9 +6,13 @@
  * truncated, bit-flipped or unreadable artifact is detected, logged,
  * discarded and rebuilt; outputs from the cached artifact are bitwise
  * identical to the uncached model's (the test models, plus every ONNX file
- * under models/ when the project's models are present); an unusable cache
+ * under models/ when the project's models are present), and a hit maps the
+ * artifact (identical outputs to a plain load of the same model.ort); a hit
+ * on an unchanged artifact is checked by its stat memo, and a rewritten one
+ * is still caught; an unusable cache
  * directory degrades to a plain load with a warning. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +22,7 @@
 #include "anytime/model.h"
 #include "model/model_internal.h"
 #include "model/sha256.h"
+#include "ort/session_plain.h"
 #include "testutil.h"
 
 static char g_tmp[256];
@@ -314,21 +319,35 @@ static void test_each_ingredient_misses(void **state) {
   free(v);
 }
 
+/* Where the stat memo of `path` lives under the cache `dir`. */
+static void memo_file(const char *dir, const char *path, char *out, size_t cap) {
+  char real[4096], hex[65];
+  uint8_t d[32];
+  assert_non_null(realpath(path, real));
+  at_sha256_once(real, strlen(real), d);
+  at_sha256_hex(d, hex);
+  snprintf(out, cap, "%s/.hashes/%s", dir, hex);
+}
+
 /* The model-hash memo: used for an unchanged file, never for a changed one. */
 static void test_hash_memo(void **state) {
   (void)state;
-  char dir[512], model[600], cmd[9000], memo_dir[600];
+  char dir[512], model[600], cmd[9000], memo_dir[600], memo[1200];
   cache_dir("memo", dir, sizeof dir);
   snprintf(memo_dir, sizeof memo_dir, "%s/.hashes", dir);
   snprintf(model, sizeof model, "%s/memo.onnx", g_tmp);
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", test_data("models/tiny_encoder.onnx"), model);
+  /* an mtime over a second ahead keeps the file "racy" for the first load,
+   * however slow this host is (date +%s rounds down) */
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && touch -d \"@$(( $(date +%%s) + 2 ))\" '%s'",
+           test_data("models/tiny_encoder.onnx"), model, model);
   assert_int_equal(system(cmd), 0);
+  memo_file(dir, model, memo, sizeof memo);
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT));
   struct stat st;
-  assert_int_not_equal(stat(memo_dir, &st), 0); /* too new: "racy", not remembered */
-  sleep(3);
+  assert_int_not_equal(stat(memo, &st), 0); /* too new: "racy", not remembered */
+  sleep(5); /* now over 3 s old: past the margin of any file system */
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT));
-  assert_int_equal(stat(memo_dir, &st), 0); /* remembered now */
+  assert_int_equal(stat(memo, &st), 0); /* remembered now */
   at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT)); /* through the memo */
   /* rewrite in place with other bytes: ctime moves, the memo no longer applies */
   snprintf(cmd, sizeof cmd, "cat '%s' > '%s'", test_data("models/fixed_scale.onnx"), model);
@@ -354,6 +373,8 @@ static void check_identity(const char *model, at_opt_level lvl) {
   assert_int_equal(at_session_create(model, &p, &first), AT_OK);
   assert_int_equal(at_session_create(model, &p, &cached), AT_OK);
   assert_int_equal(at_session_artifact_outcome(cached), AT_ARTIFACT_HIT);
+  assert_true(at_ort_session_mapped_bytes(cached) > 0); /* a hit reads the mapped artifact */
+  assert_int_equal(at_ort_session_mapped_bytes(first), 0);
   size_t n0, n1, n2;
   unsigned char *a = run_all(plain, &n0), *b = run_all(first, &n1), *c = run_all(cached, &n2);
   assert_int_equal(n0, n1);
@@ -464,6 +485,95 @@ static void test_corruption_recovery(void **state) {
   assert_int_equal(tmp_left, 0);
 }
 
+/* The same model.ort opened plainly (ORT copies it) and mapped (ORT reads
+ * the weights in place): identical outputs, and the mapping is the file. */
+static void test_mapped_artifact(void **state) {
+  (void)state;
+  const char *models[] = {"models/tiny_encoder.onnx", "hf/tiny_embedder.onnx"};
+  for (size_t m = 0; m < 2; m++) {
+    char dir[512], art[1024], model[4096];
+    snprintf(dir, sizeof dir, "%s/mapped%zu/artifacts", g_tmp, m);
+    snprintf(model, sizeof model, "%s", test_data(models[m]));
+    at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT));
+    entry_file(dir, "model.ort", art, sizeof art);
+    at_session_params p = at_session_default_params();
+    at_session *plain = NULL, *mapped = NULL, *bad = NULL;
+    assert_int_equal(at_ort_session_open(art, &p, &plain), AT_OK);
+    assert_int_equal(at_ort_session_open_mapped(art, &p, &mapped), AT_OK);
+    struct stat st;
+    assert_int_equal(stat(art, &st), 0);
+    assert_int_equal(at_ort_session_mapped_bytes(plain), 0);
+    assert_int_equal(at_ort_session_mapped_bytes(mapped), (size_t)st.st_size);
+    size_t n0, n1;
+    unsigned char *a = run_all(plain, &n0), *b = run_all(mapped, &n1);
+    assert_int_equal(n0, n1);
+    assert_true(n0 > 0);
+    assert_memory_equal(a, b, n0);
+    free(a);
+    free(b);
+    at_session_destroy(plain);
+    at_session_destroy(mapped);
+    p.optimized_model_path = "/nonexistent/out.ort";
+    assert_int_equal(at_ort_session_open_mapped(art, &p, &bad), AT_ERR_INVALID_ARG);
+    assert_null(bad);
+    p.optimized_model_path = NULL;
+    assert_int_equal(at_ort_session_open_mapped("/nonexistent/model.ort", &p, &bad),
+                     AT_ERR_NOT_FOUND);
+  }
+}
+
+/* The artifact's own stat memo: a hit on an unchanged artifact does not
+ * re-read it, and any write to it (ctime moves, even with size and mtime
+ * put back) sends the check back to a full SHA-256, which catches it. */
+static void test_artifact_memo(void **state) {
+  (void)state;
+  char dir[512], model[600], cmd[9000], art[1024], memo[1200];
+  cache_dir("artmemo", dir, sizeof dir);
+  snprintf(model, sizeof model, "%s/artmemo.onnx", g_tmp);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", test_data("models/tiny_encoder.onnx"), model);
+  assert_int_equal(system(cmd), 0);
+  at_session *ref = load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT);
+  size_t nref, n;
+  unsigned char *want = run_all(ref, &nref);
+  at_session_destroy(ref);
+  entry_file(dir, "model.ort", art, sizeof art);
+  memo_file(dir, art, memo, sizeof memo);
+  sleep(3); /* past the "racy" margin of any file system */
+  log_reset();
+  at_session_destroy(load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT)); /* hashed, remembered */
+  struct stat st;
+  assert_int_equal(stat(memo, &st), 0);
+  log_reset();
+  at_session *s = load(model, dir, AT_OPT_ALL, AT_ARTIFACT_HIT);
+  if (!strstr(g_log, "artifact checked by its stat memo"))
+    fail_msg("the second hit re-hashed the artifact:\n%s", g_log);
+  unsigned char *got = run_all(s, &n);
+  assert_int_equal(n, nref);
+  assert_memory_equal(got, want, n);
+  free(got);
+  at_session_destroy(s);
+  /* flip one byte, then put the mtime back: only ctime tells */
+  assert_int_equal(stat(art, &st), 0);
+  FILE *f = fopen(art, "r+b");
+  assert_non_null(f);
+  fseek(f, st.st_size / 2, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, st.st_size / 2, SEEK_SET);
+  fputc(c ^ 0x40, f);
+  fclose(f);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  assert_int_equal(utimensat(AT_FDCWD, art, times, 0), 0);
+  log_reset();
+  s = load(model, dir, AT_OPT_ALL, AT_ARTIFACT_BUILT);
+  if (!strstr(g_log, "corrupt")) fail_msg("a rewritten artifact was trusted:\n%s", g_log);
+  got = run_all(s, &n);
+  assert_int_equal(n, nref);
+  assert_memory_equal(got, want, n);
+  free(got);
+  at_session_destroy(s);
+  free(want);
+}
+
 static void test_unusable_dir(void **state) {
   (void)state;
   char file[512], dir[600], model[4096];
@@ -567,6 +677,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_hash_memo),
       cmocka_unit_test(test_output_identity),
       cmocka_unit_test(test_corruption_recovery),
+      cmocka_unit_test(test_artifact_memo),
+      cmocka_unit_test(test_mapped_artifact),
       cmocka_unit_test(test_unusable_dir),
       cmocka_unit_test(test_concurrent_threads),
       cmocka_unit_test(test_dir_list_clear),
