@@ -123,7 +123,8 @@ YAML
   url="http://127.0.0.1:$(cat "$tmp/port")/predict"
   curl -sf "$url" -d '{"inputs":"warm up"}' >/dev/null
   echo "### (b) anytime serve (max batch $batch, 2 workers, 2 HTTP threads, policy none, idle-pool threads ${IDLE:-0})"
-  aname="anytime (max batch $batch$([ "${IDLE:-0}" != 0 ] && echo ", idle-pool threads $IDLE"))"
+  aname="anytime (max batch $batch)"
+  [ "${IDLE:-0}" = 0 ] || aname="anytime (max batch $batch, idle-pool threads $IDLE)"
   for c in $CONC; do point "$aname" "$spid" "$url" "$c" "$np" "$secs"; tail -1 "$tmp/table"; done
   kill -TERM $spid; wait $spid || true
 
