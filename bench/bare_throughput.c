@@ -22,7 +22,7 @@
 #include "anytime/anytime.h"
 #include "bench/bare_ort.h"
 #include "anytime/tokenizer.h"
-#include "cli/dataset.h"
+#include "bench/held_out.h"
 #include "core/internal.h"
 
 static OrtSession *sess;
@@ -91,9 +91,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s MODEL_DIR VARIANT.onnx DATA.csv [workers] [passes] [seconds] [b1,b2,..]\n", argv[0]);
     return 2;
   }
-  char path[4096], tok_path[4096];
+  char path[4096];
   snprintf(path, sizeof path, "%s/%s", argv[1], argv[2]);
-  snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", argv[1]);
   int workers = argc > 4 ? atoi(argv[4]) : 2, passes = argc > 5 ? atoi(argv[5]) : 3;
   double seconds = argc > 6 ? atof(argv[6]) : 3;
   int bs[16] = {1, 4, 8, 16, 32}, nb = 5;
@@ -101,25 +100,7 @@ int main(int argc, char **argv) {
     nb = 0;
     for (char *p = argv[7]; p && *p && nb < 16; p = strchr(p, ','), p = p ? p + 1 : NULL) bs[nb++] = atoi(p);
   }
-  cli_dataset ds;
-  char err[512];
-  if (cli_dataset_load(argv[3], &cli_labels_int, &ds, err, sizeof err)) return fprintf(stderr, "%s\n", err), 1;
-  at_tokenizer *tok;
-  at_tok_workspace *ws;
-  if (at_tokenizer_load(tok_path, &tok) || at_tok_workspace_create(&ws))
-    return fprintf(stderr, "tokenizer: %s\n", at_last_error()), 1;
-  g_n = ds.n;
-  g_ids = calloc(g_n, sizeof *g_ids);
-  g_len = calloc(g_n, sizeof *g_len);
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = 128;
-  for (size_t i = 0; i < g_n; i++) {
-    at_encoding e;
-    if (at_tokenizer_encode(tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) return 1;
-    g_ids[i] = malloc(e.n * 8);
-    for (size_t k = 0; k < e.n; k++) g_ids[i][k] = e.ids[k];
-    g_len[i] = e.n;
-  }
+  bench_load_held_out(argv[1], argv[3], &g_ids, &g_len, &g_n);
   sess = bare_ort_session(path, ORT_LOGGING_LEVEL_ERROR);
   CHECK(api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mi));
   OrtAllocator *alloc;

@@ -25,7 +25,7 @@
 #include "anytime/anytime.h"
 #include "anytime/batcher.h"
 #include "anytime/tokenizer.h"
-#include "cli/dataset.h"
+#include "bench/held_out.h"
 #include "core/internal.h"
 
 #define MAXP 16
@@ -118,32 +118,6 @@ static void summary(const double *v, int n, char *out, size_t cap) {
   snprintf(out, cap, "%.2f [%.2f, %.2f]", med, t[0], t[n - 1]);
 }
 
-static void load_texts(const char *dir, const char *csv) {
-  char tok_path[4096], err[512];
-  snprintf(tok_path, sizeof tok_path, "%s/tokenizer.json", dir);
-  cli_dataset ds;
-  if (cli_dataset_load(csv, &cli_labels_int, &ds, err, sizeof err)) fprintf(stderr, "%s\n", err), exit(1);
-  at_tokenizer *tok;
-  at_tok_workspace *ws;
-  if (at_tokenizer_load(tok_path, &tok) || at_tok_workspace_create(&ws))
-    fprintf(stderr, "tokenizer: %s\n", at_last_error()), exit(1);
-  g_n = ds.n;
-  g_ids = calloc(g_n, sizeof *g_ids);
-  g_len = calloc(g_n, sizeof *g_len);
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = 128;
-  for (size_t i = 0; i < g_n; i++) {
-    at_encoding e;
-    if (at_tokenizer_encode(tok, ws, ds.texts[i], ds.lens[i], NULL, 0, &ep, &e)) exit(1);
-    g_ids[i] = malloc(e.n * sizeof(int64_t));
-    for (size_t k = 0; k < e.n; k++) g_ids[i][k] = e.ids[k];
-    g_len[i] = e.n;
-  }
-  at_tok_workspace_destroy(ws);
-  at_tokenizer_destroy(tok);
-  cli_dataset_free(&ds);
-}
-
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s MODEL_DIR VARIANT.onnx DATA.csv [workers] [passes] [texts] [B] [F] [W]\n",
@@ -156,7 +130,7 @@ int main(int argc, char **argv) {
   double F = argc > 8 ? atof(argv[8]) : 1.25;
   if (argc > 9) g_wait_us = atoi(argv[9]);
   if (passes < 1 || passes > MAXP) return fprintf(stderr, "passes 1..%d\n", MAXP), 2;
-  load_texts(argv[1], argv[3]);
+  bench_load_held_out(argv[1], argv[3], &g_ids, &g_len, &g_n);
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", argv[1], argv[2]);
   at_engine_params ep = at_engine_default_params();
