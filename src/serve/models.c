@@ -292,13 +292,13 @@ static at_status load_variants(at_server *s, const at_session_params *base,
                                at_server_variant_config (*vcfg)[AT_SERVER_MAX_VARIANTS]) {
   const at_server_config *cfg = &s->cfg;
   enum { MAXV = AT_SERVER_MAX_MODELS * AT_SERVER_MAX_VARIANTS };
+  _Static_assert(MAXV <= 256, "variant_model[] and variant_slot[] hold 256 engine variants");
   char ename[MAXV][160];
   at_variant_spec spec[MAXV];
   at_session_params sp[MAXV];
   int owner[MAXV], slot[MAXV], n = 0;
   for (int i = 0; i < cfg->n_models; i++)
     for (int v = 0; v < s->models[i].n_variants; v++, n++) {
-      if (n >= 256) return at_fail(AT_ERR_LIMIT, "too many variants");
       snprintf(ename[n], sizeof ename[n], "%.63s/%.63s", s->models[i].name, vcfg[i][v].name);
       sp[n] = *base;
       if (cfg->artifact_cache_dir[0]) {
