@@ -129,6 +129,14 @@ typedef struct at_plan_variant {
    * service_busy_ms over service_ms at batch 1): where the full-pool
    * correction factor starts and what it ages back to. <= 0: 1. */
   double busy_factor;
+  /* Length model. The table is timed on texts of mixed length whose mean
+   * is len_ref_tokens; a text of t tokens is priced at w(t) times it,
+   *   w(t) = clamp(1 + len_cost_per_token·(t − len_ref_tokens), 1/16, 64)
+   * (cost linear in length, fitted by `anytime profile --length-buckets`
+   * from s(1) per length bucket). len_ref_tokens <= 0 or
+   * len_cost_per_token <= 0: no length model, w = 1 for every text. */
+  double len_ref_tokens;
+  double len_cost_per_token;
 } at_plan_variant;
 
 /* s(b): the table's service time for a batch of b (b >= 1, real-valued),

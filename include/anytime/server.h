@@ -43,6 +43,11 @@ typedef struct at_server_variant_config {
   int n_busy_points;      /* the same with every worker running at once */
   int busy_batch[AT_SERVER_MAX_POINTS];
   double busy_s[AT_SERVER_MAX_POINTS];
+  /* Length model (at_plan_variant.len_ref_tokens / len_cost_per_token):
+   * a text of t tokens costs 1 + len_cost_per_token·(t − len_ref_tokens)
+   * times the table; 0, 0 (default): every text costs the table. */
+  double len_ref_tokens;
+  double len_cost_per_token;
 } at_server_variant_config;
 
 typedef struct at_server_model_config {

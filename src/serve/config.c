@@ -701,7 +701,11 @@ at_status at_server_config_planner_params(const at_server_config *cfg, at_planne
 }
 
 bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out) {
-  *out = (at_plan_variant){.name = vc->name, .accuracy = vc->accuracy, .cost = vc->cost};
+  *out = (at_plan_variant){.name = vc->name,
+                           .accuracy = vc->accuracy,
+                           .cost = vc->cost,
+                           .len_ref_tokens = vc->len_ref_tokens,
+                           .len_cost_per_token = vc->len_cost_per_token};
   if (vc->n_points < 1) return false;
   out->n_points = (size_t)vc->n_points;
   for (int k = 0; k < vc->n_points; k++)
