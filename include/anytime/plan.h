@@ -143,6 +143,11 @@ typedef struct at_plan_variant {
  * interpolated as described above. Pure; NaN if v is NULL or empty. */
 double at_plan_variant_service_s(const at_plan_variant *v, double b);
 
+/* w(t): what one text of `tokens` tokens costs on v relative to its table
+ * (the length model above). 1 when v has no length model or tokens <= 0 or
+ * is not finite (unknown length). Pure; 1 for a NULL v. */
+double at_plan_variant_weight(const at_plan_variant *v, double tokens);
+
 /* ---- the planner ------------------------------------------------------------ */
 
 typedef enum at_plan_policy {
@@ -266,6 +271,10 @@ typedef struct at_plan_request {
                         the body, parsing): the budget is deadline - age */
   int n_texts;       /* texts (batch rows) in the request, >= 1: each is
                         one item of work, all on the chosen variant */
+  double tokens;     /* estimated tokens per text (the server guesses it
+                        from the bytes before tokenising); <= 0: unknown.
+                        With a variant's length model each text is priced
+                        at w(tokens) times the table (at_plan_variant) */
 } at_plan_request;
 
 typedef struct at_plan_decision {
@@ -296,6 +305,10 @@ typedef struct at_plan_decision {
                            turn; see retry_horizon_s); 0 if admitted or
                            infeasible */
   int batch_assumed;    /* batch size the request is assumed to join */
+  double weight;        /* the per-text price w(tokens) on `variant` (1
+                           without a length model). Admitted: what was
+                           charged; pass it to at_planner_finished_w() for
+                           each text */
   double rate_rps;      /* arrival-rate estimate the decision used */
   double rho;           /* utilisation at the rate-side batch size */
 } at_plan_decision;
@@ -361,6 +374,10 @@ void at_planner_destroy(at_planner *p);
  * The rule (docs/planner.md, "Admission"):
  *   budget = capped deadline - age; c = params.workers; B = params.max_batch;
  *   s_v(b) = table time × the variant's correction factor; n = n_texts.
+ *   Prices: with a length model every text is priced w_v(tokens) (see
+ *     at_plan_variant); a batch of v's texts in flight takes s_v(size)
+ *     times the mean price of v's texts in flight, the new request's
+ *     batches s_v(size)·w_v(rq->tokens). Without one every price is 1.
  *   Queue test (the only reason to refuse). The work in flight — every
  *     variant u's q_u texts as ceil(q_u/B) batches of s_u(size) each — plus
  *     the new request's n texts on v makes N batches of total time T; with
@@ -428,6 +445,15 @@ at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
  * than n_texts are in flight for the variant (nothing changes). */
 at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
                                 double observed_service_s, int peers, uint64_t now_ns);
+/* The same with the per-text weight the texts were admitted at
+ * (decision.weight): it leaves the variant's priced work in flight, and the
+ * observed Run is compared with the table's time times that weight.
+ * at_planner_finished_n() passes the mean weight in flight for the variant
+ * (exact when every text is priced 1, i.e. without length models). A weight
+ * <= 0 or not finite means the same. */
+at_status at_planner_finished_w(at_planner *p, int variant, int n_texts, double weight,
+                                int batch_size, double observed_service_s, int peers,
+                                uint64_t now_ns);
 
 /* The overrun feedback. After an admitted request is answered, report the
  * model's estimate for it (decision.est_sojourn_s), the time it really

@@ -91,6 +91,14 @@ double at_plan_variant_service_s(const at_plan_variant *v, double b) {
   return v->service_s[n - 1] * b / (double)v->batch[n - 1];
 }
 
+double at_plan_variant_weight(const at_plan_variant *v, double tokens) {
+  if (!v || !(v->len_ref_tokens > 0) || !(v->len_cost_per_token > 0) || !(tokens > 0) ||
+      !isfinite(tokens))
+    return 1.0;
+  double w = 1.0 + v->len_cost_per_token * (tokens - v->len_ref_tokens);
+  return w < 1.0 / 16 ? 1.0 / 16 : w > 64 ? 64 : w;
+}
+
 double at_plan_cap_deadline(double requested_s, double default_s, double max_s) {
   double d = (requested_s > 0) ? requested_s : default_s; /* NaN fails > 0 */
   return d > max_s ? max_s : d;

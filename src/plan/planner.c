@@ -52,6 +52,10 @@ typedef struct pvariant {
   double *pr_min; /* [0..B]: min over b' <= b of s(b')/b' (prefix minimum) */
   /* guarded by lock: */
   uint64_t in_flight, admitted, finished, declined;
+  /* the in-flight texts' prices summed (each w(t) of the length model, 1
+   * without one): the queue side prices v's work at the table times
+   * w_in_flight / in_flight; 0 whenever in_flight is 0 */
+  double w_in_flight;
   /* correction factors on the table, from Runs that had the whole worker
    * pool busy (POOL_FULL) and from the others (POOL_PART); estimates use
    * the larger (see scale_at) */
@@ -195,6 +199,12 @@ static at_status check_variant(const at_plan_variant *v, size_t i) {
   }
   if (isnan(v->busy_factor) || v->busy_factor > 8)
     return at_fail(AT_ERR_INVALID_ARG, "planner: variant %s: busy factor must be at most 8",
+                   v->name);
+  if (!(v->len_ref_tokens >= 0 && v->len_ref_tokens <= 1e5) ||
+      !(v->len_cost_per_token >= 0 && v->len_cost_per_token <= 1))
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "planner: variant %s: length model needs 0 <= len_ref_tokens <= 100000 and "
+                   "0 <= len_cost_per_token <= 1",
                    v->name);
   return AT_OK;
 }
@@ -383,12 +393,14 @@ static double overrun_at(at_planner *p, uint64_t now) {
   return a < 0 ? 0.0 : a > D / 2 ? D / 2 : a;
 }
 
-/* Batches and their total (corrected) time for q texts of variant v. */
-static void batches_of(const at_planner *p, const pvariant *v, uint64_t q, double scale,
-                       double *batches, double *total) {
+/* Batches and their total (corrected) time for q texts of variant v whose
+ * prices sum to w (w = q when every text costs the table). */
+static void batches_of(const at_planner *p, const pvariant *v, uint64_t q, double w,
+                       double scale, double *batches, double *total) {
   uint64_t B = (uint64_t)p->p.max_batch, full = q / B, rem = q % B;
+  if (q == 0) return;
   *batches += (double)full + (rem ? 1.0 : 0.0);
-  *total += scale * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
+  *total += scale * (w / (double)q) * ((double)full * v->s_at[B] + (rem ? v->s_at[rem] : 0.0));
 }
 
 /* The work in flight on the shared pool: every variant's texts as
@@ -398,7 +410,8 @@ static void work_locked(const at_planner *p, uint64_t now, double *batches, doub
   *batches = 0, *total = 0;
   for (int u = 0; u < p->n; u++) {
     const pvariant *v = &p->v[u];
-    if (v->in_flight) batches_of(p, v, v->in_flight, scale_at(p, v, now), batches, total);
+    if (v->in_flight)
+      batches_of(p, v, v->in_flight, v->w_in_flight, scale_at(p, v, now), batches, total);
   }
 }
 
@@ -417,10 +430,11 @@ typedef struct estimate {
   int b_join;
 } estimate;
 
-/* The Erlang part for `n` texts on variant `vi` at demand rate `lambda`
- * (see plan.h, "Rate test"). Caller holds p->lock. */
-static void erlang_locked(const at_planner *p, int vi, int n, double lambda, double scale,
-                          estimate *e) {
+/* The Erlang part for `n` texts of price `w` each on variant `vi` at demand
+ * rate `lambda` (see plan.h, "Rate test"; the rate side prices the demand
+ * at the table, the texts of the profile's mix). Caller holds p->lock. */
+static void erlang_locked(const at_planner *p, int vi, int n, double w, double lambda,
+                          double scale, estimate *e) {
   const pvariant *v = &p->v[vi];
   int B = p->p.max_batch, c = p->p.workers;
   uint64_t q = v->in_flight + (uint64_t)n;
@@ -447,13 +461,13 @@ static void erlang_locked(const at_planner *p, int vi, int n, double lambda, dou
   e->rho = lambda / ((double)c * mu);
   double wq = p->p.wait_quantile > 0 ? at_plan_mmc_wait_quantile_s(c, lambda, mu, p->p.wait_quantile)
                                       : at_plan_mmc_wait_s(c, lambda, mu);
-  e->erlang = wq + scale * v->s_at[e->b_join];
+  e->erlang = wq + scale * w * v->s_at[e->b_join];
 }
 
-/* Both tests' inputs for `n` texts on variant `vi`, given the work in
- * flight (nb0 batches of total time t0). Caller holds p->lock. */
-static estimate estimate_locked(const at_planner *p, int vi, int n, double lambda, double nb0,
-                                double t0, uint64_t now) {
+/* Both tests' inputs for `n` texts of price `w` each on variant `vi`, given
+ * the work in flight (nb0 batches of total time t0). Caller holds p->lock. */
+static estimate estimate_locked(const at_planner *p, int vi, int n, double w, double lambda,
+                                double nb0, double t0, uint64_t now) {
   estimate e = {0};
   int c = p->p.workers;
   double scale = scale_at(p, &p->v[vi], now);
@@ -461,19 +475,21 @@ static estimate estimate_locked(const at_planner *p, int vi, int n, double lambd
    * batcher may fold them into a forming batch: this errs long by at most
    * one batch) */
   double nb1 = 0, t1 = 0;
-  batches_of(p, &p->v[vi], (uint64_t)n, scale, &nb1, &t1);
+  batches_of(p, &p->v[vi], (uint64_t)n, (double)n * w, scale, &nb1, &t1);
   nb1 += nb0, t1 += t0;
   e.est = drain_s(nb1, t1, c);
   e.backlog = nb0 >= c ? floor(nb0 / c) * t0 / nb0 : 0.0;
   e.idle = nb1 <= c;
-  erlang_locked(p, vi, n, lambda, scale, &e);
+  erlang_locked(p, vi, n, w, lambda, scale, &e);
   return e;
 }
 
-/* Count `n` texts admitted to variant `vi`. Caller holds p->lock. */
-static void admit_locked(at_planner *p, int vi, int n, uint64_t now) {
+/* Count `n` texts of price `w` each admitted to variant `vi`. Caller holds
+ * p->lock. */
+static void admit_locked(at_planner *p, int vi, int n, double w, uint64_t now) {
   pvariant *v = &p->v[vi];
   v->in_flight += (uint64_t)n;
+  v->w_in_flight += (double)n * w;
   v->admitted += (uint64_t)n;
   p->in_flight_total += (uint64_t)n;
   p->admitted++;
@@ -520,15 +536,16 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
  * judged on the deadline itself, not on what the request's age left of it:
  * a request that waited too long before the decision can be retried.
  * Caller holds lock. */
-static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, double budget,
-                          double overrun, at_plan_reason why, uint64_t now, at_plan_decision *out) {
+static void refuse_locked(at_planner *p, const estimate *e, const double *w, int n_cand, int n,
+                          double budget, double overrun, at_plan_reason why, uint64_t now,
+                          at_plan_decision *out) {
   int best = -1, feasible = 0;
   double retry = INFINITY;
   for (int k = 0; k < n_cand; k++) {
     pvariant *v = &p->v[p->cand[k]];
     v->declined++;
     if (best < 0 || e[k].est < e[best].est) best = k;
-    if (scale_at(p, v, now) * v->s_at[1] > out->deadline_s) continue; /* can never fit */
+    if (scale_at(p, v, now) * w[k] * v->s_at[1] > out->deadline_s) continue; /* never fits */
     feasible++;
     double wait = e[k].est + overrun - budget;
     if (wait < retry) retry = wait;
@@ -547,7 +564,8 @@ static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, d
      * texts on the cheapest candidate; slots stack up to the horizon (a
      * drain longer than it is still the drain). */
     pvariant *cheap = &p->v[p->cand[n_cand - 1]];
-    double step = (double)n * scale_at(p, cheap, now) * cheap->s_at[1] / p->p.workers;
+    double step = (double)n * w[n_cand - 1] * scale_at(p, cheap, now) * cheap->s_at[1] /
+                  p->p.workers;
     double ahead = p->next_slot_ns > now ? (double)(p->next_slot_ns - now) / 1e9 : 0;
     double h = p->p.retry_horizon_s;
     retry = fmax(retry, fmin(ahead, h)); /* the slot, from now: never before the drain */
@@ -562,6 +580,7 @@ static void refuse_locked(at_planner *p, const estimate *e, int n_cand, int n, d
     out->variant = p->cand[best];
     out->est_sojourn_s = b->est, out->erlang_s = b->erlang, out->backlog_s = b->backlog;
     out->batch_assumed = b->b_join, out->rho = b->rho;
+    out->weight = w[best];
   }
   out->overrun_s = overrun;
   out->retry_after_s = why == AT_PLAN_REJECT_INFEASIBLE ? 0.0 : retry;
@@ -591,20 +610,25 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   double overrun = overrun_at(p, now_ns);
   out->rate_rps = lambda;
   estimate e[AT_PLAN_MAX_VARIANTS];
+  double w[AT_PLAN_MAX_VARIANTS]; /* each candidate's price per text */
   double nb0, t0;
   work_locked(p, now_ns, &nb0, &t0);
-  for (int k = 0; k < n_cand; k++) e[k] = estimate_locked(p, p->cand[k], n, lambda, nb0, t0, now_ns);
+  for (int k = 0; k < n_cand; k++) {
+    w[k] = at_plan_variant_weight(&p->v[p->cand[k]].table, rq->tokens);
+    e[k] = estimate_locked(p, p->cand[k], n, w[k], lambda, nb0, t0, now_ns);
+  }
   at_plan_reason why;
   int k = choose(p, e, n_cand, n, budget, overrun, &why);
   if (k < 0) {
-    refuse_locked(p, e, n_cand, n, budget, overrun, why, now_ns, out);
+    refuse_locked(p, e, w, n_cand, n, budget, overrun, why, now_ns, out);
     pthread_mutex_unlock(&p->lock);
     return AT_OK;
   }
   int vi = p->cand[k];
-  admit_locked(p, vi, n, now_ns);
+  admit_locked(p, vi, n, w[k], now_ns);
   pthread_mutex_unlock(&p->lock);
   out->admit = true;
+  out->weight = w[k];
   out->reason = AT_PLAN_ADMIT;
   out->variant = vi;
   out->est_sojourn_s = e[k].est;
@@ -621,7 +645,7 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns) {
   if (!p || variant < 0 || variant >= p->n)
     return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d", variant);
   pthread_mutex_lock(&p->lock);
-  admit_locked(p, variant, 1, now_ns);
+  admit_locked(p, variant, 1, 1.0, now_ns);
   pthread_mutex_unlock(&p->lock);
   return AT_OK;
 }
@@ -638,6 +662,13 @@ at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
 
 at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
                                 double observed_service_s, int peers, uint64_t now_ns) {
+  return at_planner_finished_w(p, variant, n_texts, 0.0, batch_size, observed_service_s, peers,
+                               now_ns);
+}
+
+at_status at_planner_finished_w(at_planner *p, int variant, int n_texts, double weight,
+                                int batch_size, double observed_service_s, int peers,
+                                uint64_t now_ns) {
   if (!p || variant < 0 || variant >= p->n || n_texts < 1)
     return at_fail(AT_ERR_INVALID_ARG, "planner: no variant %d or %d texts", variant, n_texts);
   pvariant *v = &p->v[variant];
@@ -649,6 +680,10 @@ at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int bat
     return at_fail(AT_ERR_STATE, "planner: finished() for %d texts of %s with %llu in flight",
                    n_texts, v->name, (unsigned long long)v->in_flight);
   }
+  if (!(weight > 0) || !isfinite(weight)) weight = v->w_in_flight / (double)v->in_flight;
+  predicted *= weight;
+  v->w_in_flight -= (double)n_texts * weight;
+  if (v->in_flight == (uint64_t)n_texts || v->w_in_flight < 0) v->w_in_flight = 0;
   v->in_flight -= (uint64_t)n_texts;
   v->finished += (uint64_t)n_texts;
   p->in_flight_total -= (uint64_t)n_texts;

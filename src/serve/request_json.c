@@ -213,7 +213,11 @@ bool rj_predecide(req_ctx *r, serve_task task, const char *key, enum MHD_Result 
   }
   double dl = rj_deadline_s(r);
   if (dl < 0) return false; /* 400 from the parse path */
-  if (serve_admit(r, m, dl, n, res)) return false; /* admitted: parse and run */
+  /* the texts' bytes, guessed before parsing: the body less its JSON frame
+   * (about 16 bytes, and 3 per text for quotes and commas) */
+  size_t frame = 16 + 3 * n, bytes = r->body_len > frame ? r->body_len - frame : n;
+  if (serve_admit(r, m, dl, n, serve_guess_tokens(m, bytes, n), res))
+    return false; /* admitted: parse and run */
   atomic_fetch_add(&s->prescan_refusals, 1);
   return true; /* refused without parsing; *res is the answer */
 }

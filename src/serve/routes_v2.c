@@ -136,7 +136,7 @@ static void on_tensor_done(void *user, at_status status, const at_outputs *outs,
   }
   /* the request's B rows leave the planner together, as one Run of B */
   int b = st->rows > 0 ? (int)st->rows : 1;
-  serve_planner_release(r->srv, st->m, st->slot, b, b,
+  serve_planner_release(r->srv, st->m, st->slot, b, r->adm.d.weight, b,
                         status == AT_OK ? (double)st->compute_ns / 1e9 : 0, t->peers,
                         at_now_ns());
   conn_countdown_done(&r->wait, 1);
@@ -447,7 +447,10 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   st->n_in = q.n_in;
   memcpy(st->in, q.in, sizeof st->in);
   /* Admission: a refusal reads no data. */
-  if (!serve_admit(r, m, dl, q.rows, &res)) goto out;
+  /* the length model prices each row at its padded length (input_ids'
+   * elements per row) */
+  double row_tokens = q.rows ? (double)q.numel[0] / (double)q.rows : 0;
+  if (!serve_admit(r, m, dl, q.rows, row_tokens, &res)) goto out;
   st->rows = q.rows;
   st->slot = r->adm.d.variant;
   for (size_t k = 0; k < st->n_in; k++) {

@@ -65,6 +65,10 @@ typedef struct served_model {
   served_variant variants[AT_SERVER_MAX_VARIANTS];
   at_planner *planner;      /* indices = positions in variants[] */
   char tokenizer_path[AT_PATH_CAP];
+  /* text bytes per token beyond the special ones, learnt from the texts
+   * tokenised (0: none yet; serve_guess_tokens() then assumes 4): how the
+   * planner's length model learns a text's length before tokenising */
+  _Atomic double bytes_per_token;
 } served_model;
 
 /* One generation lane: a decoder variant and its scheduler. */
@@ -251,7 +255,14 @@ served_model *serve_find_model(at_server *s, const char *name);
  * been sent (429 with Retry-After and retry-after-ms, or 422 when no
  * variant could ever make the deadline), *res says how, returns false. */
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
-                 enum MHD_Result *res);
+                 double tokens, enum MHD_Result *res);
+/* The tokens per text the planner's length model prices (`tokens` above)
+ * for n texts of `bytes` bytes in all, from the model's learnt bytes per
+ * token, before anything is tokenised; 0 (unknown) for bytes or n of 0. */
+double serve_guess_tokens(const served_model *m, size_t bytes, size_t n);
+/* Learn the bytes per token from texts just tokenised: `bytes` of text gave
+ * `tokens` ids in all over n texts (special tokens included). Any thread. */
+void serve_learn_tokens(served_model *m, size_t bytes, size_t tokens, size_t n);
 /* Release `n` admitted texts that will never run (observed 0). */
 void serve_release(req_ctx *r, size_t n);
 /* The one way a request goes asynchronous (inference, a held refusal, a
@@ -271,11 +282,13 @@ void serve_release(req_ctx *r, size_t n);
  * released, 503 is sent, *res says how, and nothing is suspended. */
 bool serve_go_async(req_ctx *r, void (*finish)(req_ctx *r), int pieces,
                     bool (*resumed)(req_ctx *r), enum MHD_Result *res);
-/* at_planner_finished_n() for texts of model `m`, counting a refusal (a
+/* at_planner_finished_w() for texts of model `m` admitted at price
+ * `weight` each (the decision's), counting a refusal (a
  * text released twice, or never admitted) in s->release_errors, which
  * /metrics exports so tests can hold it at 0. Any thread. */
 void serve_planner_release(at_server *s, served_model *m, int variant, int n_texts,
-                           int batch_size, double observed_s, int peers, uint64_t now_ns);
+                           double weight, int batch_size, double observed_s, int peers,
+                           uint64_t now_ns);
 /* One access-log line for an answered request (nothing when the log is
  * off): serve_reply() calls it for every answer it sends; a streamed answer
  * calls it when its response starts. Times in ms, < 0 = not measured. */

@@ -104,7 +104,13 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
   if (status == 429)
     hold_until = serve_refusal_hold(r, now, &ra_s, s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
   double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
-  if (status == 422) {
+  if (status == 422 && d->weight != 1.0 && d->weight > 0) {
+    len = snprintf(body, sizeof body,
+                   "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
+                   "time for texts of this length (each priced %.2fx the profiled mean by the "
+                   "length model); no variant of '%s' can answer in time\",\"code\":422}",
+                   d->deadline_s * 1e3, d->weight, name);
+  } else if (status == 422) {
     len = snprintf(body, sizeof body,
                    "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
                    "time; no variant of '%s' can answer in time\",\"code\":422}",
@@ -163,12 +169,34 @@ enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, siz
   return serve_reply(r, status, "application/json", copy, len);
 }
 
+/* Special tokens a text gains ([CLS]/[SEP], <s>/</s>): the length model
+ * learns bytes per token over the rest. */
+#define SPECIAL_TOKENS 2
+
+double serve_guess_tokens(const served_model *m, size_t bytes, size_t n) {
+  if (!bytes || !n) return 0;
+  double bpt = atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed);
+  if (!(bpt > 0)) bpt = 4.0; /* English WordPiece/BPE text before anything is learnt */
+  return SPECIAL_TOKENS + (double)bytes / (double)n / bpt;
+}
+
+void serve_learn_tokens(served_model *m, size_t bytes, size_t tokens, size_t n) {
+  if (!n || tokens <= SPECIAL_TOKENS * n || !bytes) return;
+  double x = (double)bytes / (double)(tokens - SPECIAL_TOKENS * n);
+  double old = atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed);
+  /* an average over the last ~100 requests; a lost update under a race
+   * only drops one sample */
+  atomic_store_explicit(&m->bytes_per_token, old > 0 ? old + (x - old) / 100 : x,
+                        memory_order_relaxed);
+}
+
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
-                 enum MHD_Result *res) {
+                 double tokens, enum MHD_Result *res) {
   uint64_t now = at_now_ns();
   at_plan_request rq = {.deadline_s = deadline_s,
                         .age_s = (double)(now - r->t0_ns) / 1e9,
-                        .n_texts = (int)n_texts};
+                        .n_texts = (int)n_texts,
+                        .tokens = tokens};
   at_plan_decision d;
   if (n_texts < 1 || n_texts > (size_t)INT32_MAX ||
       /* every policy, "none" and "limit" included, lives in the planner */
@@ -193,12 +221,13 @@ void serve_release(req_ctx *r, size_t n) {
   if (n > a->held) n = a->held; /* never more than is held: exactly once */
   if (n == 0) return;
   a->held -= n;
-  serve_planner_release(r->srv, a->m, a->d.variant, (int)n, 1, 0, 0, at_now_ns());
+  serve_planner_release(r->srv, a->m, a->d.variant, (int)n, a->d.weight, 1, 0, 0, at_now_ns());
 }
 
 void serve_planner_release(at_server *s, served_model *m, int variant, int n_texts,
-                           int batch_size, double observed_s, int peers, uint64_t now_ns) {
-  if (at_planner_finished_n(m->planner, variant, n_texts, batch_size, observed_s, peers,
+                           double weight, int batch_size, double observed_s, int peers,
+                           uint64_t now_ns) {
+  if (at_planner_finished_w(m->planner, variant, n_texts, weight, batch_size, observed_s, peers,
                             now_ns) != AT_OK)
     atomic_fetch_add(&s->release_errors, 1);
 }
@@ -432,7 +461,9 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# HELP anytime_planner_service_scale Observed/profiled service-time factor.\n"
                         "# TYPE anytime_planner_service_scale gauge\n"
                         "# HELP anytime_planner_service_scale_pool The factor from Runs with the whole worker pool busy (full) and from the others (part); the planner uses the larger.\n"
-                        "# TYPE anytime_planner_service_scale_pool gauge\n",
+                        "# TYPE anytime_planner_service_scale_pool gauge\n"
+                        "# HELP anytime_planner_bytes_per_token Text bytes per token (special tokens aside) learnt from the texts tokenised: how the length model guesses a text's tokens before tokenising (0: nothing learnt yet).\n"
+                        "# TYPE anytime_planner_bytes_per_token gauge\n",
                         (unsigned long long)atomic_load(&s->release_errors),
                         (unsigned long long)atomic_load(&s->prescan_refusals),
                         (unsigned long long)atomic_load(&s->prescan_mismatches),
@@ -448,10 +479,12 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                           "anytime_planner_inflight_texts{model=\"%s\"} %llu\n"
                           "anytime_planner_overrun_seconds{model=\"%s\"} %.6f\n"
                           "anytime_planner_queue_fill{model=\"%s\"} %.4f\n"
-                          "anytime_planner_utilisation{model=\"%s\"} %.4f\n",
+                          "anytime_planner_utilisation{model=\"%s\"} %.4f\n"
+                          "anytime_planner_bytes_per_token{model=\"%s\"} %.3f\n",
                           m->name, st.offered_rps, m->name, st.admitted_rps, m->name,
                           (unsigned long long)st.in_flight, m->name, st.overrun_s, m->name,
-                          st.queue_fill, m->name, st.utilisation);
+                          st.queue_fill, m->name, st.utilisation, m->name,
+                          atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed));
     for (int v = 0; v < st.n_variants && o < cap; v++)
       o += (size_t)snprintf(buf + o, cap - o,
                             "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"

@@ -82,7 +82,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
   } else {
     fail_job(j, st, err);
   }
-  serve_planner_release(j->r->srv, m, j->slot, 1, bs, service_s, peers, now);
+  serve_planner_release(j->r->srv, m, j->slot, 1, j->r->adm.d.weight, bs, service_s, peers, now);
   conn_countdown_done(&j->r->wait, 1);
 }
 
@@ -159,7 +159,11 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
     serve_release(r, r->adm.held);
     memset(&r->adm, 0, sizeof r->adm);
   }
-  if (!r->adm.m && !serve_admit(r, m, o->deadline_s, n, &res)) return res;
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) bytes += lens[i] + (o->pairs && o->pairs[i] ? o->pair_lens[i] : 0);
+  if (!r->adm.m &&
+      !serve_admit(r, m, o->deadline_s, n, serve_guess_tokens(m, bytes, n), &res))
+    return res;
   /* 3. admitted: put the prompt before each text, then tokenise */
   if (!o->use_prompt || o->pairs) return tokenise_and_submit(r, m, texts, lens, n, o, 0, finish);
   const char *pt = m->prompt_text[o->prompt];
@@ -295,6 +299,13 @@ static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const ch
     }
     total += enc[i].n;
   }
+  /* what these texts teach the length model about bytes per token (a text
+   * cut at the limit would teach it wrong) */
+  size_t lb = 0, lt = 0, ln = 0;
+  for (size_t i = 0; i < n; i++)
+    if (enc[i].n < m->max_tokens)
+      lb += lens[i] + (o->pairs && o->pairs[i] ? o->pair_lens[i] : 0), lt += enc[i].n, ln++;
+  serve_learn_tokens(m, lb, lt, ln);
   size_t per_tok = o->pairs ? 2 * sizeof(int64_t) : sizeof(int64_t); /* ids (+ type ids) */
   job *j = serve_job_alloc(r, m, n, total * per_tok + n * m->out_dim * sizeof(float));
   if (!j) {

@@ -1,7 +1,8 @@
 /* tests/unit/test_plan_planner.c — the admission planner: the selector at
  * its boundaries (exactly at the deadline, just over, all reject,
  * infeasible deadlines), dominated variants, adaptive vs accurate-only, the
- * queue and Erlang parts of the estimate, the batching-aware estimate,
+ * queue and Erlang parts of the estimate, the batching-aware estimate, the
+ * length model (texts priced by their length),
  * the service correction factor, that refusals are not load (a 10x
  * overload and a retry storm keep admitting what fits), texts counted per
  * request, return slots for refusals, the overrun feedback, the none and limit policies, deadline
@@ -1036,6 +1037,98 @@ static void test_many_threads(void **state) {
   at_planner_destroy(p);
 }
 
+/* The length model: w(t) = 1 + k (t - t_ref), clamped to [1/16, 64]; each
+ * text is priced at w times the table, in its own estimate and in the work
+ * in flight; finishing removes what was charged; the correction factor
+ * compares a Run with the table times the weight. Without a length model
+ * (or with an unknown length) every price is 1, exactly as before. */
+static void test_length_model(void **state) {
+  (void)state;
+  at_plan_variant v = var1("len", 0.9, 0.010);
+  v.len_ref_tokens = 20, v.len_cost_per_token = 0.04; /* w(10) = 0.6, w(45) = 2 */
+  assert_true(near(at_plan_variant_weight(&v, 10), 0.6, 1e-12));
+  assert_true(near(at_plan_variant_weight(&v, 45), 2.0, 1e-12));
+  assert_true(near(at_plan_variant_weight(&v, 0), 1.0, 0));       /* unknown */
+  assert_true(near(at_plan_variant_weight(&v, NAN), 1.0, 0));
+  assert_true(near(at_plan_variant_weight(&v, 1e9), 64.0, 0));    /* clamped */
+  at_plan_variant lo = v;
+  lo.len_cost_per_token = 0.05; /* w(1) = 0.05 -> 1/16 */
+  assert_true(near(at_plan_variant_weight(&lo, 1), 1.0 / 16, 0));
+  at_plan_variant off = var1("off", 0.9, 0.010);
+  assert_true(near(at_plan_variant_weight(&off, 500), 1.0, 0));
+
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.service_alpha = 0; /* keep the table fixed for exact estimates */
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d;
+  /* two long texts (w 2) admitted: 0.020 each ahead */
+  at_plan_request rq = {.deadline_s = 5.0, .n_texts = 2, .tokens = 45};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  assert_true(near(d.weight, 2.0, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.040, 1e-12));
+  /* a short text (w 0.6) behind them: 0.040 + 0.006 */
+  rq = (at_plan_request){.deadline_s = 0.0461, .n_texts = 1, .tokens = 10};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  assert_true(near(d.backlog_s, 0.040, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.046, 1e-12));
+  double short_w = d.weight;
+  /* a long one with the same budget does not fit (0.046 + 0.020 > 0.0461)
+   * where the table alone (0.046 + 0.010) would have admitted it */
+  rq = (at_plan_request){.deadline_s = 0.060, .n_texts = 1, .tokens = 45};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(near(d.est_sojourn_s, 0.066, 1e-12));
+  /* and one that could never make its deadline on this variant is
+   * infeasible (0.020 > 0.015), not "try later" */
+  rq = (at_plan_request){.deadline_s = 0.015, .n_texts = 1, .tokens = 45};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  assert_true(near(d.weight, 2.0, 1e-12)); /* the server's 422 names the price */
+  /* finishing the short one removes 0.006: the long pair's 0.040 is left */
+  assert_int_equal(at_planner_finished_w(p, 0, 1, short_w, 1, 0.006, 0, 100 * MS), AT_OK);
+  assert_int_equal(at_planner_decide(p, 100 * MS, 5.0, &d), AT_OK); /* unknown length: w 1 */
+  assert_true(near(d.weight, 1.0, 0));
+  assert_true(near(d.backlog_s, 0.040, 1e-12));
+  assert_true(near(d.est_sojourn_s, 0.050, 1e-12));
+  /* finished_n takes the mean price in flight: (2 + 2 + 1) / 3 each */
+  assert_int_equal(at_planner_finished_n(p, 0, 3, 1, 0, 0, 100 * MS), AT_OK);
+  assert_int_equal(at_planner_decide(p, 100 * MS, 5.0, &d), AT_OK);
+  assert_true(near(d.backlog_s, 0.0, 0));
+  assert_true(near(d.est_sojourn_s, 0.010, 1e-12)); /* nothing left: priced work 0 */
+  at_planner_destroy(p);
+
+  /* The correction factor compares a Run with table x weight: a long text
+   * that took exactly twice the table leaves the factor at 1. */
+  pp.service_alpha = 0.5;
+  pp.service_tau_s = 0;
+  p = mk(&pp, &v, 1);
+  rq = (at_plan_request){.deadline_s = 5.0, .n_texts = 1, .tokens = 45};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_int_equal(at_planner_finished_w(p, 0, 1, d.weight, 1, 0.020, 0, 100 * MS), AT_OK);
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 100 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.0, 1e-9));
+  /* the same Run judged against the bare table would have doubled it */
+  rq.tokens = 0;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_int_equal(at_planner_finished_w(p, 0, 1, d.weight, 1, 0.020, 0, 100 * MS), AT_OK);
+  assert_int_equal(at_planner_stats_get(p, 100 * MS, &st), AT_OK);
+  assert_true(near(st.variants[0].service_scale_full, 1.5, 1e-9));
+  at_planner_destroy(p);
+
+  /* a length model out of range is refused at create */
+  at_plan_variant bad = v;
+  bad.len_cost_per_token = 2;
+  at_planner *q = NULL;
+  assert_int_equal(at_planner_create(&pp, &bad, 1, &q), AT_ERR_INVALID_ARG);
+  assert_null(q);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exactly_at_deadline_admits_just_over_rejects),
@@ -1052,6 +1145,7 @@ int main(void) {
       cmocka_unit_test(test_age_shortens_budget),
       cmocka_unit_test(test_none_and_limit),
       cmocka_unit_test(test_batching_aware_estimate),
+      cmocka_unit_test(test_length_model),
       cmocka_unit_test(test_service_correction),
       cmocka_unit_test(test_service_scale_ages),
       cmocka_unit_test(test_service_time_constant),
