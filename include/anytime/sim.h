@@ -147,6 +147,21 @@ typedef struct at_sim_params {
   int replicas;
   bool lb_retry;
   double lb_hop_s;
+  /* Texts of two lengths. Each attempt's text has long_tokens tokens with
+   * probability long_share, else short_tokens (drawn from a stream of its
+   * own, so other draws are unchanged; a resend draws again). A Run of a
+   * batch takes its table time times w(t) of its longest text (padding),
+   * w the variant's length model (at_plan_variant: the truth here), and
+   * the planner is told each request's tokens exactly. All 0 (default):
+   * no lengths, every text costs the table. */
+  double long_share;   /* 0..1 */
+  double short_tokens; /* >= 0 */
+  double long_tokens;  /* >= 0 */
+  /* What the planner is told of the family, when it differs from the
+   * truth above (`variants`, whose tables and length models make the Run
+   * times): n_variants entries, or NULL for the same. E.g. the variants
+   * with their length models switched off: a planner blind to length. */
+  const at_plan_variant *planner_variants;
 } at_sim_params;
 #define AT_SIM_MAX_REPLICAS 256
 

@@ -59,6 +59,14 @@ static void help(void) {
       "                     exponential --late-ms (mean, default 8) after its Run, idle\n"
       "                     or queued alike, as when the load generator holds a core\n"
       "                     (default 0)\n"
+      "  --lengths S,L,P    texts of two lengths: L tokens with probability P, else S; a\n"
+      "                     Run takes its table time x w(longest text), w the variant's\n"
+      "                     length model (the config's, or --len-cost); the planner is\n"
+      "                     told each text's length (default: no lengths)\n"
+      "  --len-cost K       give every variant the length model w(t) = 1 + K(t - mean),\n"
+      "                     mean the mix's mean length (the table is the mix's average)\n"
+      "  --length-blind     the planner is told no length model (the Runs still follow\n"
+      "                     it): what pricing by length buys\n"
       "  --no-noise         speed 1, no Run noise, no stalls, no late host\n"
       "  --no-oracle        skip the oracle runs\n"
       "  --grid             loads {0.4,0.8,1,1.3,2,3,5} x every client model, policy\n"
@@ -104,7 +112,8 @@ typedef struct opts {
   int n_clients;
   double duration, warmup, seed, deadline_ms, think_ms, workers, max_batch, limit, replicas;
   double late_prob, late_ms;
-  bool no_noise, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
+  double len_short, len_long, len_share, len_cost; /* --lengths, --len-cost (-1: not set) */
+  bool no_noise, length_blind, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
   bool duration_set;
 } opts;
 
@@ -158,6 +167,7 @@ static int parse_args(int argc, char **argv, opts *o) {
                  : !strcmp(a, "--no-hold")            ? &o->no_hold
                  : !strcmp(a, "--cluster")            ? &o->cluster
                  : !strcmp(a, "--no-lb-retry")        ? &o->no_lb_retry
+                 : !strcmp(a, "--length-blind")       ? &o->length_blind
                                                       : NULL;
     if (flag) {
       *flag = true;
@@ -198,6 +208,20 @@ static int parse_args(int argc, char **argv, opts *o) {
       rc = num(a, v, 0, 1, &o->late_prob);
     else if (!strcmp(a, "--late-ms"))
       rc = num(a, v, 0, 1e4, &o->late_ms);
+    else if (!strcmp(a, "--len-cost"))
+      rc = num(a, v, 0, 1, &o->len_cost);
+    else if (!strcmp(a, "--lengths")) {
+      char *e1, *e2, *e3;
+      o->len_short = strtod(v, &e1);
+      o->len_long = *e1 == ',' ? strtod(e1 + 1, &e2) : (e2 = e1, NAN);
+      o->len_share = *e2 == ',' ? strtod(e2 + 1, &e3) : (e3 = e2, NAN);
+      if (*e3 || !(o->len_short >= 0 && o->len_short <= 1e5) ||
+          !(o->len_long >= 0 && o->len_long <= 1e5) || !(o->len_share >= 0 && o->len_share <= 1)) {
+        fprintf(stderr, "anytime simulate: --lengths needs SHORT,LONG,SHARE (tokens 0..100000, "
+                        "share 0..1), e.g. 10,110,0.2\n");
+        return -1;
+      }
+    }
     else {
       fprintf(stderr, "anytime simulate: unknown option '%s' (see --help)\n", a);
       return -1;
@@ -246,6 +270,27 @@ static int from_config(const opts *o, const at_server_config *cfg, at_sim_params
     return -1;
   }
   return 0;
+}
+
+/* --lengths, --len-cost and --length-blind: the texts' lengths, the true
+ * length model of every variant (its reference the mix's mean length), and
+ * a planner told none (`blind`, n_variants entries). */
+static void apply_lengths(const opts *o, at_sim_params *sp, at_plan_variant *pv,
+                          at_plan_variant *blind) {
+  if (o->len_share >= 0) {
+    sp->short_tokens = o->len_short;
+    sp->long_tokens = o->len_long;
+    sp->long_share = o->len_share;
+  }
+  double mean = sp->long_share * sp->long_tokens + (1 - sp->long_share) * sp->short_tokens;
+  for (size_t v = 0; o->len_cost >= 0 && v < sp->n_variants; v++)
+    pv[v].len_cost_per_token = o->len_cost, pv[v].len_ref_tokens = mean;
+  if (!o->length_blind) return;
+  for (size_t v = 0; v < sp->n_variants; v++) {
+    blind[v] = pv[v];
+    blind[v].len_cost_per_token = 0;
+  }
+  sp->planner_variants = blind;
 }
 
 static void apply_opts(const opts *o, at_sim_params *sp) {
@@ -486,7 +531,8 @@ int at_cli_simulate(int argc, char **argv) {
     help();
     return AT_EXIT_OK;
   }
-  opts o = {.duration = 10, .warmup = 1, .seed = 1, .think_ms = -1, .late_ms = -1};
+  opts o = {.duration = 10, .warmup = 1, .seed = 1, .think_ms = -1, .late_ms = -1,
+            .len_share = -1, .len_cost = -1};
   if (parse_args(argc, argv, &o)) return AT_EXIT_USAGE;
   if (o.n_loads == 0) o.loads[o.n_loads++] = 1.0;
   if (o.n_clients == 0) o.clients[o.n_clients++] = AT_SIM_POISSON;
@@ -501,9 +547,10 @@ int at_cli_simulate(int argc, char **argv) {
   at_status s = at_server_config_load(o.config, &cfg);
   if (s != AT_OK) return cli_report("simulate", s);
   at_sim_params sp = at_sim_default_params();
-  at_plan_variant pv[AT_SERVER_MAX_VARIANTS];
+  at_plan_variant pv[AT_SERVER_MAX_VARIANTS], blind[AT_SERVER_MAX_VARIANTS];
   if (from_config(&o, &cfg, &sp, pv)) return AT_EXIT_USAGE;
   apply_opts(&o, &sp);
+  apply_lengths(&o, &sp, pv, blind);
   if (o.cluster) return run_cluster(&o, sp);
   return o.grid ? run_grid(&o, sp) : run_list(&o, sp);
 }

@@ -124,6 +124,10 @@ static at_status check_params(const at_sim_params *p) {
     return at_fail(AT_ERR_INVALID_ARG,
                    "simulator: burst needs burst_clients >= 0, light_clients >= 1, light_s > 1");
   if (p->max_attempts < 1) return at_fail(AT_ERR_INVALID_ARG, "simulator: max_attempts < 1");
+  if (!(p->long_share >= 0 && p->long_share <= 1) || !nonneg(p->short_tokens) ||
+      !nonneg(p->long_tokens) || p->short_tokens > 1e5 || p->long_tokens > 1e5)
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "simulator: long_share must be 0..1 and token counts 0..100000");
   if (p->replicas < 1 || p->replicas > AT_SIM_MAX_REPLICAS || !nonneg(p->lb_hop_s) ||
       p->replicas * p->planner.workers > 4096)
     return at_fail(AT_ERR_INVALID_ARG,
@@ -254,7 +258,8 @@ static at_status oracle_run(const at_sim_params *p, int v, double rate, int n_cl
 
 static at_status planner_run(const at_sim_params *p, double rate, int n_clients, at_sim_result *r) {
   at_planner *pl = NULL;
-  at_status st = at_planner_create(&p->planner, p->variants, p->n_variants, &pl);
+  at_status st = at_planner_create(
+      &p->planner, p->planner_variants ? p->planner_variants : p->variants, p->n_variants, &pl);
   if (st != AT_OK) return st;
   sim s;
   st = sim_init(&s, p, pl, -1, rate, n_clients);

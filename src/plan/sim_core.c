@@ -14,7 +14,7 @@
  *   every oracle run see the same host.
  *   Events: ARRIVAL (the next open-loop send), DECIDE (an attempt reaches
  *   the decision, rtt/2 + parse after its send), RUN_DONE (a worker's Run
- *   ends: at_planner_finished_n for each text), READY (an answer is written:
+ *   ends: at_planner_finished_w for each text), READY (an answer is written:
  *   at_planner_observe, and the client has it rtt/2 later), BIN (sample
  *   the planner's overrun every 100 ms). A client's reaction to an answer
  *   is computed when the answer is produced and scheduled as the DECIDE of
@@ -142,10 +142,12 @@ static double run_noise(sim *s) {
   return x;
 }
 
-/* True duration of a Run of b texts on v starting at t on replica r's host
- * with noise `noise`. */
-static double run_time(sim *s, int r, int v, int b, double t, double noise) {
-  return at_plan_variant_service_s(&s->p->variants[v], (double)b) * speed_at(s, r, t) * noise;
+/* True duration of a Run of b texts on v, the longest of `tokens` tokens
+ * (0: no length), starting at t on replica r's host with noise `noise`. */
+static double run_time(sim *s, int r, int v, int b, double tokens, double t, double noise) {
+  const at_plan_variant *pv = &s->p->variants[v];
+  return at_plan_variant_service_s(pv, (double)b) * at_plan_variant_weight(pv, tokens) *
+         speed_at(s, r, t) * noise;
 }
 
 /* The balancer's choice: the replica with the fewest attempts in flight,
@@ -204,6 +206,10 @@ static void send_at(sim *s, int32_t ci, double t) {
   a->client = ci;
   a->variant = -1;
   a->next_free = -1;
+  if (s->p->long_share > 0 || s->p->short_tokens > 0)
+    a->tokens = (float)(s->p->long_share > 0 && at_rng_uniform(&s->r_len) < s->p->long_share
+                            ? s->p->long_tokens
+                            : s->p->short_tokens);
   if (s->pl) {
     a->rep = (int16_t)balance(s, -1);
     s->rep[a->rep].conns++;
@@ -292,14 +298,16 @@ static void start_run(sim *s, sim_rep *rp, int r, double t) {
   int k = rp->idle[--rp->n_idle];
   sim_worker *w = &s->w[k];
   int v = s->att[rp->q[rp->qhead]].variant, n = 0;
+  double longest = 0;
   while (rp->qn > 0 && n < s->B && s->att[rp->q[rp->qhead]].variant == v) {
+    if (s->att[rp->q[rp->qhead]].tokens > longest) longest = s->att[rp->q[rp->qhead]].tokens;
     w->ids[n++] = rp->q[rp->qhead];
     rp->qhead = (rp->qhead + 1) % rp->qcap;
     rp->qn--;
   }
   w->variant = v;
   w->n = n;
-  w->svc_s = run_time(s, r, v, n, t, run_noise(s));
+  w->svc_s = run_time(s, r, v, n, longest, t, run_noise(s));
   w->before = rp->running++;
   w->seq = rp->run_starts++;
   push(s, t + w->svc_s, EV_RUN_DONE, k);
@@ -332,7 +340,10 @@ static void decide_planner(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
   int r = a->rep;
   sim_rep *rp = &s->rep[r];
-  at_plan_request rq = {.deadline_s = s->p->deadline_s, .age_s = t - a->arrive_t, .n_texts = 1};
+  at_plan_request rq = {.deadline_s = s->p->deadline_s,
+                        .age_s = t - a->arrive_t,
+                        .n_texts = 1,
+                        .tokens = a->tokens};
   at_plan_decision d;
   at_status st = at_planner_decide_req(rp->pl, sim_ns(t), &rq, &d);
   if (st != AT_OK) {
@@ -369,6 +380,7 @@ static void decide_planner(sim *s, int32_t id, double t) {
     return;
   }
   a->variant = d.variant;
+  a->weight = (float)d.weight;
   a->est_s = d.est_sojourn_s;
   a->queued = d.queued;
   count_admit(s, a);
@@ -389,7 +401,7 @@ static void decide_oracle(sim *s, int32_t id, double t) {
    * retry cannot pick faster Runs. With replicas the oracle pools all their
    * workers (each on its own replica's host): no balancer does better. */
   int r = k / s->p->planner.workers;
-  double fin = start + run_time(s, r, s->ovar, 1, start, s->onoise[k]);
+  double fin = start + run_time(s, r, s->ovar, 1, a->tokens, start, s->onoise[k]);
   double ready = fin + s->oresp[k];
   double late = ready + s->p->rtt_s / 2 - a->send_t - s->deadline_s;
   if (late > 0) {
@@ -420,11 +432,11 @@ static void run_done(sim *s, int k, double t) {
   if (peers > (uint64_t)(s->c - 1)) peers = (uint64_t)(s->c - 1);
   rp->running--;
   for (int i = 0; i < w->n; i++) {
-    at_status st =
-        at_planner_finished_n(rp->pl, w->variant, 1, w->n, w->svc_s, (int)peers, sim_ns(t));
+    at_status st = at_planner_finished_w(rp->pl, w->variant, 1, s->att[w->ids[i]].weight, w->n,
+                                         w->svc_s, (int)peers, sim_ns(t));
     if (st != AT_OK) {
       s->err = at_fail(AT_ERR_STATE,
-                       "simulator: at_planner_finished_n(variant %d, batch %d) at t=%.6f s "
+                       "simulator: at_planner_finished_w(variant %d, batch %d) at t=%.6f s "
                        "returned %s",
                        w->variant, w->n, t, at_status_name(st));
       return;
@@ -532,6 +544,7 @@ static void seed_streams(sim *s) {
   at_rng_seed(&s->r_think, seed ^ 0x7468696e6b3a3a32ull);
   at_rng_seed(&s->r_svc, seed ^ 0x736572766963653aull);
   at_rng_seed(&s->r_misc, seed ^ 0x6d6973633a3a3a34ull);
+  at_rng_seed(&s->r_len, seed ^ 0x6c656e677468733aull);
   for (int r = 0; r < s->R; r++) /* replica 0's stream is the single server's */
     at_rng_seed(&s->rep[r].speed.rng,
                 seed ^ 0x686f737473706564ull ^ ((uint64_t)r * 0x9e3779b97f4a7c15ull));
@@ -574,7 +587,9 @@ at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, dou
     if (pl && r == 0) {
       rp->pl = pl;
     } else if (pl) {
-      at_status st = at_planner_create(&p->planner, p->variants, p->n_variants, &rp->pl);
+      at_status st = at_planner_create(&p->planner,
+                                       p->planner_variants ? p->planner_variants : p->variants,
+                                       p->n_variants, &rp->pl);
       if (st != AT_OK) return st;
       rp->own_pl = true;
     }

@@ -39,6 +39,8 @@ typedef struct sim_att {
   int16_t rep;     /* the replica the balancer sent it to */
   int16_t hops;    /* times the balancer resent it after a 429 */
   bool queued;     /* the decision's `queued` (admitted behind work) */
+  float tokens;    /* its text's length (params.long_share); 0: none given */
+  float weight;    /* the decision's price per text (at_planner_finished_w) */
 } sim_att;
 
 typedef struct sim_client {
@@ -130,6 +132,7 @@ typedef struct sim {
   double *oresp;  /* oracle mode: the answer overhead of that Run */
 
   at_rng r_arr, r_think, r_svc, r_misc;
+  at_rng r_len; /* each attempt's text length (params.long_share) */
   sim_acc a;
   at_status err;
 } sim;
