@@ -18,6 +18,10 @@
  * memory bandwidth run slower side by side than alone; the planner starts
  * its full-pool correction factor from that ratio (anytime/plan.h).
  *
+ * Two pure helpers serve `anytime profile --length-buckets`: the length
+ * buckets' quantile cuts (at_profile_length_cuts) and the fit of the
+ * planner's length model to the buckets' s(1) (at_profile_fit_length).
+ *
  * The sequences of one batch are drawn from the caller's set by a
  * reproducible generator (at_profile_params.rng): distinct within one
  * submission when the set has enough, with repetition otherwise (one
@@ -126,6 +130,40 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
  * of distinct buckets (< k when lengths repeat so much that two quantiles
  * coincide; the cuts are then deduplicated and ascending). */
 int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch, size_t *cuts);
+
+/* The length model of `anytime profile --length-buckets` (the two numbers
+ * of at_plan_variant, anytime/plan.h): the cost of one text of t tokens,
+ * fitted as cost(t) = a + b·t by weighted least squares over n points
+ * (tokens[i], service_s[i]) — a length bucket's mean token count and its
+ * measured s(1) — with weight[i] >= 0 each (its text count). b < 0 is
+ * clamped to 0 (a is then the weighted mean); a < 0 refits through the
+ * origin (b = Σ w·t·s / Σ w·t², a = 0). Relative to the reference length
+ * ref_tokens (the mean token count of the mixed texts the service table
+ * was timed on):
+ *   len_ref_tokens     = ref_tokens
+ *   len_cost_per_token = b / (a + b·ref_tokens)
+ * so that 1 + len_cost_per_token·(t − ref_tokens) = cost(t) / cost(ref).
+ * len_cost_per_token·len_ref_tokens <= 1 always holds exactly (the
+ * weight of an empty text is never negative). With b = 0 the model is off:
+ * both written 0. */
+typedef struct at_profile_length_fit {
+  double a_s;                /* seconds per text at 0 tokens, >= 0 */
+  double b_s;                /* seconds per token, >= 0 */
+  bool through_origin;       /* the free fit had a < 0: refitted with a = 0 */
+  double len_ref_tokens;     /* the configuration's len_ref_tokens (0: off) */
+  double len_cost_per_token; /* the configuration's len_cost_per_token (0: off) */
+} at_profile_length_fit;
+
+/* Fit the length model (above) to n points. Pure; any thread. On AT_OK
+ * *out holds the fit (len_* both 0 when the slope clamped to 0); on
+ * failure *out is all zeros (no length model) and at_last_error() says
+ * why. Returns AT_OK; AT_ERR_INVALID_ARG: NULL tokens, service_s, weight
+ * or out; n < 2 (one bucket cannot give a slope); a point whose tokens or
+ * service time is not finite and positive, or whose weight is negative or
+ * not finite; total weight 0; fewer than two distinct token counts of
+ * positive weight; ref_tokens not in 1..100000. */
+at_status at_profile_fit_length(const double *tokens, const double *service_s, const double *weight,
+                                size_t n, double ref_tokens, at_profile_length_fit *out);
 
 /* The median of v[0..n) (the mean of the middle two when n is even), the
  * statistic every profile figure is; v is sorted in place. n >= 1. Any

@@ -27,6 +27,12 @@
  *     and its predictions must equal the
  *     engine's (embedders: every vector within 1e-4). Any disagreement aborts
  *     BEFORE anything is written.
+ *   - with --length-buckets K, s(b) per length bucket (K quantile buckets
+ *     of the split's token lengths) and the length model fitted to the
+ *     buckets' s(1) (at_profile_fit_length): len_ref_tokens and
+ *     len_cost_per_token, written into the variant's configuration, with a
+ *     table at the end that sets the planner's estimate with and without
+ *     it against each bucket's measured s(b).
  * Then the accuracy/cost Pareto frontier is computed and configs/serving.yaml
  * (planner inputs) and results/variant_profiles.json (all raw figures) are
  * written atomically. A progress bar is drawn when stderr is a terminal. */
@@ -149,8 +155,16 @@ typedef struct vres {
   /* --length-buckets: s(b) alone over texts of one length bucket at a time */
   int n_lb;
   size_t lb_lo[MAX_LB], lb_hi[MAX_LB], lb_texts[MAX_LB]; /* tokens, inclusive */
+  double lb_mean[MAX_LB]; /* mean tokens of a bucket's texts */
   double lb_s[MAX_LB][MAX_B];
   double lb_pass[MAX_LB][MAX_B][16];
+  /* the length model fitted to lb_s[.][0] (at_profile_fit_length): what
+   * the configuration gets (0, 0 when it could not be fitted, and why) */
+  double mixed_mean;   /* mean tokens of the whole split: the table's texts */
+  double mixed_median; /* their median (the record only) */
+  at_profile_length_fit fit;
+  double len_ref, len_cost;
+  char fit_why[256];
 } vres;
 
 static void usage(FILE *f) {
@@ -173,7 +187,14 @@ static void usage(FILE *f) {
           "--length-buckets K (2..8; default off) also times s(b), alone, over texts of\n"
           "one length bucket at a time: K buckets of about equal count from the split's\n"
           "token lengths (short / medium / long for K = 3), written to the JSON as each\n"
-          "variant's by_length (the configuration is unchanged).\n\n"
+          "variant's by_length (with each bucket's mean tokens). From the buckets' s(1)\n"
+          "it fits the cost of a text as a + b x tokens (least squares, weighted by\n"
+          "texts) and writes each variant's length model into the configuration:\n"
+          "len_ref_tokens (the split's mean tokens, what the tables were timed on) and\n"
+          "len_cost_per_token = b / (a + b x len_ref_tokens); the planner prices a text of\n"
+          "t tokens at 1 + len_cost_per_token x (t - len_ref_tokens) times the table. It\n"
+          "prints how that and the one table price each bucket (model_ms in the JSON).\n"
+          "With one distinct bucket or no fit it writes 0 and 0 (off) and says why.\n\n"
           "--model MODEL profiles one export instead of a family file: a directory, a\n"
           "name in ./models or a hub repo id ORG/NAME[@REV] (as `anytime run` takes),\n"
           "whose ONNX graphs (model.onnx, model_quantized.onnx, model_O4.onnx, ...)\n"
@@ -227,6 +248,7 @@ static void ybuf_free(ybuf *b) {
 }
 
 static ybuf g_yaml_out;
+static ybuf g_check_out; /* --length-buckets: the check tables, printed at the end */
 
 static void rel_path(char *dst, size_t cap, const char *path, const char *dir) {
   size_t dl = strlen(dir);
@@ -589,11 +611,22 @@ static int measure_length_buckets(prof *P, pmodel *M, int v) {
   if (!scratch) return cli_report("profile", at_fail(AT_ERR_NOMEM, "out of memory"));
   x->n_lb = at_profile_length_cuts(M->lens, n, P->n_lb, scratch, cuts);
   free(scratch);
+  double *dl = malloc(n * sizeof *dl);
+  if (!dl) return cli_report("profile", at_fail(AT_ERR_NOMEM, "out of memory"));
+  for (size_t i = 0; i < n; i++) dl[i] = (double)M->lens[i];
+  x->mixed_median = at_profile_median(dl, n);
+  free(dl);
+  double total = 0;
+  for (size_t i = 0; i < n; i++) total += (double)M->lens[i];
+  x->mixed_mean = total / (double)n;
   for (int k = 0; k < x->n_lb; k++) {
     x->lb_lo[k] = k ? cuts[k - 1] + 1 : 1;
     x->lb_hi[k] = k < x->n_lb - 1 ? cuts[k] : AT_PROFILE_MAX_SEQ_LEN;
     x->lb_texts[k] = 0;
-    for (size_t i = 0; i < n; i++) x->lb_texts[k] += M->lens[i] >= x->lb_lo[k] && M->lens[i] <= x->lb_hi[k];
+    double tok = 0;
+    for (size_t i = 0; i < n; i++)
+      if (M->lens[i] >= x->lb_lo[k] && M->lens[i] <= x->lb_hi[k]) x->lb_texts[k]++, tok += (double)M->lens[i];
+    x->lb_mean[k] = tok / (double)x->lb_texts[k];
     for (int bi = 0; bi < P->n_bs; bi++) {
       at_profile_params pp = at_profile_default_params();
       pp.batch_size = P->bs[bi];
@@ -617,8 +650,60 @@ static int measure_length_buckets(prof *P, pmodel *M, int v) {
   return AT_EXIT_OK;
 }
 
+/* The weight of a text of t tokens under a length model: the formula of
+ * at_plan_variant (anytime/plan.h), 1 with no model. */
+static double len_weight(double ref, double cost, double t) {
+  if (ref <= 0 || cost <= 0) return 1;
+  double w = 1 + cost * (t - ref);
+  return w < 1.0 / 16 ? 1.0 / 16 : w > 64 ? 64 : w;
+}
+
+/* The planner's estimate of a batch of bucket k at batch size bs[bi] under
+ * v's length model: the mixed table's s(b) times the weight of the
+ * bucket's mean length. */
+static double model_s(const vres *x, int k, int bi) {
+  return x->service_s[bi] * len_weight(x->len_ref, x->len_cost, x->lb_mean[k]);
+}
+
+/* x to d significant digits. */
+static double round_sig(double x, int d) {
+  if (!(x > 0)) return x;
+  double p = pow(10, d - 1 - floor(log10(x)));
+  return round(x * p) / p;
+}
+
+/* v's length model from its buckets' s at the smallest batch size (1),
+ * each weighted by its text count, relative to the whole split's mean
+ * length (at_profile_fit_length); rounded as it is worth (the reference to
+ * 0.01 token, the cost to 6 digits, never past cost x ref = 1). 0, 0 and a
+ * line on stderr when it cannot be fitted. */
+static void fit_length_model(pmodel *M, int v) {
+  vres *x = &M->vr[v];
+  double t[MAX_LB], s1[MAX_LB], w[MAX_LB];
+  for (int k = 0; k < x->n_lb; k++)
+    t[k] = x->lb_mean[k], s1[k] = x->lb_s[k][0], w[k] = (double)x->lb_texts[k];
+  double ref = round(x->mixed_mean * 100) / 100;
+  x->len_ref = x->len_cost = 0;
+  x->fit_why[0] = '\0';
+  at_status st = at_profile_fit_length(t, s1, w, (size_t)x->n_lb, ref, &x->fit);
+  if (st != AT_OK) {
+    snprintf(x->fit_why, sizeof x->fit_why, "%s", at_last_error());
+  } else if (x->fit.len_cost_per_token <= 0) {
+    snprintf(x->fit_why, sizeof x->fit_why,
+             "s(%d) does not grow with length over the buckets (slope clamped to 0)", x->batch[0]);
+  } else {
+    x->len_ref = x->fit.len_ref_tokens;
+    x->len_cost = round_sig(x->fit.len_cost_per_token, 6);
+    if (x->len_cost * x->len_ref > 1 || x->len_cost > 1) x->len_cost = x->fit.len_cost_per_token;
+  }
+  if (x->fit_why[0])
+    fprintf(stderr, "%sprofile: %s/%s: no length model (%s); writing len_ref_tokens 0, "
+            "len_cost_per_token 0\n", g_tty ? "\r" : "", M->mc->name, x->name, x->fit_why);
+}
+
 /* The JSON record of v's length buckets: [{min_len, max_len, texts,
- * by_batch: [{batch, service_time_ms, pass_medians_ms}]}]. */
+ * mean_tokens, by_batch: [{batch, service_time_ms, model_ms,
+ * pass_medians_ms}]}]; model_ms is the length model's estimate (model_s). */
 static json_t *length_buckets_json(const vres *x, int repeats) {
   json_t *a = json_array();
   for (int k = 0; k < x->n_lb; k++) {
@@ -626,15 +711,64 @@ static json_t *length_buckets_json(const vres *x, int repeats) {
     for (int bi = 0; bi < x->n_b; bi++) {
       json_t *passes = json_array();
       for (int p = 0; p < repeats; p++) json_array_append_new(passes, json_real(x->lb_pass[k][bi][p] * 1e3));
-      json_array_append_new(jb, json_pack("{s:i, s:f, s:o}", "batch", x->batch[bi],
-                                          "service_time_ms", x->lb_s[k][bi] * 1e3,
-                                          "pass_medians_ms", passes));
+      json_array_append_new(jb, json_pack("{s:i, s:f, s:f, s:o}", "batch", x->batch[bi],
+                                          "service_time_ms", x->lb_s[k][bi] * 1e3, "model_ms",
+                                          model_s(x, k, bi) * 1e3, "pass_medians_ms", passes));
     }
-    json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:o}", "min_len", (json_int_t)x->lb_lo[k],
-                                       "max_len", (json_int_t)x->lb_hi[k], "texts",
-                                       (json_int_t)x->lb_texts[k], "by_batch", jb));
+    json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:f, s:o}", "min_len",
+                                       (json_int_t)x->lb_lo[k], "max_len", (json_int_t)x->lb_hi[k],
+                                       "texts", (json_int_t)x->lb_texts[k], "mean_tokens",
+                                       x->lb_mean[k], "by_batch", jb));
   }
   return a;
+}
+
+/* The JSON record of v's length model: the fit and what was written. */
+static json_t *length_model_json(const vres *x) {
+  json_t *o = json_pack("{s:f, s:f, s:i, s:i, s:s, s:f, s:f, s:f, s:f}", "mixed_mean_tokens",
+                        x->mixed_mean, "mixed_median_tokens", x->mixed_median, "fit_batch", x->batch[0], "buckets", x->n_lb, "fit",
+                        x->fit_why[0] ? "off" : x->fit.through_origin ? "through_origin"
+                                                                      : "least_squares",
+                        "a_ms", x->fit.a_s * 1e3, "b_ms_per_token", x->fit.b_s * 1e3,
+                        "len_ref_tokens", x->len_ref, "len_cost_per_token", x->len_cost);
+  if (x->fit_why[0]) json_object_set_new(o, "why_off", json_string(x->fit_why));
+  return o;
+}
+
+/* The check table of v's length model, for the end of the run: per bucket
+ * and batch size the measured s(b), the one table's estimate (the mixed
+ * s(b)) and the length model's, each estimate also as a ratio to the
+ * measurement (> 1: it overprices). */
+static void length_check(ybuf *out, const char *model, const vres *x) {
+  if (x->fit_why[0])
+    yput(out, "profile: length model of %s/%s: off (%s)\n", model, x->name, x->fit_why);
+  else
+    yput(out, "profile: length model of %s/%s: s(%d) = %.4g + %.4g x tokens ms over %d buckets%s;"
+         " len_ref_tokens %g, len_cost_per_token %g\n", model, x->name, x->batch[0],
+         x->fit.a_s * 1e3, x->fit.b_s * 1e3, x->n_lb,
+         x->fit.through_origin ? " (through the origin)" : "", x->len_ref, x->len_cost);
+  yput(out, "profile:   %-11s %7s %5s %11s %11s %6s %11s %6s\n", "tokens", "mean", "batch",
+       "measured", "one table", "ratio", "by length", "ratio");
+  double lo[2] = {INFINITY, INFINITY}, hi[2] = {0, 0};
+  for (int k = 0; k < x->n_lb; k++) {
+    char range[32];
+    if (k == x->n_lb - 1 && x->lb_hi[k] >= AT_PROFILE_MAX_SEQ_LEN)
+      snprintf(range, sizeof range, "%zu+", x->lb_lo[k]);
+    else
+      snprintf(range, sizeof range, "%zu..%zu", x->lb_lo[k], x->lb_hi[k]);
+    for (int bi = 0; bi < x->n_b; bi++) {
+      double m = x->lb_s[k][bi], r[2] = {x->service_s[bi] / m, model_s(x, k, bi) / m};
+      for (int j = 0; j < 2; j++) {
+        if (r[j] < lo[j]) lo[j] = r[j];
+        if (r[j] > hi[j]) hi[j] = r[j];
+      }
+      yput(out, "profile:   %-11s %7.1f %5d %8.4f ms %8.4f ms %6.2f %8.4f ms %6.2f\n",
+           bi ? "" : range, x->lb_mean[k], x->batch[bi], m * 1e3, x->service_s[bi] * 1e3, r[0],
+           model_s(x, k, bi) * 1e3, r[1]);
+    }
+  }
+  yput(out, "profile:   estimate / measured: one table %.2f..%.2f, by length %.2f..%.2f\n", lo[0],
+       hi[0], lo[1], hi[1]);
 }
 
 /* Does variant v's engine path agree with its plain session? Prints the
@@ -702,6 +836,7 @@ static int profile_variant(prof *P, pmodel *M, int v) {
     P->step++;
   }
   if (rc == AT_EXIT_OK && P->n_lb) rc = measure_length_buckets(P, M, v);
+  if (rc == AT_EXIT_OK && P->n_lb) fit_length_model(M, v);
   free(mask);
   free(zeros);
   at_session_destroy(ref);
@@ -747,6 +882,8 @@ static void emit_model(prof *P, pmodel *M) {
     vc->accuracy = round(x->accuracy * 1e4) / 1e4;
     vc->cost = round(x->cost * 1e4) / 1e4;
     vc->n_points = vc->n_busy_points = 0;
+    if (x->n_lb) /* measured now; else what the family file had carries over */
+      vc->len_ref_tokens = x->len_ref, vc->len_cost_per_token = x->len_cost;
     for (int bi = 0; bi < x->n_b; bi++) {
       vc->batch[vc->n_points] = x->batch[bi];
       vc->service_s[vc->n_points++] = x->service_s[bi];
@@ -786,7 +923,13 @@ static void emit_model(prof *P, pmodel *M) {
         "service_time_difference_pct", x->agree_pct, "prediction_disagreements",
         (json_int_t)x->pred_disagreements, "max_abs_output_diff", x->max_abs_diff,
         "min_cosine", x->min_cosine);
-    if (x->n_lb) json_object_set_new(jx, "by_length", length_buckets_json(x, repeats));
+    json_object_set_new(jx, "len_ref_tokens", json_real(vc->len_ref_tokens));
+    json_object_set_new(jx, "len_cost_per_token", json_real(vc->len_cost_per_token));
+    if (x->n_lb) {
+      json_object_set_new(jx, "by_length", length_buckets_json(x, repeats));
+      json_object_set_new(jx, "length_model", length_model_json(x));
+      length_check(&g_check_out, mc->name, x);
+    }
     json_array_append_new(jv, jx);
   }
   json_array_append_new(P->jmodels, json_pack("{s:s, s:s, s:I, s:o}", "name", mc->name, "task",
@@ -883,6 +1026,7 @@ int at_cli_profile(int argc, char **argv) {
   if (cli_wants_help(argc, argv)) return usage(stdout), AT_EXIT_OK;
   static prof P; /* large (paths, the config): not on the stack */
   memset(&P, 0, sizeof P);
+  ybuf_free(&g_check_out);
   P.family = "configs/family.yaml", P.out_cfg = "configs/serving.yaml";
   P.out_json = "results/variant_profiles.json";
   cli_default_test_csv(P.data, sizeof P.data);
@@ -945,6 +1089,8 @@ int at_cli_profile(int argc, char **argv) {
     cli_dataset_free(&P.ds);
     return AT_EXIT_FAIL;
   }
+  if (g_check_out.len) fputs(g_check_out.s, stderr);
+  ybuf_free(&g_check_out);
   rc = write_outputs(&P);
   json_decref(P.jmodels);
   cli_dataset_free(&P.ds);

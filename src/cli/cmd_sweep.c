@@ -343,62 +343,37 @@ static double s1_of(const at_server_variant_config *vc) {
   return vc->n_points > 0 && vc->batch[0] == 1 ? vc->service_s[0] : 0;
 }
 
-/* Write `s` as a double-quoted YAML scalar. */
-static void yaml_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static void yaml_path(FILE *f, const char *key, const char *p) {
-  char abs[PATH_MAX];
-  fprintf(f, "    %s: ", key);
-  yaml_str(f, realpath(p, abs) ? abs : p);
-  fputc('\n', f);
-}
-
-static void yaml_table(FILE *f, const char *key, const int *b, const double *s, int n) {
-  if (n <= 0) return;
-  fprintf(f, "        %s: {", key);
-  for (int i = 0; i < n; i++) fprintf(f, "%s%d: %.6g", i ? ", " : "", b[i], s[i] * 1e3);
-  fprintf(f, "}\n");
-}
-
 /* A configuration like the sweep's own with only the classify model and
  * only variant v, paths made absolute: a server on it serves that variant
- * alone, so --policy none saturates it. Returns 0 or -1. */
+ * alone, so --policy none saturates it. Written through the configuration's
+ * writers (config.c), so every key of the model and of the variant carries
+ * over (the length model, bucketing) as the table knows them; it used to
+ * be written by hand here, key by key, and dropped any key it did not
+ * list. Returns 0 or -1. */
 static int write_one_variant_config(const sweep *sw, int v, const char *path) {
-  const at_server_config *c = &sw->cfg;
-  const at_server_variant_config *vc = &sw->mc->variants[v];
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f, "# written by `anytime sweep`: %s with only variant %s\n", sw->cfg_path, vc->name);
-  char *settings = at_server_config_settings_yaml(c, 0); /* every setting, one writer */
-  if (!settings) {
-    fclose(f);
-    return -1;
+  at_server_config *one = malloc(sizeof *one); /* ~400 KB: not on the stack */
+  if (!one) return -1;
+  *one = sw->cfg;
+  one->n_models = 1;
+  one->models[0] = *sw->mc;
+  one->models[0].n_variants = 1;
+  one->models[0].variants[0] = sw->mc->variants[v];
+  /* every setting, one writer; paths outside the temporary directory the
+   * file is written to are written absolute */
+  char *settings = at_server_config_settings_yaml(one, 0);
+  char *models = settings ? at_server_config_models_yaml(one, sw->tmpdir, NULL) : NULL;
+  free(one);
+  FILE *f = models ? fopen(path, "w") : NULL;
+  int rc = -1;
+  if (f) {
+    fprintf(f, "# written by `anytime sweep`: %s with only variant %s\n", sw->cfg_path,
+            sw->mc->variants[v].name);
+    rc = fputs(settings, f) >= 0 && fputs(models, f) >= 0 ? 0 : -1;
+    if (fclose(f) != 0) rc = -1;
   }
-  fputs(settings, f);
   free(settings);
-  fprintf(f, "models:\n  - name: ");
-  yaml_str(f, sw->mc->name);
-  fprintf(f, "\n    task: %s\n", sw->mc->task);
-  yaml_path(f, "tokenizer", sw->mc->tokenizer);
-  if (sw->mc->config_json[0]) yaml_path(f, "config", sw->mc->config_json);
-  fprintf(f, "    variants:\n      - name: ");
-  yaml_str(f, vc->name);
-  fprintf(f, "\n");
-  char abs[PATH_MAX];
-  fprintf(f, "        path: ");
-  yaml_str(f, realpath(vc->path, abs) ? abs : vc->path);
-  fprintf(f, "\n        accuracy: %.6f\n", vc->accuracy);
-  if (vc->cost > 0) fprintf(f, "        cost: %.6f\n", vc->cost);
-  yaml_table(f, "service_ms", vc->batch, vc->service_s, vc->n_points);
-  yaml_table(f, "service_busy_ms", vc->busy_batch, vc->busy_s, vc->n_busy_points);
-  return fclose(f) == 0 ? 0 : -1;
+  free(models);
+  return rc;
 }
 
 /* C (the most accurate variant) and C_cheap (the cheapest frontier

@@ -1,7 +1,9 @@
 /* src/engine/profile.c — a variant's service time measured through the
  * serving path (contract in anytime/profile.h): the one measuring core that
  * `anytime profile` (src/cli/cmd_profile.c) and the server's start-up
- * measurement (src/serve/models.c) both call.
+ * measurement (src/serve/models.c) both call. Beside it, the pure helpers
+ * of `anytime profile --length-buckets`: the quantile cuts of the length
+ * buckets and the least-squares fit of the length model to their s(1).
  *
  * DESIGN
  *   Threads: the calling thread draws the sequences, submits them to a
@@ -25,6 +27,7 @@
  */
 #include "anytime/profile.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -170,6 +173,59 @@ int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch,
     cuts[nc++] = c;
   }
   return nc + 1;
+}
+
+at_status at_profile_fit_length(const double *tokens, const double *service_s, const double *weight,
+                                size_t n, double ref_tokens, at_profile_length_fit *out) {
+  if (out) memset(out, 0, sizeof *out);
+  if (!tokens || !service_s || !weight || !out)
+    return at_fail(AT_ERR_INVALID_ARG, "length fit: NULL argument");
+  if (n < 2)
+    return at_fail(AT_ERR_INVALID_ARG, "length fit: %zu length bucket%s, a slope needs 2", n,
+                   n == 1 ? "" : "s");
+  if (!(ref_tokens >= 1 && ref_tokens <= 100000))
+    return at_fail(AT_ERR_INVALID_ARG, "length fit: reference length %g is not in 1..100000",
+                   ref_tokens);
+  double sw = 0, swt = 0, sws = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!(isfinite(tokens[i]) && tokens[i] > 0 && isfinite(service_s[i]) && service_s[i] > 0))
+      return at_fail(AT_ERR_INVALID_ARG, "length fit: point %zu (%g tokens, %g s) is not positive",
+                     i, tokens[i], service_s[i]);
+    if (!(isfinite(weight[i]) && weight[i] >= 0))
+      return at_fail(AT_ERR_INVALID_ARG, "length fit: point %zu has weight %g", i, weight[i]);
+    sw += weight[i], swt += weight[i] * tokens[i], sws += weight[i] * service_s[i];
+  }
+  if (!(sw > 0)) return at_fail(AT_ERR_INVALID_ARG, "length fit: every weight is 0");
+  double tbar = swt / sw, sbar = sws / sw, stt = 0, sts = 0;
+  for (size_t i = 0; i < n; i++) {
+    double dt = tokens[i] - tbar;
+    stt += weight[i] * dt * dt;
+    sts += weight[i] * dt * (service_s[i] - sbar);
+  }
+  if (!(stt > 1e-12 * tbar * tbar * sw))
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "length fit: every bucket has the same mean length (%g tokens): no slope", tbar);
+  double b = sts / stt, a = sbar - b * tbar;
+  if (b <= 0) { /* cost does not grow with length: the best constant, no model */
+    out->a_s = sbar;
+    return AT_OK;
+  }
+  if (a < 0) { /* through the origin */
+    double swts = 0, swtt = 0;
+    for (size_t i = 0; i < n; i++)
+      swts += weight[i] * tokens[i] * service_s[i], swtt += weight[i] * tokens[i] * tokens[i];
+    b = swts / swtt, a = 0;
+    out->through_origin = true;
+  }
+  out->a_s = a, out->b_s = b;
+  double c = b / (a + b * ref_tokens); /* <= 1 / ref_tokens <= 1, up to rounding */
+  if (c * ref_tokens > 1) { /* rounding: the largest c with c x ref <= 1 exactly, a few steps */
+    c = 1 / ref_tokens;
+    while (c * ref_tokens > 1) c = nextafter(c, 0);
+  }
+  out->len_ref_tokens = ref_tokens;
+  out->len_cost_per_token = c;
+  return AT_OK;
 }
 
 /* One alone batch: draw, tell the hook (timed ones only), run; the Run

@@ -491,6 +491,16 @@ static at_status parse_model(ctx *c, yaml_node_t *n, at_server_model_config *m) 
     yaml_node_t *vn = node(c, *it);
     if ((s = parse_entry(c, vn, v, "variants", "variant", NULL))) return s;
     if (!has_required(v, "variants")) return bad(c, vn, "a variant needs 'name' and 'path'");
+    /* the length model prices an empty text at 1 - cost x ref times the
+     * table: that must not be negative */
+    if (v->len_cost_per_token * v->len_ref_tokens > 1) {
+      char msg[200];
+      snprintf(msg, sizeof msg,
+               "'len_cost_per_token' x 'len_ref_tokens' = %g x %g is more than 1 (an empty "
+               "text would cost less than nothing)",
+               v->len_cost_per_token, v->len_ref_tokens);
+      return bad(c, vn, msg);
+    }
     m->n_variants++;
   }
   if (!has_required(m, "models") || m->n_variants == 0)

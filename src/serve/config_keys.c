@@ -99,6 +99,13 @@ static const cfg_key keys[] = {
      offsetof(at_server_variant_config, batch), offsetof(at_server_variant_config, service_s)},
     {"variants", "service_busy_ms", CFG_SERVICE, V(n_busy_points), 0, 0, 0, NULL, NULL, CFG_IF_SET,
      offsetof(at_server_variant_config, busy_batch), offsetof(at_server_variant_config, busy_s)},
+    /* the length model (at_plan_variant.len_ref_tokens / len_cost_per_token),
+     * written by `anytime profile --length-buckets`; 0, 0: off. config.c
+     * refuses a pair with len_cost_per_token x len_ref_tokens > 1. */
+    {"variants", "len_ref_tokens", CFG_DOUBLE, V(len_ref_tokens), 0, 100000, 0, NULL, NULL,
+     CFG_IF_SET, 0, 0},
+    {"variants", "len_cost_per_token", CFG_DOUBLE, V(len_cost_per_token), 0, 1, 0, NULL, NULL,
+     CFG_IF_SET, 0, 0},
 };
 
 const cfg_key *serve_cfg_keys(size_t *n) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tests/integration/profile.sh — `anytime profile` end to end on the tiny
 # family: it writes the serving config and the raw-figures JSON (and the
-# written config loads in `anytime serve`); with --agreement-tolerance 0.001
+# written config loads in `anytime serve`); --length-buckets fits the
+# length model, writes its two keys into the config (which serves, and
+# which a profile of it without buckets carries over) and prints the check
+# table; with --agreement-tolerance 0.001
 # the engine-vs-plain-session cross-check disagrees and it must abort
 # without writing anything.
 set -euo pipefail
@@ -31,9 +34,17 @@ data="$ANYTIME_TEST_DATA/text/tiny_labelled.csv"
     --length-buckets 3 --agreement-tolerance 1000 --out-config "$tmp/serving.yaml" \
     --out-json "$tmp/profiles.json" 2>"$tmp/log" || { cat "$tmp/log"; fail "profile failed"; }
 grep -q "service_ms: {1: " "$tmp/serving.yaml" || fail "no service table in the written config"
-# --length-buckets: s(b) per length bucket in the JSON only; the YAML keeps its form
+# --length-buckets: s(b) per length bucket in the JSON, with each bucket's
+# mean length and the length model's estimate beside the measurement, and
+# the check table at the end (the tiny models run in ~10 us, too little for
+# a length slope to be sure: on or off, the table is printed)
 grep -q '"by_length"' "$tmp/profiles.json" || fail "no per-length-bucket s(b) in the JSON"
+grep -q '"mean_tokens"' "$tmp/profiles.json" || fail "no bucket mean length in the JSON"
+grep -q '"model_ms"' "$tmp/profiles.json" || fail "no length-model estimate in the JSON"
+grep -q '"length_model"' "$tmp/profiles.json" || fail "no length-model fit in the JSON"
 grep -q "texts of 1\.\." "$tmp/log" || fail "no per-length-bucket line in the log"
+grep -q "^profile: length model of " "$tmp/log" || { cat "$tmp/log"; fail "no length-model check table"; }
+grep -q "estimate / measured: one table " "$tmp/log" || fail "no ratio summary in the check table"
 ! grep -q "max_pad_factor" "$tmp/serving.yaml" || fail "bucketing written into the config"
 grep -q '"service_time_spread_pct"' "$tmp/profiles.json" || fail "no spread in the JSON"
 grep -q '"ort_version": "' "$tmp/profiles.json" || fail "no ORT version in the JSON"
@@ -62,10 +73,31 @@ models:
       - name: small-int8
         path: $src/models/sentiment-small/onnx/model_quantized.onnx
 EOF
-"$ANYTIME_BIN" profile --family "$tmp/small.yaml" --data "$data" --repeats 2 --iters 10 --batch-sizes 1,2 \
-    --agreement-tolerance 2 --out-config "$tmp/small-serving.yaml" --out-json "$tmp/small.json" 2>"$tmp/log3" || { cat "$tmp/log3"; fail "profile of the small model failed"; }
+# Every other text of the split repeated 8 times (~60 tokens against ~8),
+# so that --length-buckets 2 finds a length slope well past the noise: on
+# the split itself (5 against 11 tokens on average) one run in five
+# measured the shorter half slower, and the fit is then off.
+awk -F, 'NR == 1 { print; next } { t = substr($0, index($0, ",") + 1); gsub(/"/, "", t); r = t
+  if (NR % 2) for (i = 0; i < 7; i++) r = r " " t
+  printf "%s,\"%s\"\n", $1, r }' "$data" > "$tmp/long.csv"
+"$ANYTIME_BIN" profile --family "$tmp/small.yaml" --data "$tmp/long.csv" --repeats 2 --iters 10 --batch-sizes 1,2 \
+    --length-buckets 2 --agreement-tolerance 2 --out-config "$tmp/small-serving.yaml" --out-json "$tmp/small.json" 2>"$tmp/log3" || { cat "$tmp/log3"; fail "profile of the small model failed"; }
 grep -q "service_busy_ms: {1: " "$tmp/small-serving.yaml" || { cat "$tmp/log3"; fail "no busy-pool service table in the written config"; }
 grep -q '"busy_service_time_ms"' "$tmp/small.json" || fail "no busy-pool service time in the JSON"
+# --length-buckets 2: the length model goes into the config (measured:
+# s(1) 0.08 ms at 8 tokens, 0.19-0.31 ms at 60, five runs of five)
+grep -Eq "^ +len_ref_tokens: [1-9][0-9.]*$" "$tmp/small-serving.yaml" &&
+  grep -Eq "^ +len_cost_per_token: 0\.[0-9e.-]+$" "$tmp/small-serving.yaml" ||
+  { cat "$tmp/log3"; cat "$tmp/small-serving.yaml"; fail "no length model in the written config"; }
+grep -q "^profile: length model of sentiment/small-int8: s(1) = " "$tmp/log3" ||
+  { cat "$tmp/log3"; fail "no check table for the small model"; }
+lenkeys=$(grep -E "^ +len_(ref_tokens|cost_per_token): " "$tmp/small-serving.yaml")
+# a configuration written again keeps them: profile the written one without buckets
+"$ANYTIME_BIN" profile --family "$tmp/small-serving.yaml" --data "$tmp/long.csv" --repeats 2 --iters 3 --batch-sizes 1 \
+    --agreement-tolerance 1000 --out-config "$tmp/small-again.yaml" --out-json "$tmp/small-again.json" 2>"$tmp/log5" ||
+  { cat "$tmp/log5"; fail "profile of the profiled small model failed"; }
+[ "$(grep -E "^ +len_(ref_tokens|cost_per_token): " "$tmp/small-again.yaml")" = "$lenkeys" ] ||
+  { cat "$tmp/small-again.yaml"; fail "the length model did not carry over a second profile"; }
 # and the planner accepts it: the written config serves and reports the factor
 cp "$tmp/small-serving.yaml" "$profiled_small"
 serves "$profiled_small" profiled-small

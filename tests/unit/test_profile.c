@@ -14,7 +14,9 @@
  * workers on the real small int8 model (~0.2 ms a Run, so two Runs overlap)
  * every pass collects full-pool Runs. A length range (min_len..max_len)
  * draws every batch from the sequences in it; at_profile_length_cuts()
- * splits lengths into equal-count buckets. */
+ * splits lengths into equal-count buckets, and at_profile_fit_length()
+ * fits the length model to the buckets' s(1). */
+#include <math.h>
 #include <stdbool.h>
 
 #include "anytime/anytime.h"
@@ -189,6 +191,79 @@ static void test_length_cuts(void **state) {
   assert_int_equal(at_profile_length_cuts(one, 4, 3, scratch, cuts), 1);
 }
 
+/* The length model's fit: points on a line give back its a and b exactly
+ * (weights do not matter then) and the relative slope b / (a + b·ref);
+ * a line through negative a refits through the origin; a falling line is
+ * no model (0, 0); one bucket, one distinct length, or a bad point is
+ * refused and leaves 0, 0; cost x ref never exceeds 1. */
+static void test_length_fit(void **state) {
+  (void)state;
+  at_profile_length_fit f;
+  /* s = 2 ms + 0.1 ms/token */
+  double t[4] = {10, 20, 30, 45}, s[4], w[4] = {100, 80, 120, 3};
+  for (int i = 0; i < 4; i++) s[i] = 2e-3 + 1e-4 * t[i];
+  assert_int_equal(at_profile_fit_length(t, s, w, 4, 25, &f), AT_OK);
+  assert_false(f.through_origin);
+  assert_true(fabs(f.a_s - 2e-3) < 1e-12);
+  assert_true(fabs(f.b_s - 1e-4) < 1e-13);
+  assert_true(f.len_ref_tokens == 25);
+  assert_true(fabs(f.len_cost_per_token - 1e-4 / (2e-3 + 1e-4 * 25)) < 1e-12);
+  /* the weight it gives reproduces the line relative to cost(ref) */
+  for (int i = 0; i < 4; i++) {
+    double wt = 1 + f.len_cost_per_token * (t[i] - 25);
+    assert_true(fabs(wt * (2e-3 + 1e-4 * 25) - s[i]) < 1e-12);
+  }
+  /* two points are enough */
+  assert_int_equal(at_profile_fit_length(t, s, w, 2, 15, &f), AT_OK);
+  assert_true(fabs(f.b_s - 1e-4) < 1e-13);
+  /* weights decide off the line: (10, 1), (20, 3), (30, 3); the first
+   * bucket weighted 0 leaves the flat pair, weighted up it pulls b up */
+  double t3[3] = {10, 20, 30}, s3[3] = {1, 3, 3}, w0[3] = {0, 1, 1}, w9[3] = {9, 1, 1};
+  assert_int_equal(at_profile_fit_length(t3, s3, w0, 3, 20, &f), AT_OK);
+  assert_true(f.b_s == 0 && f.len_cost_per_token == 0 && f.len_ref_tokens == 0);
+  assert_int_equal(at_profile_fit_length(t3, s3, w9, 3, 20, &f), AT_OK);
+  assert_true(f.b_s > 0.09 && f.b_s < 0.2);
+  /* a < 0: s = 0.2·t − 1 at t = 10, 20 (1, 3) refits through the origin:
+   * b = Σts / Σt² = (10 + 60) / (100 + 400) = 0.14, a = 0, cost = 1/ref */
+  double t2[2] = {10, 20}, s2[2] = {1, 3}, w2[2] = {1, 1};
+  assert_int_equal(at_profile_fit_length(t2, s2, w2, 2, 15, &f), AT_OK);
+  assert_true(f.through_origin);
+  assert_true(f.a_s == 0);
+  assert_true(fabs(f.b_s - 0.14) < 1e-12);
+  assert_true(f.len_cost_per_token * f.len_ref_tokens <= 1);
+  assert_true(fabs(f.len_cost_per_token - 1.0 / 15) < 1e-12);
+  /* cost x ref <= 1 exactly, whatever ref, on the through-origin fit */
+  for (double ref = 1; ref < 500; ref += 0.37) {
+    assert_int_equal(at_profile_fit_length(t2, s2, w2, 2, ref, &f), AT_OK);
+    assert_true(f.len_cost_per_token * f.len_ref_tokens <= 1);
+    assert_true(f.len_cost_per_token <= 1);
+  }
+  /* a falling line: cost does not grow with length, no model */
+  double sf[2] = {3, 1};
+  assert_int_equal(at_profile_fit_length(t2, sf, w2, 2, 15, &f), AT_OK);
+  assert_true(f.b_s == 0 && f.a_s == 2);
+  assert_true(f.len_ref_tokens == 0 && f.len_cost_per_token == 0);
+  /* refused, leaving no model */
+  f.len_ref_tokens = f.len_cost_per_token = 7;
+  assert_int_equal(at_profile_fit_length(t, s, w, 1, 25, &f), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "1 length bucket, a slope needs 2"));
+  assert_true(f.len_ref_tokens == 0 && f.len_cost_per_token == 0);
+  double same[2] = {12, 12};
+  assert_int_equal(at_profile_fit_length(same, s2, w2, 2, 12, &f), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "same mean length"));
+  double zero[2] = {0, 0};
+  assert_int_equal(at_profile_fit_length(t2, s2, zero, 2, 15, &f), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "every weight is 0"));
+  double neg[2] = {1, -1};
+  assert_int_equal(at_profile_fit_length(t2, s2, neg, 2, 15, &f), AT_ERR_INVALID_ARG);
+  double snan[2] = {1, NAN};
+  assert_int_equal(at_profile_fit_length(t2, snan, w2, 2, 15, &f), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "is not positive"));
+  assert_int_equal(at_profile_fit_length(t2, s2, w2, 2, 0.5, &f), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "reference length"));
+  assert_int_equal(at_profile_fit_length(NULL, s2, w2, 2, 15, &f), AT_ERR_INVALID_ARG);
+}
+
 /* The server's start-up shape: one sequence repeated to fill a batch of 8. */
 static void test_one_sequence_fills_a_batch(void **state) {
   (void)state;
@@ -246,6 +321,7 @@ int main(void) {
       cmocka_unit_test(test_busy_pool),
       cmocka_unit_test(test_length_range),
       cmocka_unit_test(test_length_cuts),
+      cmocka_unit_test(test_length_fit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

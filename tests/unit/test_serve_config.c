@@ -8,7 +8,8 @@
  * sweep's cheap-only configuration silently dropped wait_quantile,
  * rate_basis and every other planner key it did not list. Then the key
  * table itself: every row round-trips, the docs name every key, and the
- * checks the table implies (whole numbers, choices, ranges). */
+ * checks the table implies (whole numbers, choices, ranges), and the
+ * length model's pair rule (len_cost_per_token x len_ref_tokens <= 1). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +300,79 @@ static void test_key_checks(void **state) {
   assert_non_null(strstr(at_last_error(), "'max_pad_factor' is 0 (bucketing off) or at least 1"));
 }
 
+/* The length model's two keys of a variant: accepted within their ranges
+ * (0, 0 is off and is not written back), refused naming the key outside
+ * them, and refused as a pair when len_cost_per_token x len_ref_tokens > 1
+ * (an empty text would weigh less than nothing). A pair written and parsed
+ * again is the same pair. */
+static const char *len_doc(char *buf, size_t cap, const char *keys) {
+  snprintf(buf, cap,
+           "models:\n  - name: m\n    task: classify\n    tokenizer: /t.json\n"
+           "    variants:\n      - name: v\n        path: /v.onnx\n%s",
+           keys);
+  return buf;
+}
+
+static void test_length_model_keys(void **state) {
+  (void)state;
+  static at_server_config c, back;
+  char doc[512];
+  struct {
+    const char *keys;
+    double ref, cost;
+  } ok[] = {
+      {"", 0, 0},
+      {"        len_ref_tokens: 27.43\n        len_cost_per_token: 0.0213\n", 27.43, 0.0213},
+      {"        len_ref_tokens: 100000\n        len_cost_per_token: 0.00001\n", 100000, 0.00001},
+      {"        len_ref_tokens: 1\n        len_cost_per_token: 1\n", 1, 1}, /* w(0) = 0 */
+      {"        len_ref_tokens: 0\n        len_cost_per_token: 1\n", 0, 1},
+      {"        len_ref_tokens: 40\n", 40, 0},
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    c = at_server_config_default();
+    len_doc(doc, sizeof doc, ok[i].keys);
+    if (at_server_config_parse(doc, strlen(doc), NULL, &c) != AT_OK)
+      fail_msg("refused:\n%s\n%s", doc, at_last_error());
+    assert_true(c.models[0].variants[0].len_ref_tokens == ok[i].ref);
+    assert_true(c.models[0].variants[0].len_cost_per_token == ok[i].cost);
+    /* written and parsed again: the same pair; off is not written */
+    char *y = at_server_config_models_yaml(&c, NULL, NULL);
+    assert_non_null(y);
+    if (ok[i].ref == 0 && ok[i].cost == 0) assert_null(strstr(y, "len_"));
+    back = at_server_config_default();
+    if (at_server_config_parse(y, strlen(y), NULL, &back) != AT_OK) fail_msg("%s\n%s", at_last_error(), y);
+    assert_true(back.models[0].variants[0].len_ref_tokens == ok[i].ref);
+    assert_true(back.models[0].variants[0].len_cost_per_token == ok[i].cost);
+    free(y);
+  }
+  struct {
+    const char *keys, *detail;
+    at_status st;
+  } bad[] = {
+      {"        len_ref_tokens: -1\n", "'len_ref_tokens' = -1 is out of range [0, 100000]",
+       AT_ERR_INVALID_ARG},
+      {"        len_ref_tokens: 100001\n", "'len_ref_tokens' = 100001 is out of range",
+       AT_ERR_INVALID_ARG},
+      {"        len_cost_per_token: 1.5\n", "'len_cost_per_token' = 1.5 is out of range [0, 1]",
+       AT_ERR_INVALID_ARG},
+      {"        len_cost_per_token: -0.01\n", "'len_cost_per_token' = -0.01 is out of range",
+       AT_ERR_INVALID_ARG},
+      {"        len_cost_per_token: many\n", "'len_cost_per_token' must be a number", AT_ERR_PARSE},
+      {"        len_ref_tokens: 30\n        len_cost_per_token: 0.05\n",
+       "'len_cost_per_token' x 'len_ref_tokens' = 0.05 x 30 is more than 1", AT_ERR_PARSE},
+      {"        len_cost_per_token: 1\n        len_ref_tokens: 1.0001\n",
+       "is more than 1", AT_ERR_PARSE},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    c = at_server_config_default();
+    len_doc(doc, sizeof doc, bad[i].keys);
+    at_status st = at_server_config_parse(doc, strlen(doc), NULL, &c);
+    if (st != bad[i].st || !strstr(at_last_error(), bad[i].detail))
+      fail_msg("%s: got %s '%s', wanted %s '%s'", bad[i].keys, at_status_name(st), at_last_error(),
+               at_status_name(bad[i].st), bad[i].detail);
+  }
+}
+
 /* profile's form of the models list: a variant off the frontier is
  * written commented out, and deleting the '#' of its lines offers it. */
 static void test_models_offered(void **state) {
@@ -354,6 +428,7 @@ int main(void) {
       cmocka_unit_test(test_docs_name_every_key),
       cmocka_unit_test(test_models_offered),
       cmocka_unit_test(test_key_checks),
+      cmocka_unit_test(test_length_model_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
