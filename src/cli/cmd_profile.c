@@ -650,19 +650,12 @@ static int measure_length_buckets(prof *P, pmodel *M, int v) {
   return AT_EXIT_OK;
 }
 
-/* The weight of a text of t tokens under a length model: the formula of
- * at_plan_variant (anytime/plan.h), 1 with no model. */
-static double len_weight(double ref, double cost, double t) {
-  if (ref <= 0 || cost <= 0) return 1;
-  double w = 1 + cost * (t - ref);
-  return w < 1.0 / 16 ? 1.0 / 16 : w > 64 ? 64 : w;
-}
-
 /* The planner's estimate of a batch of bucket k at batch size bs[bi] under
  * v's length model: the mixed table's s(b) times the weight of the
- * bucket's mean length. */
+ * bucket's mean length (at_plan_variant_weight, the planner's own). */
 static double model_s(const vres *x, int k, int bi) {
-  return x->service_s[bi] * len_weight(x->len_ref, x->len_cost, x->lb_mean[k]);
+  at_plan_variant lm = {.len_ref_tokens = x->len_ref, .len_cost_per_token = x->len_cost};
+  return x->service_s[bi] * at_plan_variant_weight(&lm, x->lb_mean[k]);
 }
 
 /* x to d significant digits. */
