@@ -138,8 +138,9 @@ int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch,
  * measured s(1) — with weight[i] >= 0 each (its text count). b < 0 is
  * clamped to 0 (a is then the weighted mean); a < 0 refits through the
  * origin (b = Σ w·t·s / Σ w·t², a = 0). Relative to the reference length
- * ref_tokens (the mean token count of the mixed texts the service table
- * was timed on):
+ * ref_tokens (`anytime profile` passes the length at which a + b·t equals
+ * the service table's s(1), so that the table times the weight is the
+ * fitted cost):
  *   len_ref_tokens     = ref_tokens
  *   len_cost_per_token = b / (a + b·ref_tokens)
  * so that 1 + len_cost_per_token·(t − ref_tokens) = cost(t) / cost(ref).

@@ -666,10 +666,17 @@ static double round_sig(double x, int d) {
 }
 
 /* v's length model from its buckets' s at the smallest batch size (1),
- * each weighted by its text count, relative to the whole split's mean
- * length (at_profile_fit_length); rounded as it is worth (the reference to
- * 0.01 token, the cost to 6 digits, never past cost x ref = 1). 0, 0 and a
- * line on stderr when it cannot be fitted. */
+ * each weighted by its text count (at_profile_fit_length), relative to the
+ * length at which the fitted cost a + b·t equals the table's own s(1), so
+ * that the planner's price of a t-token text, s(1)·w(t), is the fitted
+ * cost itself. Not the split's mean length: the table is the median of
+ * Runs over mixed texts, and with a long tail of documents that median is
+ * a short text's time — on a split with a quarter documents at BERT-base
+ * size s(1) was half the bucket-weighted mean cost, and prices relative to
+ * the mean length came out at half the measured times in every bucket.
+ * Rounded as it is worth (the reference to 0.01 token, the cost to 6
+ * digits, never past cost x ref = 1); the reference is kept in
+ * 1..100000. 0, 0 and a line on stderr when it cannot be fitted. */
 static void fit_length_model(pmodel *M, int v) {
   vres *x = &M->vr[v];
   double t[MAX_LB], s1[MAX_LB], w[MAX_LB];
@@ -678,7 +685,13 @@ static void fit_length_model(pmodel *M, int v) {
   double ref = round(x->mixed_mean * 100) / 100;
   x->len_ref = x->len_cost = 0;
   x->fit_why[0] = '\0';
-  at_status st = at_profile_fit_length(t, s1, w, (size_t)x->n_lb, ref, &x->fit);
+  at_status st = at_profile_fit_length(t, s1, w, (size_t)x->n_lb, ref < 1 ? 1 : ref, &x->fit);
+  if (st == AT_OK && x->fit.b_s > 0) { /* again, anchored where the line meets the table */
+    double at = (x->service_s[0] - x->fit.a_s) / x->fit.b_s;
+    at = round(at * 100) / 100;
+    st = at_profile_fit_length(t, s1, w, (size_t)x->n_lb, at < 1 ? 1 : at > 1e5 ? 1e5 : at,
+                               &x->fit);
+  }
   if (st != AT_OK) {
     snprintf(x->fit_why, sizeof x->fit_why, "%s", at_last_error());
   } else if (x->fit.len_cost_per_token <= 0) {

@@ -17,7 +17,10 @@
 #     that fails later (413) releases its texts;
 #   * V2 tensor rows are admitted as texts and batched, and give the text
 #     path's logits;
-#   * policy limit refuses past --inflight-limit.
+#   * policy limit refuses past --inflight-limit;
+#   * the length model prices a text by its length before tokenising (a
+#     long text refused as infeasible where a short one is answered; V2
+#     rows by their padded length).
 # Each check was seen to fail. Against the server before issue 14 (built
 # from commit e091790): the burst's 429s have no retry-after-ms; the closed
 # loop after the burst got "0 of 41480 answers after 1 s were 200" (its
@@ -208,5 +211,35 @@ quiesce
 [ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"
 [ "$(msum '^anytime_held_refusals_now ')" = 0 ] || fail "refusals still held after the load stopped"; ok
 echo "limit burst: $l200 x 200, $l429 x 429"
+stop_server
+
+# --- the length model prices a text by its length, before tokenising
+# (tests/data/serve/length.yaml: 2 ms at 8 tokens, w(t) = 1 + 0.05 (t - 8)).
+# Against a 5 ms deadline a short text (w < 1) is answered, 60 words (about
+# 62 tokens guessed from the bytes, w > 3.5: over 7 ms) are refused at
+# once as infeasible, naming the price; with 50 ms the same text is
+# answered. A V2 tensor row is priced at its padded length: [1,60] is
+# refused, [1,3] answered. Seen to fail with the server priced at the
+# table alone (every w = 1): the 60-word text and the [1,60] row got 200.
+start_server "$ANYTIME_TEST_DATA/serve/length.yaml"
+dreq() { # DEADLINE_MS PATH DATA: req with an x-deadline-ms header
+  STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE$2" -H "x-deadline-ms: $1" \
+           -H 'Content-Type: application/json' --data-binary "$3")
+  BODY=$(cat "$SERVE_TMP/b")
+}
+words60=$(printf 'good %.0s' $(seq 1 60))
+dreq 5 /predict '{"inputs":"good movie"}'; expect 200 '"label"'; ok
+bpt=$(curl -s "$BASE/metrics" | awk '/^anytime_planner_bytes_per_token\{model="tiny-classifier"\}/ {print $NF}')
+awk -v b="$bpt" 'BEGIN {exit !(b > 0)}' || fail "no bytes per token learnt after a tokenised text: '$bpt'"; ok
+dreq 5 /predict "{\"inputs\":\"$words60\"}"; expect 422 'priced [0-9.]+x'; ok
+dreq 50 /predict "{\"inputs\":\"$words60\"}"; expect 200 '"label"'; ok
+ids60=$(printf '10,%.0s' $(seq 1 59)); ids60="[2,${ids60%,}]"
+one60=$(printf '1,%.0s' $(seq 1 60)); one60="[${one60%,}]"
+dreq 5 /v2/models/tiny-classifier/infer "{\"inputs\":[{\"name\":\"input_ids\",\"datatype\":\"INT64\",\"shape\":[1,60],\"data\":$ids60},{\"name\":\"attention_mask\",\"datatype\":\"INT64\",\"shape\":[1,60],\"data\":$one60}]}"
+expect 422 'priced'; ok
+dreq 5 /v2/models/tiny-classifier/infer '{"inputs":[{"name":"input_ids","datatype":"INT64","shape":[1,3],"data":[2,10,3]},{"name":"attention_mask","datatype":"INT64","shape":[1,3],"data":[1,1,1]}]}'
+expect 200 '"shape":\[1,'; ok
+quiesce
+[ "$(msum '^anytime_planner_release_errors_total')" = 0 ] || fail "the planner refused a release"; ok
 stop_server
 echo "PASS: $n admission checks"
