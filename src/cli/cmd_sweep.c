@@ -96,6 +96,7 @@ typedef struct sweep {
   /* options */
   const char *cfg_path, *out_csv, *out_md, *plot, *data_path, *basis;
   const char *from_csv; /* --from-csv: summarise an earlier sweep's rows, run nothing */
+  const char *server_cpus; /* --server-cpus: start each server under taskset -c LIST */
   double rhos[MAX_RHO], duration, deadline, capacity, cheap_capacity, think_ms;
   double adj_from; /* rho at and above which C_cheap is measured beside each point */
   int n_rho, repeats, seed, capacity_from_profile, inflight_limit;
@@ -138,10 +139,16 @@ static pid_t start_server(const sweep *sw, const char *cfg, const char *policy, 
   if (pid == 0) {
     FILE *f = freopen(sw->logf, "w", stderr);
     (void)f;
-    execl(sw->self, sw->self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
-          "--port-file", sw->portfile, "--deadline-ms", sw->dls, "--rate-basis", sw->basis,
-          "--no-cache", limit ? "--inflight-limit" : (char *)NULL, limit ? lim : (char *)NULL,
-          (char *)NULL);
+    const char *argv[24];
+    int n = 0;
+    if (sw->server_cpus) argv[n++] = "taskset", argv[n++] = "-c", argv[n++] = sw->server_cpus;
+    const char *rest[] = {sw->self, "serve", "--config", cfg, "--policy", policy, "--port", "0",
+                          "--port-file", sw->portfile, "--deadline-ms", sw->dls,
+                          "--rate-basis", sw->basis, "--no-cache"};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) argv[n++] = rest[i];
+    if (limit) argv[n++] = "--inflight-limit", argv[n++] = lim;
+    argv[n] = NULL;
+    execvp(argv[0], (char *const *)argv);
     _exit(127);
   }
   for (int i = 0; i < 1200; i++) { /* up to 60 s: start-up may time variants */
@@ -327,7 +334,9 @@ static int measure_capacity(sweep *sw, const char *path, double *cap, double *s_
   int port;
   pid_t pid = start_server(sw, path, "none", &port);
   if (pid < 0) {
-    fprintf(stderr, "anytime sweep: server did not start (log: %s)\n", sw->logf);
+    fprintf(stderr, "anytime sweep: server did not start (log: %s)%s%s%s\n", sw->logf,
+            sw->server_cpus ? "; it was started under `taskset -c " : "",
+            sw->server_cpus ? sw->server_cpus : "", sw->server_cpus ? "`" : "");
     return -1;
   }
   int rc = measure_saturated(sw, port, s_busy, cap, lg_cores);
@@ -1086,7 +1095,7 @@ static void usage(FILE *f) {
           "                     [--beside-from RHO]\n"
           "                     [--data FILE.csv] [--out-csv FILE] [--out-md FILE]\n"
           "                     [--plot FILE.png] [--seed N] [--rate-basis admitted|offered]\n"
-          "                     [--quick] [--capacities-only]\n"
+          "                     [--quick] [--capacities-only] [--server-cpus LIST]\n"
           "       anytime sweep --from-csv FILE [--config FILE] [--deadline-ms MS]\n"
           "                     [--out-md FILE] [--plot FILE.png]\n\n"
           "Starts `anytime serve --config FILE` (default configs/serving.yaml) once per\n"
@@ -1116,6 +1125,9 @@ static void usage(FILE *f) {
           "summary also reads goodput against the oracle scaled to the CPU the load\n"
           "generator (in this process, on the same cores) left to the server during the\n"
           "point, against what it left while the capacity was measured.\n"
+          "--server-cpus LIST starts every server under `taskset -c LIST` (e.g. 0,1):\n"
+          "run the sweep itself under taskset on other CPUs to keep the load generator\n"
+          "off the server's cores, on a machine that has more than two.\n"
           "--capacity RPS fixes C (--cheapest-capacity RPS the other); --capacity\n"
           "profile uses the queueing model's c/s(1) from the configuration for both.\n\n"
           "--repeats (default 3) repeats the whole sweep. --quick: 1 repeat, 3 s per point,\n"
@@ -1176,6 +1188,7 @@ static int parse_args(int argc, char **argv, sweep *sw) {
     else if (!strcmp(a, "--deadline-ms")) sw->deadline = atof(v);
     else if (!strcmp(a, "--think-ms")) sw->think_ms = atof(v);
     else if (!strcmp(a, "--inflight-limit")) sw->inflight_limit = atoi(v);
+    else if (!strcmp(a, "--server-cpus")) sw->server_cpus = v;
     else if (!strcmp(a, "--beside-from")) sw->adj_from = atof(v);
     else if (!strcmp(a, "--cheapest-capacity")) {
       if (!((sw->cheap_capacity = atof(v)) > 0))
@@ -1212,6 +1225,12 @@ static int parse_args(int argc, char **argv, sweep *sw) {
   if (!set_dur) sw->duration = sw->quick ? 3 : 8;
   bool bad_rho = false;
   for (int k = 0; k < sw->n_rho; k++) bad_rho |= !(sw->rhos[k] > 0);
+  if (sw->server_cpus &&
+      (!*sw->server_cpus || strspn(sw->server_cpus, "0123456789,-") != strlen(sw->server_cpus))) {
+    fprintf(stderr, "anytime sweep: --server-cpus takes a CPU list as taskset -c does "
+                    "(e.g. 0,1 or 2-3), not '%s'\n", sw->server_cpus);
+    return AT_EXIT_USAGE;
+  }
   if (sw->repeats < 1 || sw->repeats > MAX_REP || !(sw->duration >= 1) || sw->n_rho < 1 ||
       bad_rho || !(sw->think_ms > 0) || sw->inflight_limit < 1) {
     fprintf(stderr, "anytime sweep: need 1 <= --repeats <= %d, --duration >= 1, rhos > 0, "

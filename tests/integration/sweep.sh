@@ -124,12 +124,19 @@ grep -q "^sweep: read 24 rows" "$tmp/logo" || { cat "$tmp/logo"; fail "31-column
 # (this check once passed on the warning alone)
 [ "$(head -c 8 "$tmp/s.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
   { grep gnuplot "$tmp/log"; fail "no PNG plot written"; }
-# a fixed capacity is used as given
-"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 \
+# a fixed capacity is used as given (and the servers start pinned to CPU 0)
+"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --capacity 100 --server-cpus 0 \
     --policies none,limit --inflight-limit 4 --clients-model closed-retry --deadline-ms 1000 --out-csv "$tmp/f.csv" --out-md "$tmp/f.md" --plot "$tmp/f.png" 2>"$tmp/log2" \
   || { cat "$tmp/log2"; fail "sweep --capacity failed"; }
 awk -F, 'NR > 1 && $19 != "100.0" { exit 1 }' "$tmp/f.csv" || fail "--capacity 100 not used"
 [ "$(tail -n +2 "$tmp/f.csv" | cut -d, -f2 | tr '\n' ' ')" = "none limit " ] || fail "--policies none,limit: $(cat "$tmp/f.csv")"
+# a CPU the machine lacks: the server cannot start, and the error says how it was started
+set +e
+"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.1 --repeats 1 --duration 1 --server-cpus 4095 \
+    --out-csv "$tmp/g.csv" --out-md "$tmp/g.md" --plot "$tmp/g.png" 2>"$tmp/e0"; rc0=$?
+set -e
+[ "$rc0" -ne 0 ] && grep -q "server did not start.*taskset -c 4095" "$tmp/e0" ||
+  { cat "$tmp/e0"; fail "--server-cpus 4095: rc $rc0, no error naming taskset"; }
 # bad arguments: usage errors naming the problem
 set +e
 "$ANYTIME_BIN" sweep --capacity -3 2>"$tmp/e1"; rc1=$?
@@ -137,10 +144,12 @@ set +e
 "$ANYTIME_BIN" sweep --config "$tmp/missing.yaml" 2>"$tmp/e3"; rc3=$?
 "$ANYTIME_BIN" sweep --policies adaptive,fastest 2>"$tmp/e4"; rc4=$?
 "$ANYTIME_BIN" sweep --clients-model poisson,poisson 2>"$tmp/e5"; rc5=$?
+"$ANYTIME_BIN" sweep --server-cpus 'all; rm' 2>"$tmp/e6"; rc6=$?
 set -e
 [ $rc1 -eq 2 ] && grep -q "capacity" "$tmp/e1" || fail "--capacity -3: rc $rc1 $(cat "$tmp/e1")"
 [ $rc2 -eq 2 ] && grep -q "repeats" "$tmp/e2" || fail "--repeats 0: rc $rc2 $(cat "$tmp/e2")"
 [ $rc3 -ne 0 ] && grep -q "missing.yaml" "$tmp/e3" || fail "missing config: rc $rc3 $(cat "$tmp/e3")"
 [ $rc4 -eq 2 ] && grep -q "policies" "$tmp/e4" || fail "--policies fastest: rc $rc4 $(cat "$tmp/e4")"
 [ $rc5 -eq 2 ] && grep -q "clients-model" "$tmp/e5" || fail "--clients-model twice: rc $rc5 $(cat "$tmp/e5")"
+[ $rc6 -eq 2 ] && grep -q "server-cpus" "$tmp/e6" || fail "--server-cpus 'all; rm': rc $rc6 $(cat "$tmp/e6")"
 echo "PASS: sweep measures capacity, writes every row, refuses bad arguments"
