@@ -98,6 +98,10 @@ static jv *concat_raw(ev *E, const jv *a, const jv *b) {
 static jv *arith(ev *E, jop op, const jv *l, const jv *rt) {
   double a = l->num, b = rt->num, res = 0;
   bool isf = l->kind == JV_FLOAT || rt->kind == JV_FLOAT;
+  /* as Python: x / 0, x // 0 and x % 0 raise, for integers and floats alike (a NaN
+   * "integer" from -0 // 0 once indexed a list: fuzz_chat_template, 2026-12-04) */
+  if ((op == OP_DIV || op == OP_FLOORDIV || op == OP_MOD) && b == 0)
+    return fail(E, "division by zero", NULL);
   switch (op) {
     case OP_ADD: res = a + b; break;
     case OP_SUB: res = a - b; break;
@@ -111,6 +115,9 @@ static jv *arith(ev *E, jop op, const jv *l, const jv *rt) {
     case OP_GE: return jv_bool(E->r, a >= b);
     default: return NULL;
   }
+  /* Python's integers have no bound; ours are doubles: one past their range is refused
+   * rather than carried on as inf (inf - inf would be a NaN index) */
+  if (!isf && !isfinite(res)) return fail(E, "an integer result is too large", NULL);
   return jv_num(E->r, isf ? JV_FLOAT : JV_INT, res);
 }
 
@@ -201,7 +208,7 @@ static jv *str_index(ev *E, const jv *sv, double idx) {
   for (size_t i = 0; i < sv->n; i++)
     if (((unsigned char)sv->s[i] & 0xC0) != 0x80) count++;
   double k = idx < 0 ? (double)count + idx : idx;
-  if (k < 0 || k >= (double)count || k != floor(k)) return jv_undef(E->r);
+  if (!(k >= 0 && k < (double)count) || k != floor(k)) return jv_undef(E->r); /* NaN too */
   size_t want = (size_t)k, cp = 0;
   for (size_t i = 0; i < sv->n; i++) {
     if (((unsigned char)sv->s[i] & 0xC0) == 0x80) continue;
@@ -344,7 +351,7 @@ static jv *eval_member(ev *E, jscope *s, const jnode *x) {
     if (prop->kind == JV_INT) {
       if (obj->kind == JV_STR) return str_index(E, obj, prop->num);
       double k = prop->num < 0 ? (double)obj->arr.n + prop->num : prop->num;
-      if (k < 0 || k >= (double)obj->arr.n) return jv_undef(E->r);
+      if (!(k >= 0 && k < (double)obj->arr.n)) return jv_undef(E->r); /* NaN too */
       return obj->arr.v[(size_t)k];
     }
     if (prop->kind == JV_STR) return builtin_property(E, obj, prop->s, prop->n);

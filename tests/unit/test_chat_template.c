@@ -310,6 +310,16 @@ static void test_errors(void **state) {
   expect_fail("{{ x }}", "{bad json", AT_ERR_INVALID_ARG, "JSON object");
   expect_fail("{{ true }}", "{\"true\": 1}", AT_ERR_INVALID_ARG, "built-in");
   expect_fail("{% break %}", "{}", AT_ERR_INVALID_ARG, "outside a loop");
+  /* found by fuzz_chat_template (2026-12-04, UBSan): -0 // 0 made a NaN "integer" that
+   * indexed a list (a NaN converted to size_t); division by zero is an error, as in Python */
+  expect_fail("j{{[9//0] [ -0//0] [1~-9//0] }}", "{}", AT_ERR_INVALID_ARG, "division by zero");
+  expect_fail("{{ [9][-0 // 0] }}", "{}", AT_ERR_INVALID_ARG, "division by zero");
+  expect_fail("{{ 1 / 0 }}", "{}", AT_ERR_INVALID_ARG, "division by zero");
+  expect_fail("{{ 1.5 // 0.0 }}", "{}", AT_ERR_INVALID_ARG, "division by zero");
+  expect_fail("{{ 7 % 0 }}", "{}", AT_ERR_INVALID_ARG, "division by zero");
+  /* an integer past a double's range (inf - inf would be a NaN index) */
+  expect_fail("{% set x = 10 ** 300 %}{{ [1][x * x - x * x] }}", "{}", AT_ERR_INVALID_ARG,
+              "integer result is too large");
 }
 
 static void test_limits(void **state) {
