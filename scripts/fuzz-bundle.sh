@@ -24,7 +24,8 @@
 #   scripts/fuzz-bundle.sh import OUTDIR
 #       here again: merges finds.tgz into tests/fuzz/corpus/ (libFuzzer
 #       -merge=1, only inputs that add coverage) and appends one line per
-#       driver to results/fuzz_long.tsv (processes = N). Crash inputs are
+#       driver to results/fuzz_long.tsv (processes = N), as fuzz.sh --long
+#       does (both through scripts/fuzz-lib.sh). Crash inputs are
 #       left in OUTDIR and make it fail: reproduce them with the local
 #       build, fix, and keep each as tests/fuzz/corpus/<name>/regress-*.
 #
@@ -142,8 +143,8 @@ run)
 import)
   [ $# -eq 2 ] || { echo "usage: $0 import OUTDIR" >&2; exit 2; }
   here=$(cd "$(dirname "$0")/.." && pwd)
+  . "$here/scripts/fuzz-lib.sh"
   out=$2
-  tsv="$here/results/fuzz_long.tsv"
   tmp=$(mktemp -d)
   tar -C "$tmp" -xzf "$out/finds.tgz"
   export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
@@ -151,12 +152,9 @@ import)
   tail -n +2 "$out/summary.tsv" | while IFS=$'\t' read -r date commit d n execs secs crashes; do
     seed="$here/tests/fuzz/corpus/${d#fuzz_}"
     before=$(ls "$seed" | wc -l)
-    (cd "$here/build-fuzz" && "./tests/fuzz/$d" -merge=1 "$seed" "$tmp/new/${d#fuzz_}" >/dev/null 2>&1)
-    after=$(ls "$seed" | wc -l)
-    reached=no; [ "$execs" -ge 10000000 ] && reached=yes
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$date" "$commit" "$d" "$execs" "$secs" \
-      $((execs / (secs > 0 ? secs : 1))) "$before" "$after" "$crashes" "$reached" "$n" >> "$tsv"
-    echo "fuzz-bundle: $d: $execs executions by $n processes in ${secs}s, seeds $before -> $after, crashes $crashes"
+    fuzz_merge "$here" "$d" "$tmp/new/${d#fuzz_}"
+    echo "fuzz-bundle: $(fuzz_record "$here" "$date" "$commit" "$d" "$execs" "$secs" "$before" "$crashes" "$n" \
+      "${FUZZ_RUNS:-10000000}")"
   done
   if [ -e "$out/crashes.tgz" ]; then
     echo "fuzz-bundle: crash inputs in $out/crashes.tgz"; failed=1

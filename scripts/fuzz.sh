@@ -30,13 +30,15 @@
 # when run alone; a run stopped by hand, SIGINT, is recorded and reported
 # as interrupted, not as a finding),
 # merges what it found into the committed seeds (as FUZZ_KEEP=1), and adds
-# one line per driver to results/fuzz_long.tsv: date, commit, driver,
+# one line per driver to results/fuzz_long.tsv (FUZZ_TSV: another file;
+# scripts/fuzz-lib.sh does both for it and for fuzz-bundle.sh): date, commit, driver,
 # executions, seconds, executions per second, seeds before and after,
 # crashes, whether it reached FUZZ_RUNS, and the processes that ran it (1
 # here; scripts/fuzz-bundle.sh imports runs of several). docs/security.md
 # quotes it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/fuzz-lib.sh"
 long=0 build_only=0
 if [ "${1:-}" = --long ]; then long=1; shift; fi
 if [ "${1:-}" = --build ]; then build_only=1; shift; fi
@@ -53,9 +55,7 @@ cmake --build "$here/build-fuzz" -j2 --target $drivers >/dev/null
 export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
 if [ $long = 1 ]; then
   runs=${FUZZ_RUNS:-10000000} cap=${FUZZ_LONG_CAP:-7200} unit_timeout=${FUZZ_UNIT_TIMEOUT:-60}
-  tsv="$here/results/fuzz_long.tsv"
-  mkdir -p "$here/results"
-  [ -s "$tsv" ] || printf 'date\tcommit\tdriver\texecutions\tseconds\texec_per_s\tseeds_before\tseeds_after\tcrashes\treached\tprocesses\n' > "$tsv"
+  tsv=$(fuzz_tsv "$here")
   commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
   failed=0
   for d in $drivers; do
@@ -76,7 +76,7 @@ if [ $long = 1 ]; then
     t1=$(date +%s)
     execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$here/build-fuzz/long/$d.log" | tail -1)
     execs=${execs:-0}
-    (cd "$here/build-fuzz" && "./tests/fuzz/$d" -merge=1 "$seed" "$work" >/dev/null 2>&1) || true
+    fuzz_merge "$here" "$d" "$work" || true
     # a timeout (and libFuzzer's slow-unit report, past 10 s) is a wall-clock
     # one: a fuzzer starved of CPU by other work (it runs for hours, often
     # niced) can hit it on an input that runs in milliseconds. Each such
@@ -97,14 +97,12 @@ if [ $long = 1 ]; then
       rc=0
     fi
     crashes=$(ls "$art" | grep -vc '^unconfirmed$' || true)
-    reached=no; [ "$execs" -ge "$runs" ] && reached=yes
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t1\n' "$(date -u +%Y-%m-%d)" "$commit" "$d" "$execs" \
-      $((t1 - t0)) $((execs / (t1 - t0 > 0 ? t1 - t0 : 1))) "$before" "$(ls "$seed" | wc -l)" "$crashes" "$reached" >> "$tsv"
-    echo "fuzz --long: $d: $execs executions in $((t1 - t0)) s, seeds $before -> $(ls "$seed" | wc -l), crashes $crashes (rc $rc)"
+    echo "fuzz --long: $(fuzz_record "$here" "$(date -u +%Y-%m-%d)" "$commit" "$d" "$execs" $((t1 - t0)) \
+      "$before" "$crashes" 1 "$runs") (rc $rc)"
     if [ "$crashes" -gt 0 ] || [ $rc -ne 0 ]; then failed=1; tail -n 30 "$here/build-fuzz/long/$d.log"; fi
   done
   [ $failed = 0 ] || { echo "fuzz --long: crashes above (inputs in build-fuzz/long/crashes-*/)"; exit 1; }
-  echo "fuzz --long: all drivers ran clean; results/fuzz_long.tsv"
+  echo "fuzz --long: all drivers ran clean; ${tsv#$here/}"
   exit 0
 fi
 for d in $drivers; do
@@ -116,7 +114,7 @@ for d in $drivers; do
       -timeout=10 -rss_limit_mb=2048 "$work" "$seed" 2>&1 | tail -n 3)
   if [ "${FUZZ_KEEP:-0}" = 1 ]; then
     before=$(ls "$seed" | wc -l)
-    (cd "$here/build-fuzz" && "./tests/fuzz/$d" -merge=1 "$seed" "$work" >/dev/null 2>&1)
+    fuzz_merge "$here" "$d" "$work"
     echo "fuzz: $d: seeds $before -> $(ls "$seed" | wc -l) (merged, minimised)"
   fi
 done
