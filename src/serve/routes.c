@@ -90,6 +90,16 @@ bool serve_route_open(const char *url) {
   return false;
 }
 
+void serve_route_label(const char *url, char *out, size_t n) {
+  char name[128];
+  for (size_t i = 0; i < N_ROUTES; i++)
+    if (path_match(table[i].path, url, name, sizeof name)) {
+      snprintf(out, n, "%s", table[i].path);
+      return;
+    }
+  snprintf(out, n, "other");
+}
+
 enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method) {
   const serve_route *path_only = NULL;
   char name[128];

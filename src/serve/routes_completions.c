@@ -931,6 +931,7 @@ static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
   if (r->request_id[0]) MHD_add_response_header(resp, "x-request-id", r->request_id);
   enum MHD_Result res = MHD_queue_response(r->conn, 200, resp);
   MHD_destroy_response(resp);
+  r->counted = true;
   at_metrics_request(s->metrics, r->route, name, variant, 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
                      -1, -1, -1);
   /* a stream's line is written when it starts: its length is not known */

@@ -171,6 +171,9 @@ typedef struct req_ctx {
    * (finish), false: it suspended the connection again. */
   bool (*resumed)(struct req_ctx *r);
   bool inflight_counted;     /* counted in srv->inflight until answered or closed */
+  bool counted;              /* in anytime_requests_total and the access log: an
+                                answer queued, or (on_completed) a 499/408/503/500
+                                for a request that ended without one; once */
   char route[48];            /* for metrics, e.g. "/embed" */
   /* The prepared answer (built on resume for async routes). */
   int status;
@@ -345,9 +348,13 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
  * served model's name) and method match, 405 naming the method when only
  * the path matches, 404 otherwise; it sets r->route, the metrics label (the
  * pattern). serve_route_open: whether a path answers without an API key
- * (the health probes). Any HTTP thread. */
+ * (the health probes). serve_route_label: the label a path will have
+ * (whatever the method), "other" if none; set when the headers arrive, so
+ * that a request its client abandons before dispatch is counted under its
+ * route. Any HTTP thread. */
 enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method);
 bool serve_route_open(const char *url);
+void serve_route_label(const char *url, char *out, size_t n);
 /* One route's handler: the method is checked, m is the {m} model (or NULL). */
 typedef enum MHD_Result (*serve_route_fn)(req_ctx *r, served_model *m);
 typedef struct serve_route {

@@ -362,6 +362,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   }
   enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
   MHD_destroy_response(resp);
+  r->counted = true;
   at_metrics_request(s->metrics, r->route, model, variant, status, (double)total / 1e9,
                      j ? (double)queue / 1e9 : -1, j ? (double)infer / 1e9 : -1,
                      j ? (double)tok / 1e9 : -1);
@@ -633,7 +634,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->cs = ci ? ci->socket_context : NULL;
     r->t0_ns = at_now_ns();
-    snprintf(r->route, sizeof r->route, "other");
+    serve_route_label(url, r->route, sizeof r->route);
     snprintf(r->method, sizeof r->method, "%s", method);
     set_request_id(s, r, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-request-id"));
     *con_cls = r;
@@ -706,12 +707,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode code) {
-  (void)cls, (void)c, (void)code;
+  (void)c;
+  at_server *s = cls;
   req_ctx *r = *con_cls;
   if (!r) return;
   /* A client that went away while its request was suspended: MHD may close
    * the connection after resume without calling on_request again. */
   finish_inflight(r);
+  if (!r->counted) {
+    /* No answer was queued: the client hung up (499, nginx's code: while
+     * its body was arriving, or while it waited — a cancelled completion
+     * whose connection MHD found closed on resume), the connection timed
+     * out (408), the server stopped (503) or the handler failed (500). Each
+     * request is counted once, answered or not (serve_completions once saw
+     * a cancelled request counted nowhere). */
+    int st = code == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED    ? 408
+             : code == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? 503
+             : code == MHD_REQUEST_TERMINATED_WITH_ERROR      ? 500
+                                                               : 499;
+    const char *model = r->adm.m ? r->adm.m->name : r->model_hdr ? r->model_hdr : "";
+    const char *variant = r->adm.m && r->finish ? r->adm.m->variants[r->adm.d.variant].name
+                          : !r->adm.m && r->variant_hdr ? r->variant_hdr
+                                                        : "";
+    double total = (double)(at_now_ns() - r->t0_ns);
+    r->counted = true;
+    at_metrics_request(s->metrics, r->route, model, variant, st, total / 1e9, -1, -1, -1);
+    serve_log_request(r, st, model, variant, total / 1e6, -1, -1, -1, 0);
+  }
   /* Admitted texts still held (a path that answered without releasing
    * them): release them now, so every admitted text leaves exactly once. */
   serve_release(r, r->adm.held);
