@@ -174,6 +174,7 @@ typedef struct req_ctx {
   bool counted;              /* in anytime_requests_total and the access log: an
                                 answer queued, or (on_completed) a 499/408/503/500
                                 for a request that ended without one; once */
+  bool failed_here;          /* on_request gave up on it (out of memory): 500 */
   char route[48];            /* for metrics, e.g. "/embed" */
   /* The prepared answer (built on resume for async routes). */
   int status;

@@ -148,7 +148,10 @@ enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, siz
     fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));
   }
   char *copy = malloc(len + 1);
-  if (!copy) return MHD_NO;
+  if (!copy) {
+    r->failed_here = true;
+    return MHD_NO;
+  }
   memcpy(copy, body, len);
   copy[len] = '\0';
   if (hold_until) {
@@ -296,6 +299,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
                                                                          : MHD_RESPMEM_PERSISTENT);
   if (!resp) {
     free(body);
+    r->failed_here = true;
     return MHD_NO;
   }
   if (ctype) MHD_add_response_header(resp, "Content-Type", ctype);
@@ -682,7 +686,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
           size_t cap = r->body_cap ? r->body_cap : 1024; /* small bodies: malloc's fast path */
           while (cap < r->body_len + *upload_size + 1) cap *= 2;
           char *nb = realloc(r->body, cap);
-          if (!nb) return MHD_NO;
+          if (!nb) {
+            r->failed_here = true;
+            return MHD_NO;
+          }
           r->body = nb;
           r->body_cap = cap;
         }
@@ -715,15 +722,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
    * the connection after resume without calling on_request again. */
   finish_inflight(r);
   if (!r->counted) {
-    /* No answer was queued: the client hung up (499, nginx's code: while
-     * its body was arriving, or while it waited — a cancelled completion
-     * whose connection MHD found closed on resume), the connection timed
-     * out (408), the server stopped (503) or the handler failed (500). Each
-     * request is counted once, answered or not (serve_completions once saw
-     * a cancelled request counted nowhere). */
-    int st = code == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED    ? 408
+    /* No answer was queued: the server gave up on it (500, out of memory),
+     * the connection timed out (408), the server stopped (503), or else the
+     * client hung up (499, nginx's code: while its body was arriving, or
+     * while it waited — a cancelled completion whose socket MHD found closed
+     * on resume ends "with error", not "client abort"). Each request is
+     * counted once, answered or not (serve_completions once saw a cancelled
+     * request counted nowhere). */
+    int st = r->failed_here                                     ? 500
+             : code == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED    ? 408
              : code == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? 503
-             : code == MHD_REQUEST_TERMINATED_WITH_ERROR      ? 500
                                                                : 499;
     const char *model = r->adm.m ? r->adm.m->name : r->model_hdr ? r->model_hdr : "";
     const char *variant = r->adm.m && r->finish ? r->adm.m->variants[r->adm.d.variant].name
