@@ -193,10 +193,13 @@ echo "cancellation: $n_cut of $n_full tokens generated after a hang-up at the fi
 # suspended connection, so the token callback wakes the request at most
 # every 20 ms and the route polls the socket (routes_completions.c,
 # probe_peer, on the HTTP side). The same seeded request, not
-# streamed, run whole, then hung up after 0.03 s (0.1 s was seen to come too
-# late on a warm lane, whose 200 tokens take 0.15 s). (Seen to fail: with
-# probe_peer() returning at once, 200 of 200 tokens and no cancellation
-# counted — the behaviour before 2026-12-02.)
+# streamed, run whole, then sent over a raw socket that is closed as soon
+# as the lane runs it (a fixed 0.1 s was seen to come too late on a warm
+# lane, whose 200 tokens take 0.15 s; curl --max-time 0.03, used until
+# 2026-12-04, could give up before the request reached the lane when the
+# host was loaded: "moved by 0"). (Seen to fail: with probe_peer()
+# returning at once, 200 of 200 tokens and no cancellation counted — the
+# behaviour before 2026-12-02.)
 gen_cancelled() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_requests_total\{model="decoder",outcome="cancelled"\}/ { print $2 }'; }
 PLAIN_REQ=${CANCEL_REQ/,\"stream\":true/}
 t0=$(gen_tokens)
@@ -205,12 +208,20 @@ n_full=$(( $(gen_tokens) - t0 ))
 [ "$n_full" -ge 100 ] || fail "a whole non-streamed request generated only $n_full tokens"
 t1=$(gen_tokens)
 c1=$(gen_cancelled)
-curl -s --max-time 0.03 "$BASE/v1/completions" -d "$PLAIN_REQ" > /dev/null 2>&1 || true
+exec 4<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
+  "${#PLAIN_REQ}" "$PLAIN_REQ" >&4
+for _ in $(seq 1 400); do # up to ~4 s for the lane to take it
+  req GET /metrics
+  grep -q 'anytime_gen_sequences{model="decoder",state="running"} 1' <<<"$BODY" && break
+  sleep 0.005
+done
+exec 4>&-
 wait_lane_empty "a non-streamed client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 c_cut=$(( $(gen_cancelled) - c1 ))
 [ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
-  fail "a non-streamed client that hung up after 0.03 s still had $n_cut of $n_full tokens generated: not cancelled"
+  fail "a non-streamed client that hung up once its request ran still had $n_cut of $n_full tokens generated: not cancelled"
 [ "$c_cut" = 1 ] || fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1"
 # the lane empties when the sequence is cancelled; the HTTP side counts
 # the request a moment later, when libmicrohttpd reports the connection
@@ -222,7 +233,7 @@ for _ in $(seq 50); do
 done
 grep -q 'anytime_requests_total{route="/v1/completions".*status="499"} 1$' <<<"$BODY" ||
   fail "the hung-up request is not counted as 499 within 5 s: $(grep 'route="/v1/completions"' <<<"$BODY")"
-echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a 0.03 s hang-up"
+echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a hang-up once it ran"
 
 # 6. parallel streams next to encoder traffic
 pids=()
