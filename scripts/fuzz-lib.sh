@@ -1,11 +1,17 @@
 # scripts/fuzz-lib.sh — what scripts/fuzz.sh --long and scripts/fuzz-bundle.sh
 # import both do once a long run has ended: merge its finds into the
-# committed seeds and append its line to results/fuzz_long.tsv. Sourced,
+# committed seeds and append its line to results/fuzz_long.tsv; and the
+# list of drivers (fuzz.sh, fuzz-table.sh). Sourced,
 # not run. The table in docs/security.md is made from that file by
 # scripts/fuzz-table.sh.
 #
 # FUZZ_TSV names another file than results/fuzz_long.tsv (tests of the
 # scripts use it, so that they do not add lines to the committed one).
+
+# fuzz_drivers REPO_ROOT: every driver's name, as tests/fuzz/ declares them.
+fuzz_drivers() {
+  sed -n 's/^at_fuzz_driver(\([a-z_0-9]*\) .*/\1/p' "$1"/tests/fuzz/CMakeLists.txt "$1"/tests/fuzz/*.cmake | sort -u
+}
 
 # fuzz_tsv REPO_ROOT: the results file, created with its header if missing.
 fuzz_tsv() {

@@ -18,7 +18,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 tsv="$here/results/fuzz_long.tsv"
 doc="$here/docs/security.md"
 [ -s "$tsv" ] || { echo "fuzz-table: $tsv is missing or empty (run scripts/fuzz.sh --long first)" >&2; exit 1; }
-drivers=$(sed -n 's/^at_fuzz_driver(\([a-z_0-9]*\) .*/\1/p' "$here"/tests/fuzz/CMakeLists.txt "$here"/tests/fuzz/*.cmake | sort -u)
+. "$here/scripts/fuzz-lib.sh"
+drivers=$(fuzz_drivers "$here")
 
 table=$(awk -F'\t' -v drivers="$drivers" '
   NR == 1 {
@@ -56,13 +57,14 @@ table=$(awk -F'\t' -v drivers="$drivers" '
       missing == "" ? "" : "; never run long:" missing
   }' "$tsv")
 
-grep -v '^COUNT ' <<<"$table"
+rows=$(grep -v '^COUNT ' <<<"$table")
 count=$(sed -n 's/^COUNT //p' <<<"$table")
+echo "$rows"
 if [ "${1:-}" = --write ]; then
   grep -q '^<!-- fuzz-long-table -->$' "$doc" || { echo "fuzz-table: no <!-- fuzz-long-table --> marker in $doc" >&2; exit 1; }
   tmp=$(mktemp)
   # after the marker, the first run of lines starting with '|' is the table
-  awk -v table="$(grep -v '^COUNT ' <<<"$table")" '
+  awk -v table="$rows" '
     /^<!-- fuzz-long-table -->$/ { marker = 1 }
     marker && !done && /^\|/ { if (!intable) { print table; intable = 1 } next }
     intable && !/^\|/ { done = 1; intable = 0 }

@@ -47,7 +47,7 @@ cmake -S "$here" -B "$here/build-fuzz" -DAT_FUZZ=ON -DCMAKE_C_COMPILER=clang \
       -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
       -DAT_BUILD_TESTS=ON -DAT_BUILD_BENCH=OFF >/dev/null
 shopt -s nullglob
-drivers=$(sed -n 's/^at_fuzz_driver(\([a-z_0-9]*\) .*/\1/p' "$here"/tests/fuzz/CMakeLists.txt "$here"/tests/fuzz/*.cmake | sort -u)
+drivers=$(fuzz_drivers "$here")
 if { [ $long = 1 ] || [ $build_only = 1 ]; } && [ $# -gt 0 ]; then drivers="$*"
 elif [ $long = 0 ] && [ -n "${1:-}" ]; then drivers=$1; fi
 cmake --build "$here/build-fuzz" -j2 --target $drivers >/dev/null

@@ -292,6 +292,18 @@ void serve_log_request(req_ctx *r, int status, const char *model, const char *va
   serve_alog_write(r->srv->alog, &e);
 }
 
+/* The model and variant a request is answered and counted under (x-model,
+ * x-variant, the metric labels, the access log): the admitted model, and
+ * its variant once submitted to the batcher or the engine (r->finish set);
+ * else the route's own (r->model_hdr, r->variant_hdr: static or
+ * server-owned); "" for none. */
+static void answer_labels(const req_ctx *r, const char **model, const char **variant) {
+  const serve_admission *a = &r->adm;
+  *model = a->m ? a->m->name : r->model_hdr ? r->model_hdr : "";
+  *variant = a->m ? (r->finish ? a->m->variants[a->d.variant].name : "")
+                  : r->variant_hdr ? r->variant_hdr : "";
+}
+
 enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *body, size_t len) {
   at_server *s = r->srv;
   struct MHD_Response *resp =
@@ -317,7 +329,10 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
    * (an error after an admission before parsing, a failed check): they will
    * never run, release them now. */
   if (r->adm.held && !r->suspended) serve_release(r, r->adm.held);
-  const char *variant = "", *model = "";
+  const char *model, *variant;
+  answer_labels(r, &model, &variant);
+  if (model[0]) MHD_add_response_header(resp, "x-model", model);
+  if (variant[0]) MHD_add_response_header(resp, "x-variant", variant);
   job *j = r->job;
   if (j) {
     queue = atomic_load(&j->max_queue_ns);
@@ -325,21 +340,12 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
     tok = j->tokenize_ns;
   }
   serve_admission *a = &r->adm;
-  if (a->m) { /* admitted: the answer names the model, and the variant if it ran */
-    model = a->m->name;
-    MHD_add_response_header(resp, "x-model", model);
-    bool ran = r->finish != NULL; /* submitted to the batcher or the engine */
-    if (ran) {
-      variant = a->m->variants[a->d.variant].name;
-      MHD_add_response_header(resp, "x-variant", variant);
-    }
-    if (ran && a->decided_ns && status < 400 && isfinite(a->d.est_sojourn_s)) {
-      /* The overrun feedback: the model's estimate against the time from
-       * the decision to this answer being ready. */
-      at_planner_observe(a->m->planner, a->d.est_sojourn_s, (double)(now - a->decided_ns) / 1e9,
-                         a->d.queued, now);
-      a->decided_ns = 0;
-    }
+  if (a->m && r->finish && a->decided_ns && status < 400 && isfinite(a->d.est_sojourn_s)) {
+    /* The overrun feedback (an admitted request that ran): the model's
+     * estimate against the time from the decision to this answer being ready. */
+    at_planner_observe(a->m->planner, a->d.est_sojourn_s, (double)(now - a->decided_ns) / 1e9,
+                       a->d.queued, now);
+    a->decided_ns = 0;
   }
   add_ms_header(resp, "x-total-time", total);
   add_ms_header(resp, "x-queue-time", queue);
@@ -356,14 +362,6 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   if (r->held_ms[0]) MHD_add_response_header(resp, "x-held-ms", r->held_ms);
   if (r->ttft[0]) MHD_add_response_header(resp, "x-time-to-first-token", r->ttft);
   if (r->tpot[0]) MHD_add_response_header(resp, "x-time-per-output-token", r->tpot);
-  if (!a->m && r->model_hdr) {
-    model = r->model_hdr;
-    MHD_add_response_header(resp, "x-model", model);
-  }
-  if (!a->m && r->variant_hdr) {
-    variant = r->variant_hdr;
-    MHD_add_response_header(resp, "x-variant", variant);
-  }
   enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
   MHD_destroy_response(resp);
   r->counted = true;
@@ -733,10 +731,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
              : code == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED    ? 408
              : code == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? 503
                                                                : 499;
-    const char *model = r->adm.m ? r->adm.m->name : r->model_hdr ? r->model_hdr : "";
-    const char *variant = r->adm.m && r->finish ? r->adm.m->variants[r->adm.d.variant].name
-                          : !r->adm.m && r->variant_hdr ? r->variant_hdr
-                                                        : "";
+    const char *model, *variant;
+    answer_labels(r, &model, &variant);
     double total = (double)(at_now_ns() - r->t0_ns);
     r->counted = true;
     at_metrics_request(s->metrics, r->route, model, variant, st, total / 1e9, -1, -1, -1);
