@@ -61,6 +61,9 @@ stop_all() {
       kill -KILL "$pid" 2>/dev/null || true
       rc=1
     fi
+    # the wrapper subshell writes the exit file just after the server exits:
+    # give it a moment rather than reading a file that is not there yet
+    for _ in $(seq 1 100); do [ -s "${f%.pid}.exit" ] && break; sleep 0.05; done
     local code; code=$(cat "${f%.pid}.exit" 2>/dev/null || echo "?")
     if [ "$code" != 0 ]; then echo "cluster: replica $(basename "${f%.pid}") exited $code" >&2; rc=1; fi
     rm -f "$f"
