@@ -366,7 +366,9 @@ static at_status metaspace_one(const tk_pretok *p, at_tok_workspace *ws, tk_spli
     tk_xf x;
     tk_xf_begin(&x, ws, &sp, 0);
     const uint8_t *s;
-    while (x.pos < sp.len) {
+    /* x.st: once the pass is over its limit, copy and emit stop moving
+     * x.pos, and stepping one byte a time to the next space was quadratic */
+    while (x.pos < sp.len && x.st == AT_OK) {
       s = ws->nb + sp.off;
       const uint8_t *q = memchr(s + x.pos, ' ', sp.len - x.pos);
       if (!q) { tk_xf_copy(&x, sp.len - x.pos); break; }
