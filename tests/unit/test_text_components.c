@@ -5,6 +5,7 @@
  * steady state. Token-for-token agreement with Hugging Face over real
  * corpora is tests/parity/ (text_parity); these tests pin the edges. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "anytime/tensor.h"
 #include "anytime/tokenizer.h"
@@ -585,6 +586,51 @@ static void test_encodings_to_inputs(void **state) {
   assert_int_equal(at_encodings_to_inputs(&mi, enc, 0, 4, 9, buf, t, &n), AT_ERR_INVALID_ARG);
 }
 
+/* The growth limits refuse a text whose normalizers blow it up, with the
+ * limit named, and refuse it in linear time. The second case failed before
+ * eceb4f4 by taking quadratic time: after the Metaspace pass went over the
+ * limit its loop stepped one byte at a time, scanning to the next space from
+ * each (a 128 KiB text here took minutes; now milliseconds). alarm() turns
+ * such a regression into a failure, with a bound hundreds of times the time
+ * the refusal takes even under the sanitizers. */
+static void expect_growth_refused(const char *json, const char *text, size_t n, const char *needle) {
+  at_tokenizer *t = load(json);
+  at_tok_workspace *ws;
+  assert_int_equal(at_tok_workspace_create(&ws), AT_OK);
+  at_encode_params p = at_encode_default_params();
+  at_encoding e;
+  alarm(60);
+  assert_int_equal(at_tokenizer_encode(t, ws, text, n, NULL, 0, &p, &e), AT_ERR_LIMIT);
+  alarm(0);
+  if (!strstr(at_last_error(), needle)) fail_msg("error '%s' lacks '%s'", at_last_error(), needle);
+  at_tok_workspace_destroy(ws);
+  at_tokenizer_destroy(t);
+}
+
+static void test_growth_limits(void **state) {
+  (void)state;
+  size_t n = 128 * 1024;
+  char *text = malloc(n + 2);
+  assert_non_null(text);
+  memset(text, 'a', n);
+  text[n] = ' ';
+  text[n + 1] = 'a';
+  /* one pass: a Replace that matches the empty string inserts 40 bytes at
+   * every position, past 32x the text plus 4 KiB */
+  expect_growth_refused("{\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"x*\"},"
+                        "\"content\":\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"}," WL "}",
+                        text, 1000, "more than 32x");
+  /* all passes: 31x, then a copy, then Metaspace goes past 64x; one space
+   * at the end of 128 KiB, so the Metaspace split has no space before it */
+  expect_growth_refused("{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":["
+                        "{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},\"content\":\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"},"
+                        "{\"type\":\"Replace\",\"pattern\":{\"String\":\"b\"},\"content\":\"c\"}]},"
+                        "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\\u2581\","
+                        "\"prepend_scheme\":\"always\",\"split\":true}," WL "}",
+                        text, n + 2, "grew the text past");
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bert_normalizer),    cmocka_unit_test(test_unicode_normalizers),
@@ -596,6 +642,7 @@ int main(void) {
       cmocka_unit_test(test_added_tokens),       cmocka_unit_test(test_load_errors),
       cmocka_unit_test(test_invalid_utf8_and_vocab_txt), cmocka_unit_test(test_no_growth_after_warmup),
       cmocka_unit_test(test_threads),            cmocka_unit_test(test_encodings_to_inputs),
+      cmocka_unit_test(test_growth_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
