@@ -590,9 +590,10 @@ static void test_encodings_to_inputs(void **state) {
  * limit named, and refuse it in linear time. The second case failed before
  * eceb4f4 by taking quadratic time: after the Metaspace pass went over the
  * limit its loop stepped one byte at a time, scanning to the next space from
- * each (a 128 KiB text here took minutes; now milliseconds). alarm() turns
- * such a regression into a failure, with a bound hundreds of times the time
- * the refusal takes even under the sanitizers. */
+ * each (linked against that code, this test was killed by the alarm at
+ * 60 s; the whole file now runs in 0.14 s, 0.97 s under the sanitizers).
+ * alarm() turns such a regression into a failure; the bound is 60x the
+ * sanitizer build's time for the whole file, not a timing assertion. */
 static void expect_growth_refused(const char *json, const char *text, size_t n, const char *needle) {
   at_tokenizer *t = load(json);
   at_tok_workspace *ws;
