@@ -402,6 +402,7 @@ static int model_prepare(prof *P, int mi, pmodel *M) {
   ep2.n_workers = P->cfg.workers;
   M->sp = at_session_default_params();
   M->sp.intra_op_threads = P->cfg.intra_op_threads;
+  M->sp.cpu_mem_arena = P->cfg.cpu_arena; /* profile what serving runs */
   if ((st = at_engine_create(&ep2, &M->eng)) != AT_OK) return cli_report("profile", st);
   M->vr = calloc((size_t)mc->n_variants, sizeof *M->vr);
   for (int v = 0; v < mc->n_variants; v++) {

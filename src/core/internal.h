@@ -22,4 +22,9 @@ void at_log(at_log_level level, const char *component, const char *fmt, ...)
 /* Whether a message at `level` would reach the sink. */
 int at_log_enabled(at_log_level level);
 
+/* Name the calling thread (at most 15 bytes are kept), as seen in
+ * /proc/PID/task/TID/comm. libanytime's threads are "at-worker",
+ * "at-batcher", "at-holdq", "at-gen" and "at-gen-turns". */
+void at_thread_name(const char *name);
+
 #endif /* ANYTIME_CORE_INTERNAL_H */

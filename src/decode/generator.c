@@ -151,6 +151,7 @@ static void turns_poke(at_gen_turns *t) {
 
 static void *turns_drive(void *arg) {
   at_gen_turns *t = arg;
+  at_thread_name("at-gen-turns");
   for (;;) {
     pthread_mutex_lock(&t->m);
     t->pending = false; /* a poke from here on is seen by the wait below */
@@ -754,6 +755,7 @@ static int lane_turn(at_generator *g) {
 /* A lane's own scheduler thread (no shared at_gen_turns). */
 static void *loop(void *arg) {
   at_generator *g = arg;
+  at_thread_name("at-gen");
   for (;;) {
     pthread_mutex_lock(&g->lock);
     while (!g->stopping && !g->in_head && g->n_waiting == 0 && g->n_running == 0)

@@ -351,6 +351,7 @@ static void drive(at_batcher *b, batch *bt, batch *done) {
  * waiting for their delay) and drains the queues on stop. */
 static void *batcher_main(void *arg) {
   at_batcher *b = arg;
+  at_thread_name("at-batcher");
   pthread_mutex_lock(&b->lock);
   for (;;) {
     if (b->stopping && b->total_queued == 0 && b->inflight == 0 && b->driving == 0) break;

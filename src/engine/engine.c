@@ -271,6 +271,7 @@ static void run_one(at_engine *e, request *r) {
 
 static void *worker_main(void *arg) {
   at_engine *e = arg;
+  at_thread_name("at-worker");
   pthread_mutex_lock(&e->lock);
   for (;;) {
     while (e->ring_count == 0 && !e->stopping) pthread_cond_wait(&e->work, &e->lock);

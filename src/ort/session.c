@@ -59,6 +59,7 @@ at_session_params at_session_default_params(void) {
   p.intra_op_threads = 1;
   p.inter_op_threads = 1;
   p.allow_spinning = false;
+  p.cpu_mem_arena = true;
   p.opt_level = AT_OPT_ALL;
   p.optimized_model_path = NULL;
   p.optimized_as_ort = true;
@@ -300,7 +301,8 @@ static at_status session_open(const char *model_path, void *map, size_t map_len,
       (st = api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning",
                                        p.allow_spinning ? "1" : "0")) ||
       (st = api->AddSessionConfigEntry(so, "session.inter_op.allow_spinning",
-                                       p.allow_spinning ? "1" : "0"))) {
+                                       p.allow_spinning ? "1" : "0")) ||
+      (!p.cpu_mem_arena && (st = api->DisableCpuMemArena(so)))) {
     api->ReleaseSessionOptions(so);
     free_unopened(s);
     return at_ort_fail(st, AT_ERR_ORT, "setting session options");

@@ -45,6 +45,7 @@ static const cfg_key keys[] = {
     INT("engine", "workers", workers, 1, 1024, 2),
     INT("engine", "intra_op_threads", intra_op_threads, 1, 1024, 1),
     INT("engine", "idle_intra_op_threads", idle_intra_op_threads, 0, 1024, 0),
+    BOOL("engine", "cpu_arena", cpu_arena, 0),
     INT("batching", "max_batch_size", max_batch_size, 1, 1024, 16),
     INT("batching", "max_queue_delay_us", max_queue_delay_us, 0, 10000000, 0),
     CHOICE("planner", "policy", policy, "adaptive", "adaptive|accurate-only|none|limit"),

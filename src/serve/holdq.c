@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "anytime/clock.h"
+#include "core/internal.h"
 #include "serve/holdq.h"
 
 typedef struct hold {
@@ -96,6 +97,7 @@ enum { BATCH = 64 }; /* connections resumed per trip out of the lock */
 
 static void *run(void *arg) {
   serve_holdq *q = arg;
+  at_thread_name("at-holdq");
   conn_countdown *due[BATCH];
   pthread_mutex_lock(&q->lock);
   while (!q->quit || q->n > 0) {

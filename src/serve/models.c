@@ -339,6 +339,7 @@ at_status serve_load_models(at_server *s) {
   if (st) return st;
   at_session_params sp = at_session_default_params();
   sp.intra_op_threads = cfg->intra_op_threads;
+  sp.cpu_mem_arena = cfg->cpu_arena;
   at_server_variant_config vcfg[AT_SERVER_MAX_MODELS][AT_SERVER_MAX_VARIANTS];
   for (int i = 0; i < cfg->n_models; i++) {
     if ((st = prepare_model(s, i, vcfg[i])) != AT_OK) return st;

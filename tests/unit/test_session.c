@@ -1,7 +1,11 @@
 /* tests/unit/test_session.c — the plain session: signature reading, correct
  * outputs on a graph whose answer is known (y = 2x + 1), output selection,
- * a clear error for every kind of bad call or bad model file, and the count
- * of live ORT objects that ANYTIME_ORT_LEAK_CHECK reads at exit. */
+ * a clear error for every kind of bad call or bad model file, the count
+ * of live ORT objects that ANYTIME_ORT_LEAK_CHECK reads at exit, and the
+ * CPU memory arena turned off (cpu_mem_arena = false, what the server's
+ * workers run) answering bit for bit what the arena gives, serially and
+ * from two threads at once on one session. */
+#include <pthread.h>
 #include <unistd.h>
 
 #include "anytime/anytime.h"
@@ -120,6 +124,81 @@ static void test_bad_model_files(void **state) {
 /* The live-object count behind ANYTIME_ORT_LEAK_CHECK: a session and the
  * outputs of a Run are counted while they live and not after; a failed Run
  * leaves nothing counted. */
+/* The shipped int8 classifier, batch 1, ids of length `len` (2..64). */
+static int run_logits(at_session *s, int len, int salt, float out[2]) {
+  int64_t ids[64], mask[64];
+  for (int t = 0; t < len; t++) {
+    ids[t] = t == 0 ? 2 : t == len - 1 ? 3 : 100 + (t * 37 + salt * 101) % 5000;
+    mask[t] = 1;
+  }
+  at_tensor in[2] = {
+      {.name = "input_ids", .dtype = AT_DTYPE_INT64, .ndim = 2, .shape = {1, len}, .data = ids},
+      {.name = "attention_mask",
+       .dtype = AT_DTYPE_INT64,
+       .ndim = 2,
+       .shape = {1, len},
+       .data = mask},
+  };
+  const char *want[] = {"logits"};
+  at_outputs *o = NULL;
+  if (at_session_run(s, in, 2, want, 1, &o) != AT_OK) return -1;
+  at_tensor t;
+  int ok = at_outputs_get(o, 0, &t) == AT_OK && t.dtype == AT_DTYPE_FLOAT32 && t.ndim == 2 &&
+           t.shape[0] == 1 && t.shape[1] == 2;
+  if (ok) memcpy(out, t.data, 2 * sizeof(float));
+  at_outputs_free(o);
+  return ok ? 0 : -1;
+}
+
+enum { N_CASES = 24 };
+static const int k_lens[N_CASES] = {2,  3, 5,  11, 30, 64, 7, 13, 26, 47, 9,  33,
+                                    64, 2, 18, 40, 11, 30, 3, 57, 21, 8,  44, 16};
+
+typedef struct {
+  at_session *s;
+  int first; /* this thread runs cases first, first+2, first+4, ... */
+  float got[N_CASES][2];
+  int failed;
+} arena_job;
+
+static void *arena_worker(void *arg) {
+  arena_job *j = arg;
+  for (int rep = 0; rep < 20; rep++)
+    for (int k = j->first; k < N_CASES; k += 2)
+      if (run_logits(j->s, k_lens[k], k, j->got[k]) != 0) j->failed = 1;
+  return NULL;
+}
+
+static void test_arena_off_same_answers(void **state) {
+  (void)state;
+  const char *model = test_source("models/sentiment-large/onnx/model_quantized.onnx");
+  at_session_params on = at_session_default_params(), off = on;
+  assert_true(on.cpu_mem_arena); /* the library's default is ORT's own */
+  off.cpu_mem_arena = false;
+  at_session *a = NULL, *b = NULL;
+  assert_int_equal(at_session_create(model, &on, &a), AT_OK);
+  assert_int_equal(at_session_create(model, &off, &b), AT_OK);
+  float ref[N_CASES][2];
+  for (int k = 0; k < N_CASES; k++) {
+    float got[2];
+    assert_int_equal(run_logits(a, k_lens[k], k, ref[k]), 0);
+    assert_int_equal(run_logits(b, k_lens[k], k, got), 0);
+    assert_memory_equal(got, ref[k], sizeof got);
+  }
+  /* two threads on the arena-less session at once, against the serial answers */
+  arena_job j[2] = {{.s = b, .first = 0}, {.s = b, .first = 1}};
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, arena_worker, &j[i]), 0);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    assert_false(j[i].failed);
+    for (int k = i; k < N_CASES; k += 2) assert_memory_equal(j[i].got[k], ref[k], sizeof ref[k]);
+  }
+  at_session_destroy(a);
+  at_session_destroy(b);
+}
+
 static void test_live_objects(void **state) {
   (void)state;
   long s0, v0, sn, vn;
@@ -150,11 +229,9 @@ static void test_live_objects(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_signature),
-      cmocka_unit_test(test_known_answer_and_errors),
-      cmocka_unit_test(test_output_selection),
-      cmocka_unit_test(test_bad_model_files),
-      cmocka_unit_test(test_live_objects),
+      cmocka_unit_test(test_signature),        cmocka_unit_test(test_known_answer_and_errors),
+      cmocka_unit_test(test_output_selection), cmocka_unit_test(test_bad_model_files),
+      cmocka_unit_test(test_live_objects),     cmocka_unit_test(test_arena_off_same_answers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

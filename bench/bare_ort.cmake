@@ -1,0 +1,19 @@
+# The independent bare loop (bench/bare_ort/bare_ort.c): ONNX Runtime's C
+# header and libc only. It must not link libanytime or see src/: it is the
+# reference the serving path's Run is measured against (bench/run_cost.sh),
+# and a reference that shares code with what it checks is no reference.
+add_executable(bare_ort "${PROJECT_SOURCE_DIR}/bench/bare_ort/bare_ort.c")
+target_include_directories(bare_ort PRIVATE "${ORT_INCLUDE_DIR}")
+target_compile_definitions(bare_ort PRIVATE "BARE_DEFAULT_LIB=\"${ORT_LIBRARY}\"")
+target_link_libraries(bare_ort PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+
+# It runs and prints the line bench/run_cost.sh reads (not a timing: a
+# fraction of a second of Runs on the shipped int8 classifier).
+if(AT_BUILD_TESTS)
+  add_test(NAME bare_ort_smoke
+           COMMAND bare_ort --model "${PROJECT_SOURCE_DIR}/models/sentiment-large/onnx/model_quantized.onnx"
+                   --ids 2,164,2500,1960,111,846,216,1156,76,262,3 --threads 2 --seconds 0.2
+                   --passes 2 --warmup 2 --csv)
+  set_tests_properties(bare_ort_smoke PROPERTIES LABELS integration
+                       PASS_REGULAR_EXPRESSION "\ncsv,11,2,[0-9.]+,[0-9.]+,[0-9.]+,")
+endif()

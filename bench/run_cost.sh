@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# bench/run_cost.sh — what a served answer costs against a bare ONNX Runtime
+# Run that shares no code with anytime (bench/bare_ort/bare_ort.c), per
+# sequence length L, and anytime's throughput against the Node.js peer.
+#
+#   bench/run_cost.sh [MODEL_DIR [VARIANT.onnx]]
+#       default: models/sentiment-large onnx/model_quantized.onnx
+#   env: LENS ("3 11 30 100"), ROUNDS (3), SECS (5), CONC (8), C1_N (400),
+#        PEER_CONCS ("8 32"; empty: no peer comparison), PEER_L (11),
+#        ANYTIME_BIN (build/anytime), BARE_BIN (build/bench/bare_ort),
+#        SERVE_EXTRA (extra `anytime serve` flags), ENGINE_EXTRA (extra keys
+#        of the config's engine section, e.g. "cpu_arena: true": the arena
+#        on, as before it was turned off)
+#
+# The texts: for each L, the shortest prefix of a fixed sentence that the
+# Hugging Face tokenizers library (npm `tokenizers`, not anytime's tokenizer)
+# encodes to exactly L ids; the bare loop is fed those ids, the server the
+# text. The server: `anytime serve` with the one variant, 2 workers, 2 HTTP
+# threads, 1 intra-op thread, max_batch_size 1, policy none.
+#
+# Each round, for each L, in this order (so each ratio is taken within the
+# round: this host's speed swings 2x within minutes):
+#   bare 1      bare_ort, 1 thread: wall time of a Run (median), CPU per Run
+#   bare 2      bare_ort, 2 threads sharing the session: CPU per Run
+#   c=1         C1_N sequential requests on one kept-alive connection (curl);
+#               the median x-inference-time the server reports
+#   c=CONC      hey -c CONC for SECS; the server's utime+stime from /proc over
+#               the pass / the 200 answers = CPU per answer, also split by
+#               thread name (at-worker: the Runs; MHD-worker: HTTP, JSON,
+#               tokenising; the rest)
+# Ratios: c=1 time / bare 1 wall; CPU per answer / bare 2 CPU per Run (the
+# bare loop with as many threads as the server has workers). Reported: the
+# median over rounds and the range. Then, unless PEER_CONCS is empty, one
+# alternating run against the Node peer (bench/peers/node-ort) on the PEER_L
+# text: per concurrency, anytime and the peer in turn, ROUNDS passes each.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+model=${1:-models/sentiment-large}; variant=${2:-onnx/model_quantized.onnx}
+model=$(cd "$model" && pwd)
+bin=${ANYTIME_BIN:-$here/build/anytime}
+bare=${BARE_BIN:-$here/build/bench/bare_ort}
+lens=${LENS:-3 11 30 100}; rounds=${ROUNDS:-3}; secs=${SECS:-5}; conc=${CONC:-8}
+c1_n=${C1_N:-400}; peer_concs=${PEER_CONCS-8 32}; peer_l=${PEER_L:-11}
+for t in hey curl node awk; do
+  command -v $t >/dev/null || { echo "run_cost: needs $t (scripts/install-deps.sh test)" >&2; exit 1; }
+done
+[ -x "$bin" ] && [ -x "$bare" ] || { echo "run_cost: build $bin and $bare first" >&2; exit 1; }
+(cd bench/peers/node-ort && [ -d node_modules/tokenizers ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+tck=$(getconf CLK_TCK)
+
+# shellcheck disable=SC2086
+node bench/bare_ort/texts_of_length.js "$model/tokenizer.json" $lens $peer_l > "$tmp/texts"
+text_of() { awk -F'\t' -v l="$1" '$1 == l {print $3; exit}' "$tmp/texts"; }
+ids_of() { awk -F'\t' -v l="$1" '$1 == l {print $2; exit}' "$tmp/texts"; }
+body_of() { printf '{"inputs": "%s"}' "$(text_of "$1")"; }
+
+echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
+echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1)"
+echo "# load before: $(uptime)"
+
+cat > "$tmp/serve.yaml" <<YAML
+server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
+engine: {workers: 2, intra_op_threads: 1${ENGINE_EXTRA:+, $ENGINE_EXTRA}}
+batching: {max_batch_size: 1, max_queue_delay_us: 0}
+planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
+models:
+  - name: bench
+    task: classify
+    tokenizer: $model/tokenizer.json
+    config: $model/config.json
+    variants:
+      - {name: v, path: $model/$variant, accuracy: 1}
+YAML
+# shellcheck disable=SC2086
+"$bin" serve --config "$tmp/serve.yaml" --port-file "$tmp/port" ${SERVE_EXTRA:-} 2>"$tmp/serve.log" &
+spid=$!
+for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+[ -s "$tmp/port" ] || { echo "run_cost: server did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
+url="http://127.0.0.1:$(cat "$tmp/port")/predict"
+for l in $lens; do # warm up, and check the server sees the same length
+  body_of "$l" > "$tmp/body_$l.json"
+  curl -sf "$url" -H 'content-type: application/json' -d @"$tmp/body_$l.json" >/dev/null
+done
+
+bare_run() { # L threads -> "wall_us cpu_us"
+  "$bare" --model "$model/$variant" --ids "$(ids_of "$1")" --threads "$2" --seconds "$secs" \
+    --passes 1 --csv | awk -F, '/^csv,/ {print $5, $6}'
+}
+c1_run() { # L -> median x-inference-time in µs over C1_N sequential kept-alive requests
+  local args=() i
+  for ((i = 0; i < c1_n; i++)); do args+=("$url" -o /dev/null); done
+  curl -s -H 'content-type: application/json' -d @"$tmp/body_$1.json" \
+    -w '%header{x-inference-time}\n' "${args[@]}" |
+    sort -g | awk '{a[NR]=$1} END {printf "%.1f\n", (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2 * 1000}'
+}
+thread_ticks() { # pid -> "name ticks" per thread
+  local t
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s\n' "$(tr ' ' _ < "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"
+  done 2>/dev/null
+}
+load_run() { # L -> "cpu_us worker_us http_us other_us answers_per_s"
+  thread_ticks "$spid" > "$tmp/t0"
+  local c0 c1; c0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  hey -z "${secs}s" -c "$conc" -m POST -T application/json -D "$tmp/body_$1.json" "$url" > "$tmp/hey"
+  c1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  thread_ticks "$spid" > "$tmp/t1"
+  local ok rps; ok=$(awk '$1 == "[200]" {print $2}' "$tmp/hey"); rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/hey")
+  [ -n "$ok" ] && [ "$ok" -gt 0 ] || { echo "run_cost: no 200 answers under load" >&2; cat "$tmp/hey" >&2; exit 1; }
+  # threads are matched by position (the server starts none during a pass)
+  paste -d' ' "$tmp/t0" "$tmp/t1" | awk -v n="$ok" -v t="$tck" -v all=$((c1 - c0)) -v rps="$rps" '
+    {d = $4 - $2; if ($1 == "at-worker") w += d; else if ($1 == "MHD-worker") h += d; else o += d}
+    END {f = 1e6 / t / n; printf "%.0f %.0f %.0f %.0f %.0f\n", all * f, w * f, h * f, o * f, rps}'
+}
+
+: > "$tmp/rows"
+for r in $(seq 1 "$rounds"); do
+  for l in $lens; do
+    read -r b1_wall b1_cpu < <(bare_run "$l" 1)
+    read -r _ b2_cpu < <(bare_run "$l" 2)
+    c1=$(c1_run "$l")
+    read -r cpu w h o rps < <(load_run "$l")
+    echo "$l $r $b1_wall $b1_cpu $b2_cpu $c1 $cpu $w $h $o $rps" >> "$tmp/rows"
+    echo "# round $r L=$l: bare 1 thread ${b1_wall} us wall, ${b1_cpu} us CPU; bare 2 threads ${b2_cpu} us CPU per Run;" \
+         "c=1 ${c1} us; c=$conc ${cpu} us CPU per answer (workers $w, HTTP $h, other $o), $rps answers/s" >&2
+  done
+done
+
+# median (min–max) of column C for length L
+stat() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/rows" | sort -g |
+  awk -v f="${3:-%.0f}" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
+ratio() { awk -v l="$1" -v a="$2" -v b="$3" '$1 == l {print $a / $b}' "$tmp/rows" | sort -g |
+  awk '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf "**%.2fx** (%.2f–%.2f)", m, a[1], a[NR]}'; }
+echo
+echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers / HTTP / rest µs | CPU / bare | answers/s |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for l in $lens; do
+  echo "| $l | $(stat "$l" 3) | $(stat "$l" 6) | $(ratio "$l" 6 3) | $(stat "$l" 5) | $(stat "$l" 7) | $(stat "$l" 8 | cut -d' ' -f1) / $(stat "$l" 9 | cut -d' ' -f1) / $(stat "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(stat "$l" 11) |"
+done
+echo
+echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken within its round)"
+
+if [ -n "$peer_concs" ]; then
+  body_of "$peer_l" > "$tmp/body_peer.json"
+  pport=$(( $(cat "$tmp/port") + 1 ))
+  node bench/peers/node-ort/server.js "$model" "$variant" "$pport" 2>"$tmp/peer.log" &
+  ppid=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$pport/predict" -d @"$tmp/body_peer.json" >/dev/null && break; sleep 0.1; done
+  purl="http://127.0.0.1:$pport/predict"
+  hey_rps() { hey -z "${secs}s" -c "$2" -m POST -T application/json -D "$tmp/body_peer.json" "$1" |
+    awk '$1 == "[200]" {n = $2} /Total:/ {t = $2} END {printf "%.0f\n", n / t}'; }
+  echo
+  echo "Against the Node peer (onnxruntime-node $(node -p 'require("./bench/peers/node-ort/node_modules/onnxruntime-node/package.json").version'), same graph), L = $peer_l, alternating passes of $secs s:"
+  echo
+  echo "| concurrency | anytime answers/s | Node peer answers/s | anytime / peer |"
+  echo "|---|---|---|---|"
+  for c in $peer_concs; do
+    : > "$tmp/pa"; : > "$tmp/pp"; : > "$tmp/pr"
+    for _ in $(seq 1 "$rounds"); do
+      a=$(hey_rps "$url" "$c"); p=$(hey_rps "$purl" "$c")
+      echo "$a" >> "$tmp/pa"; echo "$p" >> "$tmp/pp"; awk -v a="$a" -v p="$p" 'BEGIN {print a / p}' >> "$tmp/pr"
+      echo "# c=$c: anytime $a, peer $p answers/s" >&2
+    done
+    m() { sort -g "$1" | awk -v f="$2" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
+    echo "| $c | $(m "$tmp/pa" %.0f) | $(m "$tmp/pp" %.0f) | $(m "$tmp/pr" %.2fx) |"
+  done
+  kill "$ppid" 2>/dev/null || true
+fi
+kill "$spid"; wait "$spid" 2>/dev/null || true
+echo
+echo "# load after: $(uptime)"
