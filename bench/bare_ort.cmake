@@ -15,5 +15,5 @@ if(AT_BUILD_TESTS)
                    --ids 2,164,2500,1960,111,846,216,1156,76,262,3 --threads 2 --seconds 0.2
                    --passes 2 --warmup 2 --csv)
   set_tests_properties(bare_ort_smoke PROPERTIES LABELS integration
-                       PASS_REGULAR_EXPRESSION "\ncsv,11,2,[0-9.]+,[0-9.]+,[0-9.]+,")
+                       PASS_REGULAR_EXPRESSION "\ncsv,11,2,1,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,")
 endif()

@@ -6,7 +6,7 @@
 #
 #   bench/cpu_breakdown.sh [MODEL_DIR [VARIANT.onnx]]
 #       default: models/sentiment-large onnx/model_quantized.onnx
-#   env: ANYTIME_BIN (build/anytime), BARE_BIN (build/bench/bench_bare_throughput),
+#   env: ANYTIME_BIN (build/anytime), BARE_BIN (build/bench/bare_ort),
 #        CONC (8), SECS (8), PASSES (3)
 #
 # Per pass: `anytime serve` (2 workers, 2 HTTP threads, max_batch_size 1,
@@ -17,8 +17,9 @@
 # graph; sampling itself costs CPU, so it only gives the shares); each
 # sample is put in a stage by the shared object and symbol it landed in
 # (the rules are in stage() below), and a stage's µs per answer = its share
-# of the samples x the median CPU per answer. The bare loop (2 threads, batch
-# 1, the same sentences pre-tokenised) gives the CPU per text a Run costs
+# of the samples x the median CPU per answer. The bare loop (bench/bare_ort:
+# no code of anytime's; 2 threads, batch 1, the same sentences tokenised by
+# the Hugging Face tokenizers library) gives the CPU per text a Run costs
 # with nothing around it; one unsampled pass of it runs right before each
 # counted server pass, and the ratio is the median of the rounds' ratios. wrk shares the cores; only the server's own CPU is
 # counted. Prints one markdown table.
@@ -28,7 +29,7 @@ cd "$here"
 model=${1:-models/sentiment-large}; variant=${2:-onnx/model_quantized.onnx}
 model=$(cd "$model" && pwd)
 bin=${ANYTIME_BIN:-$here/build/anytime}
-bare=${BARE_BIN:-$here/build/bench/bench_bare_throughput}
+bare=${BARE_BIN:-$here/build/bench/bare_ort}
 conc=${CONC:-8}; secs=${SECS:-8}; passes=${PASSES:-3}
 data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
 for t in wrk perf node; do
@@ -38,6 +39,8 @@ done
 [ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 node bench/peers/node-ort/make_bodies.js "$data" > "$tmp/bodies.jsonl"
+(cd bench/peers/node-ort && [ -d node_modules/tokenizers ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+node bench/bare_ort/ids.js bodies "$model/tokenizer.json" < "$tmp/bodies.jsonl" > "$tmp/ids"
 tck=$(getconf CLK_TCK)
 echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
 echo "# load before: $(uptime)"
@@ -45,10 +48,11 @@ echo "# load before: $(uptime)"
 # the bare loop's shares, from a run under perf (sampling costs the sampled
 # process 20-35 % more CPU on this VM, so no CPU figure is taken from it)
 perf record -q -e cpu-clock -F 999 -o "$tmp/bare.data" -- \
-    "$bare" "$model" "$variant" "$data" 2 1 "$secs" 1 > /dev/null 2>&1
-bare_pass() { # one unsampled pass of the bare loop: its CPU per text
-  "$bare" "$model" "$variant" "$data" 2 1 "$secs" 1 2>/dev/null |
-    sed -n 's/.*CPU \([0-9]*\) us per text.*/\1/p' | head -1
+    "$bare" --model "$model/$variant" --ids-file "$tmp/ids" --threads 2 --seconds "$secs" \
+    --passes 1 > /dev/null 2>&1
+bare_pass() { # one unsampled pass of the bare loop: its CPU per text (csv field 9)
+  "$bare" --model "$model/$variant" --ids-file "$tmp/ids" --threads 2 --seconds "$secs" \
+    --passes 1 --csv 2>/dev/null | awk -F, '/^csv,/ {printf "%.0f\n", $9}'
 }
 
 cat > "$tmp/serve.yaml" <<YAML
@@ -119,7 +123,7 @@ stages() { # REPORT CPU_US -> "stage<TAB>share<TAB>us" lines
     if (sym ~ /^metrics|^at_metric/) return "metrics"
     if (dso ~ /kernel/) return "kernel (network, futex, scheduling, faults)"
     if (dso ~ /libc|ld-linux|libm/) return "libc (malloc, memcpy, locks)"
-    if (dso ~ /anytime|bench_bare/) return "our code, other"
+    if (dso ~ /anytime|bare_ort/) return "our code, other"
     return "other"
   }
   { pct = $1; sub(/%/, "", pct); dso = $2; sym = ""; for (i = 4; i <= NF; i++) sym = sym (i > 4 ? " " : "") $i

@@ -51,7 +51,7 @@ tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 tck=$(getconf CLK_TCK)
 
 # shellcheck disable=SC2086
-node bench/bare_ort/texts_of_length.js "$model/tokenizer.json" $lens $peer_l > "$tmp/texts"
+node bench/bare_ort/ids.js lengths "$model/tokenizer.json" $lens $peer_l > "$tmp/texts"
 text_of() { awk -F'\t' -v l="$1" '$1 == l {print $3; exit}' "$tmp/texts"; }
 ids_of() { awk -F'\t' -v l="$1" '$1 == l {print $2; exit}' "$tmp/texts"; }
 body_of() { printf '{"inputs": "%s"}' "$(text_of "$1")"; }
@@ -84,9 +84,9 @@ for l in $lens; do # warm up, and check the server sees the same length
   curl -sf "$url" -H 'content-type: application/json' -d @"$tmp/body_$l.json" >/dev/null
 done
 
-bare_run() { # L threads -> "wall_us cpu_us"
+bare_run() { # L threads -> "wall_us cpu_us" (the csv line: wall_us is field 7, CPU per Run 8)
   "$bare" --model "$model/$variant" --ids "$(ids_of "$1")" --threads "$2" --seconds "$secs" \
-    --passes 1 --csv | awk -F, '/^csv,/ {print $5, $6}'
+    --passes 1 --csv | awk -F, '/^csv,/ {print $7, $8}'
 }
 c1_run() { # L -> median x-inference-time in µs over C1_N sequential kept-alive requests
   local args=() i

@@ -2,7 +2,7 @@
 # bench/serve_compare.sh — the three-way serving comparison (issues 5 and 18),
 # on several model sizes and one host, in one run, with one load tool:
 #   (a) the limit: a bare ONNX Runtime Run loop at its best batch size
-#       (build/bench/bench_bare_throughput, 2 threads sharing one session,
+#       (build/bench/bare_ort, no code of anytime's, 2 threads sharing one session,
 #       held-out sentences tokenised beforehand; no HTTP);
 #   (b) `anytime serve` (one variant, 2 workers, 2 HTTP threads, dynamic
 #       batching up to the bare loop's best batch, no admission control)
@@ -44,7 +44,7 @@ elif [ -z "${MODELS:-}" ]; then
 MiniLM-L6-size int8|${sd[0]}|onnx/model_quantized.onnx||
 BERT-base-size int8|${sd[2]}|onnx/model_quantized.onnx|3|4"
 fi
-cmake --build build --target anytime_cli bench_bare_throughput >/dev/null
+cmake --build build --target anytime_cli bare_ort >/dev/null
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 (cd bench/peers/node-ort && [ -d node_modules/onnxruntime-node ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 node bench/peers/node-ort/make_bodies.js "$data" > "$tmp/bodies.jsonl"
@@ -93,12 +93,16 @@ while IFS="|" read -r model_label model variant mp ms_ <&3; do
   echo "## $model_label: $model/$variant ($np passes of $secs s)"
   : > "$tmp/best"
   echo "### (a) bare ORT Run loop"
-  build/bench/bench_bare_throughput "$model" "$variant" "$data" 2 "$np" "$secs" "$BATCHES" | tee "$tmp/bare.txt"
-  bb=$(sed -n 's/^best: batch \([0-9]*\),.*/\1/p' "$tmp/bare.txt")
-  brow=$(grep -E "^  batch +$bb:" "$tmp/bare.txt")
-  brate=$(echo "$brow" | awk '{print $3}'); brange=$(echo "$brow" | sed -n 's/.*(range \([0-9]*\) \.\. \([0-9]*\) over.*/\1–\2/p')
-  bcpu=$(echo "$brow" | sed -n 's/.*CPU \([0-9]*\) us per text (\([0-9]*\) \.\. \([0-9]*\)).*/\1 (\2–\3)/p')
-  brss=$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' "$tmp/bare.txt")
+  # the texts' ids from the Hugging Face tokenizers library, not anytime's
+  node bench/bare_ort/ids.js bodies "$model/tokenizer.json" < "$tmp/bodies.jsonl" > "$tmp/ids"
+  : > "$tmp/bare.csv"
+  for b in ${BATCHES//,/ }; do # csv: ...,batch(4),...,texts/s(6),...,cpu/text(9),lo(10),hi(11),texts lo(12),hi(13),rss(14)
+    build/bench/bare_ort --model "$model/$variant" --ids-file "$tmp/ids" --threads 2 --batch "$b" \
+      --passes "$np" --seconds "$secs" --csv | tee -a "$tmp/bare.txt" | grep '^csv,' >> "$tmp/bare.csv"
+  done
+  read -r bb brate brange bcpu brss < <(sort -t, -k6 -gr "$tmp/bare.csv" | head -1 |
+    awk -F, '{printf "%d %.0f %.0f–%.0f %.0f_(%.0f–%.0f) %d\n", $4, $6, $12, $13, $9, $10, $11, $14}')
+  bcpu=${bcpu//_/ }
   echo "| $model_label | bare loop, batch $bb (2 threads) | — | $brate ($brange) | — | — | $bcpu per text | $brss (peak) |" >> "$tmp/table"
   batch=${BATCH:-$bb}
 

@@ -1,30 +1,31 @@
 /* bench/bare_ort/bare_ort.c — a bare ONNX Runtime Run loop that shares no code
  * with anytime: the reference every CPU-per-answer comparison in
- * docs/benchmarks.md is set against.
+ * docs/benchmarks.md is set against (bench/run_cost.sh, cpu_breakdown.sh,
+ * serve_compare.sh).
  *
- * It includes only ONNX Runtime's C header and libc, opens the library with
- * dlopen, creates a plain environment (logging at WARNING, nothing else) and
- * one session with default options plus the thread settings anytime's workers
- * use (intra-op threads 1, inter-op threads 1, intra-op spinning off,
- * ORT_ENABLE_ALL), and calls Run on a batch-1 input of L token ids from T
- * threads sharing that session. Inputs are found by name: `input_ids` gets
- * the ids, `attention_mask` ones, `token_type_ids` zeros; every other int64
- * input gets zeros. Every output is asked for, as a server answering with the
- * graph's outputs would.
+ * It includes only ONNX Runtime's C header and libc (tests/integration/
+ * layering.sh checks that), opens the library with dlopen, creates a plain
+ * environment (logging at WARNING, nothing else) and one session with
+ * default options plus the thread settings anytime's workers use (intra-op
+ * threads 1, inter-op threads 1, intra-op spinning off, ORT_ENABLE_ALL), and
+ * calls Run from T threads sharing that session. Its token ids come from
+ * outside (--ids, or --ids-file with one text's ids per line, made by the
+ * Hugging Face tokenizers library in bench/bare_ort/ids.js); each Run takes the
+ * next B texts of the thread's rotation, padded to the longest (pad id 0,
+ * mask 0). Inputs are found by name: `input_ids` gets the ids,
+ * `attention_mask` the mask, any other int64 input zeros. Every output is
+ * asked for.
  *
- * Per pass of S seconds it reports Runs per second, the median wall time of
- * one Run, and the process's CPU time (getrusage) per Run; after P passes the
- * median and range of each. Nothing else runs in the process. --gap-us and
- * --pollute-kb put a sleep or a cache-evicting write before each Run (not
- * timed), to price what a server's worker pays that a hot loop does not.
- *
- *   bare_ort --model M.onnx [--lib libonnxruntime.so.1] [--ids 101,2023,...
- *            | --len L] [--threads T] [--seconds S] [--passes P]
- *            [--warmup N] [--gap-us U] [--pollute-kb K] [--csv]
+ * Per pass of S seconds: Runs per second, texts per second, the median wall
+ * time of one Run, the process's CPU time (getrusage) per Run and per text;
+ * after P passes the median and range of each. --gap-us and --pollute-kb put
+ * a sleep or a cache-evicting write before each Run (not timed), to price
+ * what a server's worker pays that a hot loop does not; --no-arena turns
+ * ORT's CPU memory arena off, as anytime's workers run, to compare like
+ * with like (the reference is the default session, with the arena).
  *
  * Build alone (no CMake, no anytime):
  *   cc -O2 -std=c11 -I ORT_INCLUDE bench/bare_ort/bare_ort.c -o bare_ort -ldl -lpthread
- * The CMake build makes build/bench/bare_ort with the same line's flags.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -46,6 +47,8 @@
 #define MAX_IO 16
 #define MAX_PASSES 64
 #define MAX_SAMPLES 200000
+#define MAX_LEN 4096
+#define MAX_THREADS 64
 
 static const OrtApi *ort;
 
@@ -82,10 +85,59 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Sorts v; returns the median (the mean of the middle two for an even n). */
 static double median(double *v, size_t n) {
   if (n == 0) return 0;
   qsort(v, n, sizeof *v, cmp_d);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The texts: n_texts id sequences (read-only once the loop starts). */
+static int64_t **texts;
+static size_t *text_len, n_texts, max_len;
+
+/* Parse "a,b,c" into a new array; returns its length. */
+static size_t parse_ids(const char *s, int64_t **out) {
+  int64_t *ids = malloc(sizeof(int64_t) * MAX_LEN);
+  size_t n = 0;
+  if (!ids) die("out of memory", NULL);
+  for (const char *p = s; *p && *p != '\n';) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(p, &end, 10);
+    if (end == p || errno || n >= MAX_LEN || (*end && *end != ',' && *end != '\n'))
+      die("bad id list (comma-separated integers, at most 4096)", s);
+    ids[n++] = x;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (n == 0) die("empty id list", NULL);
+  *out = ids;
+  return n;
+}
+
+static void add_text(int64_t *ids, size_t n) {
+  texts = realloc(texts, sizeof *texts * (n_texts + 1));
+  text_len = realloc(text_len, sizeof *text_len * (n_texts + 1));
+  if (!texts || !text_len) die("out of memory", NULL);
+  texts[n_texts] = ids;
+  text_len[n_texts++] = n;
+  if (n > max_len) max_len = n;
+}
+
+static void read_ids_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) die("cannot open --ids-file", path);
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    if (line[0] == '\n' || line[0] == '#') continue;
+    int64_t *ids;
+    size_t n = parse_ids(line, &ids);
+    add_text(ids, n);
+  }
+  free(line);
+  fclose(f);
+  if (n_texts == 0) die("no id lines in", path);
 }
 
 /* What every thread shares (read-only once the loop starts). */
@@ -93,13 +145,15 @@ static OrtSession *sess;
 static OrtMemoryInfo *meminfo;
 static size_t n_in, n_out;
 static char *in_names[MAX_IO], *out_names[MAX_IO];
-static int64_t *in_data[MAX_IO];
-static int64_t seq_len;
+static int in_kind[MAX_IO]; /* 0 ids, 1 mask, 2 zeros */
+static long batch = 1;
 static atomic_int stop_flag;
 static long gap_us;          /* --gap-us: sleep between Runs (0: back to back) */
 static size_t pollute_bytes; /* --pollute-kb: bytes written between Runs */
 
 typedef struct {
+  size_t next;         /* the next text of this thread's rotation */
+  int64_t *buf[3];     /* ids, mask, zeros: batch x max_len each */
   unsigned char *junk; /* pollute_bytes, written between Runs */
   long runs;
   double run_cpu; /* thread CPU seconds inside Run (only with a gap or pollution) */
@@ -107,31 +161,50 @@ typedef struct {
   size_t n_lat;
 } worker;
 
+/* One Run on the thread's next `batch` texts. */
+static double run_once(worker *w) {
+  size_t L = 0;
+  for (long b = 0; b < batch; b++) {
+    size_t k = (w->next + (size_t)b) % n_texts;
+    if (text_len[k] > L) L = text_len[k];
+  }
+  for (long b = 0; b < batch; b++) {
+    size_t k = (w->next + (size_t)b) % n_texts;
+    for (size_t t = 0; t < L; t++) {
+      w->buf[0][(size_t)b * L + t] = t < text_len[k] ? texts[k][t] : 0;
+      w->buf[1][(size_t)b * L + t] = t < text_len[k];
+    }
+  }
+  w->next = (w->next + (size_t)batch) % n_texts;
+  int64_t shape[2] = {batch, (int64_t)L};
+  size_t bytes = (size_t)batch * L * sizeof(int64_t);
+  OrtValue *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
+  double t0 = now_s();
+  for (size_t i = 0; i < n_in; i++)
+    check(ort->CreateTensorWithDataAsOrtValue(meminfo, w->buf[in_kind[i]], bytes, shape, 2,
+                                              ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &in[i]),
+          "CreateTensorWithDataAsOrtValue");
+  check(ort->Run(sess, NULL, (const char *const *)in_names, (const OrtValue *const *)in, n_in,
+                 (const char *const *)out_names, n_out, out),
+        "Run");
+  for (size_t i = 0; i < n_in; i++) ort->ReleaseValue(in[i]);
+  for (size_t i = 0; i < n_out; i++) ort->ReleaseValue(out[i]);
+  return now_s() - t0;
+}
+
 static void *loop(void *arg) {
   worker *w = arg;
-  int64_t shape[2] = {1, seq_len};
+  int split = gap_us > 0 || pollute_bytes;
   while (!atomic_load(&stop_flag)) {
-    OrtValue *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
     if (gap_us > 0) {
       struct timespec gap = {gap_us / 1000000, (gap_us % 1000000) * 1000};
       nanosleep(&gap, NULL);
     }
     if (pollute_bytes) memset(w->junk, (int)(w->runs & 0xff), pollute_bytes);
-    int split = gap_us > 0 || pollute_bytes;
     double tc0 = split ? thread_cpu_s() : 0;
-    double t0 = now_s();
-    for (size_t i = 0; i < n_in; i++)
-      check(ort->CreateTensorWithDataAsOrtValue(meminfo, in_data[i], (size_t)seq_len * 8, shape, 2,
-                                                ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &in[i]),
-            "CreateTensorWithDataAsOrtValue");
-    check(ort->Run(sess, NULL, (const char *const *)in_names, (const OrtValue *const *)in, n_in,
-                   (const char *const *)out_names, n_out, out),
-          "Run");
-    for (size_t i = 0; i < n_in; i++) ort->ReleaseValue(in[i]);
-    for (size_t i = 0; i < n_out; i++) ort->ReleaseValue(out[i]);
-    double t1 = now_s();
+    double wall = run_once(w);
     if (split) w->run_cpu += thread_cpu_s() - tc0;
-    if (w->n_lat < MAX_SAMPLES) w->lat[w->n_lat++] = t1 - t0;
+    if (w->n_lat < MAX_SAMPLES) w->lat[w->n_lat++] = wall;
     w->runs++;
   }
   return NULL;
@@ -139,28 +212,85 @@ static void *loop(void *arg) {
 
 static void usage(void) {
   fputs(
-      "usage: bare_ort --model M.onnx [--lib LIB] [--ids a,b,c | --len L] [--threads T]\n"
-      "                [--seconds S] [--passes P] [--warmup N] [--gap-us U]\n"
-      "                [--pollute-kb K] [--csv]\n"
-      "A bare ONNX Runtime Run loop (batch 1, T threads sharing one session, 1 intra-op\n"
-      "thread each, no spinning, ORT_ENABLE_ALL). Prints per-pass and median figures:\n"
-      "Runs/s, wall time per Run (median of Runs), process CPU per Run.\n"
-      "  --ids     token ids to feed (default: 101, then L-2 ids 2000.., then 102)\n"
-      "  --len     sequence length when --ids is not given (default 11)\n"
-      "  --threads threads calling Run (default 1)\n"
-      "  --seconds length of one pass (default 3), --passes passes (default 5)\n"
-      "  --warmup  Runs before the first pass, not counted (default 50)\n"
-      "  --gap-us  sleep this long before each Run (default 0: back to back), to see\n"
-      "            what a Run costs when its thread was asleep, as a server's worker is\n"
+      "usage: bare_ort --model M.onnx [--lib LIB] [--ids a,b,c | --ids-file F | --len L]\n"
+      "                [--batch B] [--threads T] [--seconds S] [--passes P] [--warmup N]\n"
+      "                [--gap-us U] [--pollute-kb K] [--no-arena] [--csv]\n"
+      "A bare ONNX Runtime Run loop: T threads sharing one session, 1 intra-op thread\n"
+      "each, no spinning, ORT_ENABLE_ALL; nothing of anytime's. Prints per-pass and\n"
+      "median figures: Runs/s, texts/s, wall time per Run (median of Runs), process\n"
+      "CPU per Run and per text.\n"
+      "  --ids      one text's token ids\n"
+      "  --ids-file one text's ids per line (comma-separated; # lines skipped); each\n"
+      "             thread goes round them from its own starting point\n"
+      "  --len      without --ids or --ids-file: one text of L ids (101, 2001.., 102;\n"
+      "             default 11)\n"
+      "  --batch    texts per Run, padded to the longest (default 1)\n"
+      "  --threads  threads calling Run (default 1)\n"
+      "  --seconds  length of one pass (default 3), --passes passes (default 5)\n"
+      "  --warmup   Runs before the first pass, not counted (default 50)\n"
+      "  --gap-us   sleep this long before each Run (default 0: back to back), to see\n"
+      "             what a Run costs when its thread was asleep, as a server's worker is\n"
       "  --pollute-kb  write this many KiB before each Run (default 0), to see what a\n"
-      "            Run costs after other work evicted its data from the caches\n"
-      "  --csv     one machine-readable line at the end:\n"
-      "            csv,L,threads,runs_per_s,wall_us,cpu_us_per_run,cpu_lo,cpu_hi,wall_lo,wall_hi\n",
+      "             Run costs after other work evicted its data from the caches\n"
+      "  --no-arena the session without ORT's CPU memory arena (as anytime's workers\n"
+      "             run; the reference is the default, with it)\n"
+      "  --csv      one machine-readable line at the end:\n"
+      "             csv,max_len,threads,batch,runs_per_s,texts_per_s,wall_us,\n"
+      "             cpu_us_per_run,cpu_us_per_text,text_lo,text_hi,texts_lo,texts_hi,rss_mib\n",
       stderr);
 }
 
+static long arg_long(const char *v, long lo, long hi, const char *name) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s must be an integer in %ld..%ld", name, lo, hi);
+    die(msg, v);
+  }
+  return x;
+}
+
+static int no_arena; /* --no-arena: DisableCpuMemArena, as anytime's workers run */
+
+static void open_session(const char *lib, const char *model) {
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h) die("dlopen", dlerror());
+  const OrtApiBase *(*get_base)(void);
+  *(void **)&get_base = dlsym(h, "OrtGetApiBase");
+  if (!get_base) die("no OrtGetApiBase in", lib);
+  ort = get_base()->GetApi(ORT_API_VERSION);
+  if (!ort) die("the library does not offer this header's API version", lib);
+  OrtEnv *env;
+  check(ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "bare_ort", &env), "CreateEnv");
+  OrtSessionOptions *so;
+  check(ort->CreateSessionOptions(&so), "CreateSessionOptions");
+  check(ort->SetIntraOpNumThreads(so, 1), "SetIntraOpNumThreads");
+  check(ort->SetInterOpNumThreads(so, 1), "SetInterOpNumThreads");
+  check(ort->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"), "config");
+  check(ort->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), "optimization level");
+  if (no_arena) check(ort->DisableCpuMemArena(so), "DisableCpuMemArena");
+  check(ort->CreateSession(env, model, so, &sess), "CreateSession");
+  ort->ReleaseSessionOptions(so);
+  check(ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &meminfo), "meminfo");
+  OrtAllocator *alloc;
+  check(ort->GetAllocatorWithDefaultOptions(&alloc), "allocator");
+  check(ort->SessionGetInputCount(sess, &n_in), "input count");
+  check(ort->SessionGetOutputCount(sess, &n_out), "output count");
+  if (n_in > MAX_IO || n_out > MAX_IO) die("too many inputs or outputs", NULL);
+  for (size_t i = 0; i < n_in; i++) {
+    check(ort->SessionGetInputName(sess, i, alloc, &in_names[i]), "input name");
+    in_kind[i] = !strcmp(in_names[i], "input_ids")        ? 0
+                 : !strcmp(in_names[i], "attention_mask") ? 1
+                                                          : 2;
+  }
+  for (size_t i = 0; i < n_out; i++)
+    check(ort->SessionGetOutputName(sess, i, alloc, &out_names[i]), "output name");
+}
+
 int main(int argc, char **argv) {
-  const char *model = NULL, *lib = BARE_DEFAULT_LIB, *ids_arg = NULL;
+  const char *model = NULL, *lib = BARE_DEFAULT_LIB, *ids_arg = NULL, *ids_file = NULL;
   long len = 11, threads = 1, passes = 5, warmup = 50;
   double seconds = 3;
   int csv = 0;
@@ -168,6 +298,10 @@ int main(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--csv")) {
       csv = 1;
+      continue;
+    }
+    if (!strcmp(a, "--no-arena")) {
+      no_arena = 1;
       continue;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -184,20 +318,24 @@ int main(int argc, char **argv) {
       lib = v;
     else if (!strcmp(a, "--ids"))
       ids_arg = v;
+    else if (!strcmp(a, "--ids-file"))
+      ids_file = v;
     else if (!strcmp(a, "--len"))
-      len = strtol(v, NULL, 10);
+      len = arg_long(v, 2, MAX_LEN, "--len");
+    else if (!strcmp(a, "--batch"))
+      batch = arg_long(v, 1, 1024, "--batch");
     else if (!strcmp(a, "--threads"))
-      threads = strtol(v, NULL, 10);
+      threads = arg_long(v, 1, MAX_THREADS, "--threads");
     else if (!strcmp(a, "--seconds"))
       seconds = strtod(v, NULL);
     else if (!strcmp(a, "--passes"))
-      passes = strtol(v, NULL, 10);
+      passes = arg_long(v, 1, MAX_PASSES, "--passes");
     else if (!strcmp(a, "--warmup"))
-      warmup = strtol(v, NULL, 10);
+      warmup = arg_long(v, 0, 1000000, "--warmup");
     else if (!strcmp(a, "--gap-us"))
-      gap_us = strtol(v, NULL, 10);
+      gap_us = arg_long(v, 0, 10000000, "--gap-us");
     else if (!strcmp(a, "--pollute-kb"))
-      pollute_bytes = (size_t)strtol(v, NULL, 10) * 1024;
+      pollute_bytes = (size_t)arg_long(v, 0, 1 << 20, "--pollute-kb") * 1024;
     else {
       usage();
       die("unknown argument", a);
@@ -208,94 +346,48 @@ int main(int argc, char **argv) {
     usage();
     die("--model is required", NULL);
   }
-  if (threads < 1 || threads > 64) die("--threads must be 1..64", NULL);
-  if (passes < 1 || passes > MAX_PASSES) die("--passes must be 1..64", NULL);
-  if (!(seconds > 0)) die("--seconds must be > 0", NULL);
+  if (!(seconds > 0 && seconds < 3600)) die("--seconds must be in (0, 3600)", NULL);
+  if (ids_arg && ids_file) die("give --ids or --ids-file, not both", NULL);
 
-  /* the token ids */
-  int64_t ids[4096];
-  if (ids_arg) {
-    len = 0;
-    for (const char *p = ids_arg; *p;) {
-      char *end;
-      errno = 0;
-      long long x = strtoll(p, &end, 10);
-      if (end == p || errno || len >= 4096) die("bad --ids list", ids_arg);
-      ids[len++] = x;
-      p = *end == ',' ? end + 1 : end;
-      if (*end && *end != ',') die("bad --ids list", ids_arg);
-    }
+  if (ids_file) {
+    read_ids_file(ids_file);
+  } else if (ids_arg) {
+    int64_t *ids;
+    size_t n = parse_ids(ids_arg, &ids);
+    add_text(ids, n);
   } else {
-    if (len < 2 || len > 4096) die("--len must be 2..4096", NULL);
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)len);
+    if (!ids) die("out of memory", NULL);
     ids[0] = 101;
     for (long t = 1; t + 1 < len; t++) ids[t] = 2000 + t;
     ids[len - 1] = 102;
+    add_text(ids, (size_t)len);
   }
-  seq_len = len;
+  open_session(lib, model);
 
-  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!h) die("dlopen", dlerror());
-  const OrtApiBase *(*get_base)(void);
-  *(void **)&get_base = dlsym(h, "OrtGetApiBase");
-  if (!get_base) die("no OrtGetApiBase in", lib);
-  ort = get_base()->GetApi(ORT_API_VERSION);
-  if (!ort) die("the library does not offer this header's API version", lib);
-
-  OrtEnv *env;
-  check(ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "bare_ort", &env), "CreateEnv");
-  OrtSessionOptions *so;
-  check(ort->CreateSessionOptions(&so), "CreateSessionOptions");
-  check(ort->SetIntraOpNumThreads(so, 1), "SetIntraOpNumThreads");
-  check(ort->SetInterOpNumThreads(so, 1), "SetInterOpNumThreads");
-  check(ort->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"), "config");
-  check(ort->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), "optimization level");
-  check(ort->CreateSession(env, model, so, &sess), "CreateSession");
-  ort->ReleaseSessionOptions(so);
-  check(ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &meminfo), "meminfo");
-
-  OrtAllocator *alloc;
-  check(ort->GetAllocatorWithDefaultOptions(&alloc), "allocator");
-  check(ort->SessionGetInputCount(sess, &n_in), "input count");
-  check(ort->SessionGetOutputCount(sess, &n_out), "output count");
-  if (n_in > MAX_IO || n_out > MAX_IO) die("too many inputs or outputs", NULL);
-  for (size_t i = 0; i < n_in; i++) {
-    check(ort->SessionGetInputName(sess, i, alloc, &in_names[i]), "input name");
-    in_data[i] = calloc((size_t)len, sizeof(int64_t));
-    if (!in_data[i]) die("out of memory", NULL);
-    if (!strcmp(in_names[i], "input_ids"))
-      memcpy(in_data[i], ids, (size_t)len * 8);
-    else if (!strcmp(in_names[i], "attention_mask"))
-      for (long t = 0; t < len; t++) in_data[i][t] = 1;
-  }
-  for (size_t i = 0; i < n_out; i++)
-    check(ort->SessionGetOutputName(sess, i, alloc, &out_names[i]), "output name");
-
-  worker w[64];
-  pthread_t th[64];
+  worker w[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  memset(w, 0, sizeof w);
   for (long i = 0; i < threads; i++) {
+    w[i].next = (size_t)i * 7919 % n_texts;
+    for (int k = 0; k < 3; k++) {
+      w[i].buf[k] = calloc((size_t)batch * max_len, sizeof(int64_t));
+      if (!w[i].buf[k]) die("out of memory", NULL);
+    }
     w[i].lat = malloc(sizeof(double) * MAX_SAMPLES);
     w[i].junk = pollute_bytes ? malloc(pollute_bytes) : NULL;
     if (!w[i].lat || (pollute_bytes && !w[i].junk)) die("out of memory", NULL);
   }
-  /* warm-up: the first Runs allocate ORT's arena and plan memory */
-  for (long i = 0; i < warmup; i++) {
-    OrtValue *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
-    int64_t shape[2] = {1, seq_len};
-    for (size_t k = 0; k < n_in; k++)
-      check(ort->CreateTensorWithDataAsOrtValue(meminfo, in_data[k], (size_t)seq_len * 8, shape, 2,
-                                                ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &in[k]),
-            "input");
-    check(ort->Run(sess, NULL, (const char *const *)in_names, (const OrtValue *const *)in, n_in,
-                   (const char *const *)out_names, n_out, out),
-          "Run");
-    for (size_t k = 0; k < n_in; k++) ort->ReleaseValue(in[k]);
-    for (size_t k = 0; k < n_out; k++) ort->ReleaseValue(out[k]);
-  }
+  /* warm-up: the first Runs plan memory and fill ORT's caches */
+  for (long i = 0; i < warmup; i++) run_once(&w[0]);
 
-  printf("bare_ort: %s, %s, L=%ld, %ld thread(s), %ld passes of %.1f s\n", model, lib, len, threads,
-         passes, seconds);
-  double rate[MAX_PASSES], wall[MAX_PASSES], cpu[MAX_PASSES], runcpu[MAX_PASSES];
+  printf(
+      "bare_ort: %s, %s; %zu text(s), longest %zu ids; batch %ld, %ld thread(s); "
+      "%ld passes of %.1f s\n",
+      model, lib, n_texts, max_len, batch, threads, passes, seconds);
+  double rate[MAX_PASSES], trate[MAX_PASSES], wall[MAX_PASSES], cpu[MAX_PASSES], runcpu[MAX_PASSES];
   int split = gap_us > 0 || pollute_bytes;
+  static double all[MAX_SAMPLES];
   for (long p = 0; p < passes; p++) {
     atomic_store(&stop_flag, 0);
     for (long i = 0; i < threads; i++) w[i].runs = 0, w[i].n_lat = 0, w[i].run_cpu = 0;
@@ -311,33 +403,40 @@ int main(int argc, char **argv) {
     for (long i = 0; i < threads; i++)
       pthread_join(th[i], NULL), runs += w[i].runs, rc += w[i].run_cpu;
     double t1 = now_s(), c1 = cpu_s();
-    static double all[MAX_SAMPLES];
     for (long i = 0; i < threads; i++)
       for (size_t k = 0; k < w[i].n_lat && n_lat < MAX_SAMPLES; k++) all[n_lat++] = w[i].lat[k];
     rate[p] = (double)runs / (t1 - t0);
+    trate[p] = rate[p] * (double)batch;
     wall[p] = median(all, n_lat) * 1e6;
     cpu[p] = runs ? (c1 - c0) * 1e6 / (double)runs : 0;
     runcpu[p] = runs ? rc * 1e6 / (double)runs : 0;
-    printf("  pass %ld: %ld Runs, %.0f Runs/s, wall %.1f us per Run (median), CPU %.1f us per Run",
-           p + 1, runs, rate[p], wall[p], cpu[p]);
+    printf(
+        "  pass %ld: %ld Runs, %.0f Runs/s, %.0f texts/s, wall %.1f us per Run (median), "
+        "CPU %.1f us per Run, %.1f per text",
+        p + 1, runs, rate[p], trate[p], wall[p], cpu[p], cpu[p] / (double)batch);
     if (split) printf(" (inside Run, thread clock: %.1f us)", runcpu[p]);
     printf("\n");
   }
-  double r = median(rate, (size_t)passes), wm = median(wall, (size_t)passes),
-         cm = median(cpu, (size_t)passes);
+  size_t np = (size_t)passes;
+  double r = median(rate, np), tr = median(trate, np), wm = median(wall, np), cm = median(cpu, np);
+  double B = (double)batch;
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
   /* median() sorted each array: [0] and [passes-1] are the range */
   printf(
-      "median over %ld passes: %.0f Runs/s (%.0f..%.0f), wall %.1f us per Run (%.1f..%.1f), "
-      "CPU %.1f us per Run (%.1f..%.1f)\n",
-      passes, r, rate[0], rate[passes - 1], wm, wall[0], wall[passes - 1], cm, cpu[0],
-      cpu[passes - 1]);
+      "median over %ld passes: %.0f Runs/s (%.0f..%.0f), %.0f texts/s (%.0f..%.0f), wall %.1f "
+      "us per Run (%.1f..%.1f), CPU %.1f us per Run (%.1f..%.1f), %.1f us per text "
+      "(%.1f..%.1f); peak RSS %ld MiB\n",
+      passes, r, rate[0], rate[np - 1], tr, trate[0], trate[np - 1], wm, wall[0], wall[np - 1], cm,
+      cpu[0], cpu[np - 1], cm / B, cpu[0] / B, cpu[np - 1] / B, ru.ru_maxrss / 1024);
   if (split) {
-    double m = median(runcpu, (size_t)passes);
+    double m = median(runcpu, np);
     printf("CPU inside Run (thread clock, the gap and the writes left out): %.1f us (%.1f..%.1f)\n",
-           m, runcpu[0], runcpu[passes - 1]);
+           m, runcpu[0], runcpu[np - 1]);
   }
   if (csv)
-    printf("csv,%ld,%ld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", len, threads, r, wm, cm, cpu[0],
-           cpu[passes - 1], wall[0], wall[passes - 1]);
+    printf("csv,%zu,%ld,%ld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%ld\n", max_len, threads,
+           batch, r, tr, wm, cm, cm / B, cpu[0] / B, cpu[np - 1] / B, trate[0], trate[np - 1],
+           ru.ru_maxrss / 1024);
   return 0;
 }
