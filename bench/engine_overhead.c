@@ -16,6 +16,8 @@
  * usage: bench_engine_overhead MODEL.onnx [passes=7] [iters=2000] [seq=26]
  * MODEL must take input_ids/attention_mask [batch, seq] int64 (batch 1 used).
  */
+#include <dlfcn.h>
+#include <onnxruntime_c_api.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,8 +25,45 @@
 #include <string.h>
 
 #include "anytime/anytime.h"
-#include "bench/bare_ort.h"
 #include "core/internal.h"
+
+/* The bare side of the comparison: the library the build configured, opened
+ * directly (no anytime in between), and a session with the options
+ * anytime's workers use. Failures print and exit. */
+static const OrtApi *api;
+
+#define CHECK(x)                                                 \
+  do {                                                           \
+    OrtStatus *s_ = (x);                                         \
+    if (s_) {                                                    \
+      fprintf(stderr, "ORT: %s\n", api->GetErrorMessage(s_));    \
+      exit(1);                                                   \
+    }                                                            \
+  } while (0)
+
+/* Load ORT (sets `api`) and create a session over `model`. */
+static OrtSession *bare_ort_session(const char *model, OrtLoggingLevel level) {
+  void *h = dlopen(AT_ORT_DEFAULT_LIB, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "dlopen %s: %s\n", AT_ORT_DEFAULT_LIB, dlerror());
+    exit(1);
+  }
+  const OrtApiBase *(*gb)(void);
+  *(void **)&gb = dlsym(h, "OrtGetApiBase");
+  api = gb()->GetApi(ORT_API_VERSION);
+  OrtEnv *env;
+  CHECK(api->CreateEnv(level, "bench", &env));
+  OrtSessionOptions *so;
+  CHECK(api->CreateSessionOptions(&so));
+  CHECK(api->SetIntraOpNumThreads(so, 1));
+  CHECK(api->SetInterOpNumThreads(so, 1));
+  CHECK(api->AddSessionConfigEntry(so, "session.intra_op.allow_spinning", "0"));
+  CHECK(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL));
+  OrtSession *sess;
+  CHECK(api->CreateSession(env, model, so, &sess));
+  api->ReleaseSessionOptions(so);
+  return sess;
+}
 
 
 static int cmp_u64(const void *a, const void *b) {

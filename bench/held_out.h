@@ -1,7 +1,7 @@
 /* bench/held_out.h — the benchmarks' shared first step: a labelled CSV's
  * texts tokenised once with a model directory's tokenizer.json into int64
  * id arrays (at most 128 tokens each), so the timed part runs on ids only.
- * Used by bench_bare_throughput and bench_bucket_batching. */
+ * Used by bench_bucket_batching. */
 #ifndef AT_BENCH_HELD_OUT_H
 #define AT_BENCH_HELD_OUT_H
 

@@ -32,7 +32,9 @@
 # bare loop with as many threads as the server has workers). Reported: the
 # median over rounds and the range. Then, unless PEER_CONCS is empty, one
 # alternating run against the Node peer (bench/peers/node-ort) on the PEER_L
-# text: per concurrency, anytime and the peer in turn, ROUNDS passes each.
+# text: per concurrency, anytime with max_batch_size 1, anytime with 16 (the
+# default) and the peer in turn, ROUNDS passes each, answers/s and each
+# server's CPU per answer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -144,29 +146,47 @@ echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken with
 
 if [ -n "$peer_concs" ]; then
   body_of "$peer_l" > "$tmp/body_peer.json"
+  # a second anytime with batching on (max_batch_size 16, the default)
+  sed 's/max_batch_size: 1,/max_batch_size: 16,/' "$tmp/serve.yaml" > "$tmp/serve16.yaml"
+  "$bin" serve --config "$tmp/serve16.yaml" --port-file "$tmp/port16" 2>"$tmp/serve16.log" &
+  spid16=$!
+  for _ in $(seq 1 600); do [ -s "$tmp/port16" ] && break; sleep 0.1; done
+  [ -s "$tmp/port16" ] || { echo "run_cost: second server did not start: $(tail -3 "$tmp/serve16.log")" >&2; exit 1; }
+  url16="http://127.0.0.1:$(cat "$tmp/port16")/predict"
   pport=$(( $(cat "$tmp/port") + 1 ))
   node bench/peers/node-ort/server.js "$model" "$variant" "$pport" 2>"$tmp/peer.log" &
   ppid=$!
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$pport/predict" -d @"$tmp/body_peer.json" >/dev/null && break; sleep 0.1; done
   purl="http://127.0.0.1:$pport/predict"
-  hey_rps() { hey -z "${secs}s" -c "$2" -m POST -T application/json -D "$tmp/body_peer.json" "$1" |
-    awk '$1 == "[200]" {n = $2} /Total:/ {t = $2} END {printf "%.0f\n", n / t}'; }
-  echo
-  echo "Against the Node peer (onnxruntime-node $(node -p 'require("./bench/peers/node-ort/node_modules/onnxruntime-node/package.json").version'), same graph), L = $peer_l, alternating passes of $secs s:"
-  echo
-  echo "| concurrency | anytime answers/s | Node peer answers/s | anytime / peer |"
-  echo "|---|---|---|---|"
-  for c in $peer_concs; do
-    : > "$tmp/pa"; : > "$tmp/pp"; : > "$tmp/pr"
-    for _ in $(seq 1 "$rounds"); do
-      a=$(hey_rps "$url" "$c"); p=$(hey_rps "$purl" "$c")
-      echo "$a" >> "$tmp/pa"; echo "$p" >> "$tmp/pp"; awk -v a="$a" -v p="$p" 'BEGIN {print a / p}' >> "$tmp/pr"
-      echo "# c=$c: anytime $a, peer $p answers/s" >&2
-    done
-    m() { sort -g "$1" | awk -v f="$2" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
-    echo "| $c | $(m "$tmp/pa" %.0f) | $(m "$tmp/pp" %.0f) | $(m "$tmp/pr" %.2fx) |"
+  for u in "$url16" "$purl"; do
+    for _ in $(seq 1 100); do curl -sf "$u" -d @"$tmp/body_peer.json" >/dev/null && break; sleep 0.1; done
   done
-  kill "$ppid" 2>/dev/null || true
+  hey_point() { # url conc pid -> "answers_per_s cpu_us_per_answer"
+    local c0 c1; c0=$(awk '{print $14 + $15}' "/proc/$3/stat")
+    hey -z "${secs}s" -c "$2" -m POST -T application/json -D "$tmp/body_peer.json" "$1" > "$tmp/hp"
+    c1=$(awk '{print $14 + $15}' "/proc/$3/stat")
+    awk -v d=$((c1 - c0)) -v t="$tck" '$1 == "[200]" {n = $2} /Total:/ {s = $2}
+      END {printf "%.0f %.0f\n", n / s, d / t * 1e6 / n}' "$tmp/hp"; }
+  m() { sort -g "$1" | awk -v f="$2" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
+  echo
+  echo "Against the Node peer (onnxruntime-node $(node -p 'require("./bench/peers/node-ort/node_modules/onnxruntime-node/package.json").version'), same graph, no batching), L = $peer_l; anytime with max_batch_size 1 (as above) and 16 (the default); the three in turn, $rounds passes of $secs s each; CPU per answer of each server process:"
+  echo
+  echo "| concurrency | anytime, batch 1: answers/s | CPU µs | anytime, batch ≤ 16: answers/s | CPU µs | Node peer: answers/s | CPU µs | anytime batch 1 / peer | anytime batch ≤ 16 / peer |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for c in $peer_concs; do
+    : > "$tmp/pa"; : > "$tmp/pac"; : > "$tmp/pb"; : > "$tmp/pbc"; : > "$tmp/pp"; : > "$tmp/ppc"; : > "$tmp/pr1"; : > "$tmp/pr16"
+    for _ in $(seq 1 "$rounds"); do
+      read -r a ac < <(hey_point "$url" "$c" "$spid")
+      read -r b bc < <(hey_point "$url16" "$c" "$spid16")
+      read -r p pc < <(hey_point "$purl" "$c" "$ppid")
+      echo "$a" >> "$tmp/pa"; echo "$ac" >> "$tmp/pac"; echo "$b" >> "$tmp/pb"; echo "$bc" >> "$tmp/pbc"
+      echo "$p" >> "$tmp/pp"; echo "$pc" >> "$tmp/ppc"
+      awk -v a="$a" -v p="$p" 'BEGIN {print a / p}' >> "$tmp/pr1"
+      awk -v a="$b" -v p="$p" 'BEGIN {print a / p}' >> "$tmp/pr16"
+      echo "# c=$c: anytime b1 $a/s ($ac us), anytime b16 $b/s ($bc us), peer $p/s ($pc us)" >&2
+    done
+    echo "| $c | $(m "$tmp/pa" %.0f) | $(m "$tmp/pac" %.0f) | $(m "$tmp/pb" %.0f) | $(m "$tmp/pbc" %.0f) | $(m "$tmp/pp" %.0f) | $(m "$tmp/ppc" %.0f) | **$(m "$tmp/pr1" %.2fx)** | **$(m "$tmp/pr16" %.2fx)** |"
+  done
+  kill "$ppid" "$spid16" 2>/dev/null || true
 fi
 kill "$spid"; wait "$spid" 2>/dev/null || true
 echo

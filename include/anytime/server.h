@@ -107,6 +107,9 @@ typedef struct at_server_config {
   int intra_op_threads;   /* per Run; default 1 */
   int idle_intra_op_threads; /* 0 (default) or >= 2: threads of a Run that finds the pool
                                 idle (a second session per variant; anytime/engine.h) */
+  bool cpu_arena;         /* ORT's CPU memory arena for the workers' shared sessions;
+                             default false (at_session_params.cpu_mem_arena says why;
+                             the generation lane's one-thread sessions keep it) */
   size_t max_body_bytes;  /* default 1 MiB */
   size_t max_inputs;      /* texts per request; default 64 */
   size_t max_tokens;      /* tokens per input (after special tokens); default 512,

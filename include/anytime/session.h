@@ -38,6 +38,16 @@ typedef struct at_session_params {
   int intra_op_threads;        /* threads one Run may use; default 1 */
   int inter_op_threads;        /* default 1 */
   bool allow_spinning;         /* intra-op spin-waiting; default false */
+  /* ONNX Runtime's CPU memory arena (one arena per session, behind one
+   * lock): default true, ORT's own default. false sends every tensor
+   * allocation of a Run to malloc. Several threads running one session at
+   * once contend for the arena's lock; measured on a 2-core host under HTTP
+   * load, a Run cost up to 1.9x its CPU with the arena (docs/benchmarks.md,
+   * "What a served Run costs"). With it off, glibc's default of trimming
+   * and re-faulting freed heap memory costs page faults on every Run of a
+   * few hundred KiB: fix the thresholds first (mallopt M_MMAP_THRESHOLD
+   * and M_TRIM_THRESHOLD, as the anytime program does). */
+  bool cpu_mem_arena;
   at_opt_level opt_level;      /* default AT_OPT_ALL */
   const char *optimized_model_path; /* if set, ORT saves the optimised graph here */
   bool optimized_as_ort;       /* save that graph in .ort format (default true) */

@@ -13,6 +13,9 @@
 #      relies on the project's formatting (the body's brace ends the
 #      signature; the closing brace stands alone at column 0) and must find
 #      at least 500 functions, so a scan that stops matching fails.
+#   4. the independent bare loop (bench/bare_ort/) shares no code with
+#      anytime: its C files include only system headers and ONNX Runtime's
+#      C API header, and its build links no anytime library.
 # Seen to fail: before 2026-12-01 src/ort/session.c called the artifact
 # cache in src/model, which called back into src/ort ("model ort" loop), and
 # four CLI files included core/internal.h.
@@ -72,6 +75,18 @@ nfn=$(wc -l < "$tmp/lengths")
 long=$(awk '$1 > 150' "$tmp/lengths")
 [ -z "$long" ] || fail "functions over 150 lines (lines, where, name):
 $long"
+bare=$ANYTIME_SOURCE_DIR/bench/bare_ort
+ls "$bare"/*.c >/dev/null 2>&1 || fail "bench/bare_ort has no C file"
+bad=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$bare"/*.c || true)
+[ -z "$bad" ] || fail "bench/bare_ort includes a project header; it must share no code with anytime:
+$bad"
+bad=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(anytime\|core\|serve\|engine\|bench\)/' "$bare"/*.c || true)
+[ -z "$bad" ] || fail "bench/bare_ort includes an anytime header:
+$bad"
+grep -q 'target_link_libraries(bare_ort' "$ANYTIME_SOURCE_DIR/bench/bare_ort.cmake" ||
+  fail "bench/bare_ort.cmake no longer builds bare_ort: update this check"
+! grep -E 'target_link_libraries\(bare_ort[^)]*anytime' "$ANYTIME_SOURCE_DIR/bench/bare_ort.cmake" >/dev/null ||
+  fail "bench/bare_ort.cmake links an anytime library into the independent bare loop"
 echo "module graph: $(tr "\n" ";" < "$tmp/graph")"
 echo "longest functions: $(head -n 3 "$tmp/lengths" | sed "s|$src/||" | tr '\n' ';')"
-echo "PASS: $(wc -l < "$tmp/graph") module edges, no cycle; the CLI uses public headers only; $nfn functions, none over 150 lines"
+echo "PASS: $(wc -l < "$tmp/graph") module edges, no cycle; the CLI uses public headers only; $nfn functions, none over 150 lines; bench/bare_ort shares no code"
