@@ -59,11 +59,19 @@ kill -TERM $pid; wait $pid || fail "server did not exit 0"
 # real small int8 model (~0.2 ms) is profiled on the same 40 texts instead.
 # Its timing cross-check at 200 %: measured 7-34 % apart while a CI run
 # shared the cores (2026-12-02); the prediction cross-check is what binds.
+# Under the sanitizers the workers keep ORT's arena here: without it every
+# tensor goes to the sanitizer's allocator, whose cost on the workers'
+# threads put the engine's s(1) at 3.8-4.6x the plain session's (seen in a
+# clean-clone CI and alone, 2026-12-05), past any tolerance that still
+# checks something. The arena-less path runs under the sanitizers in every
+# serving test; this one checks profile's cross-check.
+arena=false; [ "${ANYTIME_TEST_SANITIZED:-0}" = 1 ] && arena=true
 src="${ANYTIME_SOURCE_DIR:?run through ctest}"
 cat > "$tmp/small.yaml" <<EOF
 engine:
   workers: 2
   intra_op_threads: 1
+  cpu_arena: $arena
 models:
   - name: sentiment
     task: classify
