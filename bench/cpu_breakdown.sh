@@ -26,6 +26,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. bench/lib.sh
 model=${1:-models/sentiment-large}; variant=${2:-onnx/model_quantized.onnx}
 model=$(cd "$model" && pwd)
 bin=${ANYTIME_BIN:-$here/build/anytime}
@@ -55,19 +56,7 @@ bare_pass() { # one unsampled pass of the bare loop: its CPU per text (csv field
     --passes 1 --csv 2>/dev/null | awk -F, '/^csv,/ {printf "%.0f\n", $9}'
 }
 
-cat > "$tmp/serve.yaml" <<YAML
-server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
-engine: {workers: 2, intra_op_threads: 1}
-batching: {max_batch_size: 1, max_queue_delay_us: 0}
-planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
-models:
-  - name: bench
-    task: classify
-    tokenizer: $model/tokenizer.json
-    config: $model/config.json
-    variants:
-      - {name: v, path: $model/$variant, accuracy: 1}
-YAML
+bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" 1
 "$bin" serve --config "$tmp/serve.yaml" --no-cache --port-file "$tmp/port" 2>"$tmp/serve.log" &
 spid=$!
 for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done

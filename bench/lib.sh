@@ -29,3 +29,25 @@ bench_start_server() {
   BENCH_PORT=$(cat "$3/port")
   curl -s "127.0.0.1:$BENCH_PORT/predict" -d '{"inputs":"warm up"}' >/dev/null
 }
+
+# bench_one_variant_config OUT MODEL_DIR VARIANT MAX_BATCH [ENGINE_EXTRA]:
+# write OUT, a server config serving MODEL_DIR/VARIANT alone as a classifier
+# (model "bench", variant "v"), 2 workers, 2 HTTP threads, 1 intra-op
+# thread, max_batch_size MAX_BATCH, no admission control (policy none), so
+# every request is served. ENGINE_EXTRA: more keys of the engine section,
+# e.g. "cpu_arena: true". MODEL_DIR must be absolute.
+bench_one_variant_config() {
+  cat > "$1" <<YAML
+server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
+engine: {workers: 2, intra_op_threads: 1${5:+, $5}}
+batching: {max_batch_size: $4, max_queue_delay_us: 0}
+planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
+models:
+  - name: bench
+    task: classify
+    tokenizer: $2/tokenizer.json
+    config: $2/config.json
+    variants:
+      - {name: v, path: $2/$3, accuracy: 1}
+YAML
+}

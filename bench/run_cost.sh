@@ -38,6 +38,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. bench/lib.sh
 model=${1:-models/sentiment-large}; variant=${2:-onnx/model_quantized.onnx}
 model=$(cd "$model" && pwd)
 bin=${ANYTIME_BIN:-$here/build/anytime}
@@ -62,19 +63,7 @@ echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u
 echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1)"
 echo "# load before: $(uptime)"
 
-cat > "$tmp/serve.yaml" <<YAML
-server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
-engine: {workers: 2, intra_op_threads: 1${ENGINE_EXTRA:+, $ENGINE_EXTRA}}
-batching: {max_batch_size: 1, max_queue_delay_us: 0}
-planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
-models:
-  - name: bench
-    task: classify
-    tokenizer: $model/tokenizer.json
-    config: $model/config.json
-    variants:
-      - {name: v, path: $model/$variant, accuracy: 1}
-YAML
+bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" 1 "${ENGINE_EXTRA:-}"
 # shellcheck disable=SC2086
 "$bin" serve --config "$tmp/serve.yaml" --port-file "$tmp/port" ${SERVE_EXTRA:-} 2>"$tmp/serve.log" &
 spid=$!
@@ -130,8 +119,8 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
-# median (min–max) of column C for length L
-stat() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/rows" | sort -g |
+# cell L C [FMT]: median (min–max) of column C of the rows for length L
+cell() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/rows" | sort -g |
   awk -v f="${3:-%.0f}" '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf f " (" f "–" f ")", m, a[1], a[NR]}'; }
 ratio() { awk -v l="$1" -v a="$2" -v b="$3" '$1 == l {print $a / $b}' "$tmp/rows" | sort -g |
   awk '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf "**%.2fx** (%.2f–%.2f)", m, a[1], a[NR]}'; }
@@ -139,7 +128,7 @@ echo
 echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers / HTTP / rest µs | CPU / bare | answers/s |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for l in $lens; do
-  echo "| $l | $(stat "$l" 3) | $(stat "$l" 6) | $(ratio "$l" 6 3) | $(stat "$l" 5) | $(stat "$l" 7) | $(stat "$l" 8 | cut -d' ' -f1) / $(stat "$l" 9 | cut -d' ' -f1) / $(stat "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(stat "$l" 11) |"
+  echo "| $l | $(cell "$l" 3) | $(cell "$l" 6) | $(ratio "$l" 6 3) | $(cell "$l" 5) | $(cell "$l" 7) | $(cell "$l" 8 | cut -d' ' -f1) / $(cell "$l" 9 | cut -d' ' -f1) / $(cell "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(cell "$l" 11) |"
 done
 echo
 echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken within its round)"
@@ -147,7 +136,7 @@ echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken with
 if [ -n "$peer_concs" ]; then
   body_of "$peer_l" > "$tmp/body_peer.json"
   # a second anytime with batching on (max_batch_size 16, the default)
-  sed 's/max_batch_size: 1,/max_batch_size: 16,/' "$tmp/serve.yaml" > "$tmp/serve16.yaml"
+  bench_one_variant_config "$tmp/serve16.yaml" "$model" "$variant" 16 "${ENGINE_EXTRA:-}"
   "$bin" serve --config "$tmp/serve16.yaml" --port-file "$tmp/port16" 2>"$tmp/serve16.log" &
   spid16=$!
   for _ in $(seq 1 600); do [ -s "$tmp/port16" ] && break; sleep 0.1; done

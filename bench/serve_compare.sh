@@ -32,6 +32,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. bench/lib.sh
 PASSES=${PASSES:-3}; SECS=${SECS:-5}; CONC=${CONC:-"1 8 32"}; BATCHES=${BATCHES:-1,2,4,8,16}
 data=${ANYTIME_DATA_DIR:-$HOME/.cache/anytime/data}/pang-lee/test.csv
 [ -f "$data" ] || bash tools/train/fetch_data.sh >/dev/null
@@ -106,19 +107,8 @@ while IFS="|" read -r model_label model variant mp ms_ <&3; do
   echo "| $model_label | bare loop, batch $bb (2 threads) | — | $brate ($brange) | — | — | $bcpu per text | $brss (peak) |" >> "$tmp/table"
   batch=${BATCH:-$bb}
 
-  cat > "$tmp/serve.yaml" <<YAML
-server: {host: 127.0.0.1, port: 0, http_threads: 2, max_inputs: 64, max_queued: 65536}
-engine: {workers: 2, intra_op_threads: 1, idle_intra_op_threads: ${IDLE:-0}}
-batching: {max_batch_size: $batch, max_queue_delay_us: 0}
-planner: {policy: none, deadline_ms: 100000, max_deadline_ms: 100000}
-models:
-  - name: bench
-    task: classify
-    tokenizer: $(cd "$model" && pwd)/tokenizer.json
-    config: $(cd "$model" && pwd)/config.json
-    variants:
-      - {name: v, path: $(cd "$model" && pwd)/$variant, accuracy: 1}
-YAML
+  bench_one_variant_config "$tmp/serve.yaml" "$(cd "$model" && pwd)" "$variant" "$batch" \
+    "idle_intra_op_threads: ${IDLE:-0}"
   rm -f "$tmp/port"
   build/anytime serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/serve.log" &
   spid=$!
