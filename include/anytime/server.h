@@ -109,7 +109,10 @@ typedef struct at_server_config {
                                 idle (a second session per variant; anytime/engine.h) */
   bool cpu_arena;         /* ORT's CPU memory arena for the workers' shared sessions;
                              default false (at_session_params.cpu_mem_arena says why;
-                             the generation lane's one-thread sessions keep it) */
+                             the generation lane's one-thread sessions keep it). A
+                             program that embeds the server with it off should fix
+                             glibc's malloc thresholds first, as anytime's main()
+                             does (src/cli/main.c, tune_malloc) */
   size_t max_body_bytes;  /* default 1 MiB */
   size_t max_inputs;      /* texts per request; default 64 */
   size_t max_tokens;      /* tokens per input (after special tokens); default 512,
