@@ -259,8 +259,11 @@ typedef enum at_plan_reason {
                                     time to answer within the deadline */
   AT_PLAN_REJECT_UNSTABLE = 2,   /* no longer produced (the rate never
                                     refuses); kept so values stay stable */
-  AT_PLAN_REJECT_INFEASIBLE = 3, /* the deadline is below every candidate's
-                                    batch-1 service time: retrying cannot help */
+  AT_PLAN_REJECT_INFEASIBLE = 3, /* the request can never be admitted: the
+                                    deadline is below every candidate's time
+                                    for all its texts on an idle pool, or
+                                    (AT_PLAN_LIMIT) it holds more texts than
+                                    the limit; retrying cannot help */
   AT_PLAN_REJECT_LIMIT = 4,      /* AT_PLAN_LIMIT: the in-flight limit is reached */
 } at_plan_reason;
 
@@ -311,6 +314,9 @@ typedef struct at_plan_decision {
                            each text */
   double rate_rps;      /* arrival-rate estimate the decision used */
   double rho;           /* utilisation at the rate-side batch size */
+  double idle_s;        /* rejected: the fastest candidate's time for all the
+                           request's texts on an idle pool (what a 422 is
+                           judged on); 0 if admitted */
 } at_plan_decision;
 
 typedef struct at_plan_variant_stats {

@@ -102,6 +102,7 @@ typedef struct at_server_generator_config {
 typedef struct at_server_config {
   char host[64];          /* default 127.0.0.1 */
   int port;               /* default 8000 */
+  int grpc_port;          /* KServe V2 gRPC (server.grpc_port, --grpc-port); 0 (default): off */
   int http_threads;       /* default 2 */
   int workers;            /* engine workers; default 2 */
   int intra_op_threads;   /* per Run; default 1 */
@@ -152,12 +153,15 @@ typedef struct at_server_config {
                                default false (such a text gets 413) */
   char artifact_cache_dir[AT_PATH_CAP]; /* compiled-artifact cache ("" = off; anytime/model.h) */
   /* Who may call it: with any key set, every route but the health probes
-   * (/health, /v2/health/live, /v2/health/ready) needs
+   * (/health, /v2/health/live, /v2/health/ready) and /metrics (unless
+   * metrics_need_key) needs
    * "Authorization: Bearer KEY" (else 401). Keys: api_keys[] (--api-key,
    * ANYTIME_API_KEY) and the lines of api_key_file (server.api_key_file). */
   int n_api_keys;
   char api_keys[AT_SERVER_MAX_API_KEYS][520];
   char api_key_file[AT_PATH_CAP];
+  bool metrics_need_key;    /* GET /metrics needs the API key too (server.metrics_need_key);
+                               default false: scrapers send none */
   /* HTTPS (server.tls_cert / tls_key, --tls-cert / --tls-key): PEM files;
    * both or neither. */
   char tls_cert[AT_PATH_CAP];

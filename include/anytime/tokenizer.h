@@ -46,12 +46,22 @@ typedef enum at_offset_unit {
   AT_OFFSETS_CHARS = 1, /* Unicode code-point offsets (HF Python/Node bindings) */
 } at_offset_unit;
 
+/* Which end truncation cuts (at_encode_params.truncation_direction). */
+typedef enum at_trunc_direction {
+  AT_TRUNC_AS_TOKENIZER = 0, /* tokenizer.json's "direction" (Right when absent) */
+  AT_TRUNC_RIGHT = 1,        /* keep the first tokens (cut the end) */
+  AT_TRUNC_LEFT = 2,         /* keep the last tokens (cut the start) */
+} at_trunc_direction;
+
 typedef struct at_encode_params {
   bool add_special_tokens; /* run the post-processor's templates; default true */
   at_offset_unit offsets;  /* default AT_OFFSETS_BYTES */
   /* Truncation: -1 = as tokenizer.json says (default), 0 = off, N = cut to N
-   * tokens (including special tokens), right side, longest-first for pairs. */
+   * tokens (including special tokens), longest-first for pairs, on the side
+   * truncation_direction says (each sequence of a pair on that side; special
+   * tokens are added after cutting, so they stay). */
   int max_length;
+  at_trunc_direction truncation_direction; /* default AT_TRUNC_AS_TOKENIZER */
   /* Padding: -1 = as tokenizer.json says (default), 0 = off, N = pad each
    * encoding on the right to at least N with the tokenizer's pad token
    * (or id 0 if it has none). Batch calls with tokenizer.json's

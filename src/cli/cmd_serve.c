@@ -22,7 +22,7 @@ static void usage(FILE *f) {
           "                     [--rate-basis offered|admitted] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n"
           "                     [--api-key KEY]... [--api-key-file FILE] [--tls-cert PEM --tls-key PEM]\n"
-          "                     [--access-log FILE]\n\n"
+          "                     [--access-log FILE] [--grpc-port PORT]\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
           "/health, and Prometheus /metrics. See docs/api.md.\n"
@@ -84,13 +84,13 @@ typedef struct serve_opts {
   const char *served_name;
   int n_keys;
   bool no_cache;
-  long port, workers, max_batch, max_delay, inflight_limit;
+  long port, grpc_port, workers, max_batch, max_delay, inflight_limit;
   double deadline;
 } serve_opts;
 
 /* Returns -1 when the arguments are fine, else the exit code. */
 static int parse_args(int argc, char **argv, serve_opts *o) {
-  *o = (serve_opts){.port = -1, .workers = -1, .max_batch = -1, .max_delay = -1,
+  *o = (serve_opts){.port = -1, .grpc_port = -1, .workers = -1, .max_batch = -1, .max_delay = -1,
                     .inflight_limit = -1, .deadline = -1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -117,6 +117,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     else if (!strcmp(a, "--access-log") && v) o->access_log = v, i++;
     else if (!strcmp(a, "--name") && v) o->served_name = v, i++;
     else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &o->port), i++;
+    else if (!strcmp(a, "--grpc-port")) rc = num_arg(a, v, 0, 65535, &o->grpc_port), i++;
     else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &o->workers), i++;
     else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &o->max_batch), i++;
     else if (!strcmp(a, "--max-delay-us")) rc = num_arg(a, v, 0, 10000000, &o->max_delay), i++;
@@ -200,6 +201,7 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
   if (o->tls_key) snprintf(cfg->tls_key, sizeof cfg->tls_key, "%s", o->tls_key);
   if (o->access_log) snprintf(cfg->access_log, sizeof cfg->access_log, "%s", o->access_log);
   if (o->port >= 0) cfg->port = (int)o->port;
+  if (o->grpc_port >= 0) cfg->grpc_port = (int)o->grpc_port;
   if (o->workers > 0) cfg->workers = (int)o->workers;
   if (o->max_batch > 0) cfg->max_batch_size = (int)o->max_batch;
   if (o->max_delay >= 0) cfg->max_queue_delay_us = (int)o->max_delay;

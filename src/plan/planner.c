@@ -532,25 +532,41 @@ at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
   return at_planner_decide_req(p, now_ns, &rq, out);
 }
 
+/* How long `n` texts of price `w` each take on variant `v` with nothing
+ * else in flight: their batches spread over the pool. Caller holds lock. */
+static double idle_s(const at_planner *p, const pvariant *v, int n, double w, double scale) {
+  double nb = 0, t = 0;
+  batches_of(p, v, (uint64_t)n, (double)n * w, scale, &nb, &t);
+  return drain_s(nb, t, p->p.workers);
+}
+
 /* Fill a refusal: the reason and when a retry could fit. Infeasible is
- * judged on the deadline itself, not on what the request's age left of it:
- * a request that waited too long before the decision can be retried.
- * Caller holds lock. */
+ * judged on the deadline itself, not on what the request's age left of it
+ * (a request that waited too long before the decision can be retried), and
+ * on all of the request's texts: a request that could not finish in time
+ * even on an idle pool, or that holds more texts than the in-flight limit,
+ * can never be admitted, so it is told so (422) rather than invited to
+ * retry. Caller holds lock. */
 static void refuse_locked(at_planner *p, const estimate *e, const double *w, int n_cand, int n,
                           double budget, double overrun, at_plan_reason why, uint64_t now,
                           at_plan_decision *out) {
   int best = -1, feasible = 0;
-  double retry = INFINITY;
+  double retry = INFINITY, fastest = INFINITY;
   for (int k = 0; k < n_cand; k++) {
     pvariant *v = &p->v[p->cand[k]];
     v->declined++;
     if (best < 0 || e[k].est < e[best].est) best = k;
-    if (scale_at(p, v, now) * w[k] * v->s_at[1] > out->deadline_s) continue; /* never fits */
+    double alone = idle_s(p, v, n, w[k], scale_at(p, v, now));
+    if (alone < fastest) fastest = alone;
+    if (alone > out->deadline_s) continue; /* never fits */
     feasible++;
     double wait = e[k].est + overrun - budget;
     if (wait < retry) retry = wait;
   }
-  if (why == AT_PLAN_REJECT_LIMIT) {
+  out->idle_s = fastest;
+  if (why == AT_PLAN_REJECT_LIMIT && (uint64_t)n > (uint64_t)p->p.inflight_limit) {
+    why = AT_PLAN_REJECT_INFEASIBLE; /* more texts than the limit: never admitted */
+  } else if (why == AT_PLAN_REJECT_LIMIT) {
     /* the texts over the limit leave at the pool's rate */
     double nb, t;
     work_locked(p, now, &nb, &t);

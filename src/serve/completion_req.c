@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "serve/completion_req.h"
+#include "serve/fields.h"
 #include "serve/req_parse.h"
 
 static int get_number(json_t *body, const char *key, double lo, double hi, double dflt,
@@ -40,30 +41,6 @@ static int get_int(json_t *body, const char *key, long long lo, long long hi, lo
 }
 
 
-
-static bool in_list(const char *k, const char *const *list) {
-  for (; *list; list++)
-    if (!strcmp(k, *list)) return true;
-  return false;
-}
-
-/* Refuse any member outside `known` (naming the first one, in body order). */
-static int unknown_members(json_t *body, const char *const *known, const char *route, char *err,
-                           size_t cap) {
-  const char *k;
-  json_t *v;
-  json_object_foreach(body, k, v) {
-    (void)v;
-    if (in_list(k, known)) continue;
-    if (!strcmp(k, "tools") || !strcmp(k, "tool_choice") || !strcmp(k, "functions") ||
-        !strcmp(k, "function_call") || !strcmp(k, "parallel_tool_calls"))
-      snprintf(err, cap, "\"%s\" is not supported: this server has no tool calling", k);
-    else
-      snprintf(err, cap, "\"%s\" is not supported by %s on this server", k, route);
-    return 400;
-  }
-  return 0;
-}
 
 /* Fields both routes share. */
 static int common_fields(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *err,
@@ -129,12 +106,7 @@ int cmpl_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *er
     snprintf(err, cap, "the body must be a JSON object");
     return 400;
   }
-  static const char *const known[] = {
-      "model",  "prompt", "max_tokens",     "n",       "best_of",    "seed",
-      "top_k",  "temperature", "top_p",     "presence_penalty",      "frequency_penalty",
-      "stream", "stream_options", "echo",   "logprobs", "suffix",    "stop",
-      "logit_bias", "user", "store", "metadata", "service_tier", NULL};
-  int st = unknown_members(body, known, "/v1/completions", err, cap);
+  int st = serve_fields_check(body, serve_fields_completions, "/v1/completions", err, cap);
   if (st) return st;
   /* prompt: a string, or a list holding exactly one string */
   json_t *pv = json_object_get(body, "prompt");
@@ -223,13 +195,7 @@ int chat_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *er
     snprintf(err, cap, "the body must be a JSON object");
     return 400;
   }
-  static const char *const known[] = {
-      "model",   "messages",    "max_tokens", "max_completion_tokens", "n",
-      "seed",    "top_k",       "temperature", "top_p",  "presence_penalty",
-      "frequency_penalty", "stream", "stream_options", "logprobs", "top_logprobs",
-      "stop",    "logit_bias",  "response_format", "user", "store", "metadata",
-      "service_tier", NULL};
-  int st = unknown_members(body, known, "/v1/chat/completions", err, cap);
+  int st = serve_fields_check(body, serve_fields_chat, "/v1/chat/completions", err, cap);
   if (st) return st;
   json_t *ms = json_object_get(body, "messages");
   if (!json_is_array(ms) || json_array_size(ms) == 0) {
@@ -240,8 +206,8 @@ int chat_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *er
   json_t *mct = json_object_get(body, "max_completion_tokens");
   const char *mkey = mct && !json_is_null(mct) ? "max_completion_tokens" : "max_tokens";
   long long top;
-  if ((st = get_int(body, mkey, 1, lim->max_tokens, lim->default_max_tokens, &out->max_tokens,
-                    err, cap)) ||
+  /* absent: 0, the rest of the context (the route knows the prompt's length) */
+  if ((st = get_int(body, mkey, 1, lim->max_tokens, 0, &out->max_tokens, err, cap)) ||
       (st = rj_bool_get(body, "logprobs", false, &out->logprobs, err, cap)) ||
       (st = get_int(body, "top_logprobs", 0, 20, 0, &top, err, cap)))
     return st;

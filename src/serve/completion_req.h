@@ -51,8 +51,10 @@ int cmpl_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *er
 /* Fill `out` from a /v1/chat/completions body: "messages" (non-empty; roles
  * system, developer, user, assistant; content a string, a list of text
  * parts, or null for an assistant turn), "max_completion_tokens" or
- * "max_tokens", "logprobs" (bool) with "top_logprobs" (0..20). Same returns
- * as cmpl_req_parse; on 0 release with cmpl_req_free(). */
+ * "max_tokens" (absent: max_tokens 0, which the route makes the rest of
+ * the context, as OpenAI's and vLLM's chat routes do), "logprobs" (bool)
+ * with "top_logprobs" (0..20). Same returns as cmpl_req_parse; on 0
+ * release with cmpl_req_free(). */
 int chat_req_parse(json_t *body, const cmpl_limits *lim, cmpl_req *out, char *err, size_t cap);
 
 void cmpl_req_free(cmpl_req *q);

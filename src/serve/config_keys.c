@@ -27,6 +27,7 @@
 static const cfg_key keys[] = {
     STR("server", "host", host, "127.0.0.1", 0),
     INT("server", "port", port, 0, 65535, 8000),
+    INT("server", "grpc_port", grpc_port, 0, 65535, 0),
     INT("server", "http_threads", http_threads, 1, 256, 2),
     SIZE("server", "max_body_bytes", max_body_bytes, 1024, 1 << 30, 1 << 20),
     SIZE("server", "max_inputs", max_inputs, 1, 100000, 64),
@@ -39,6 +40,7 @@ static const cfg_key keys[] = {
     INT("server", "max_connections_per_client", max_connections_per_client, 0, 1000000, 0),
     INT("server", "max_header_bytes", max_header_bytes, 4096, 1 << 24, 32768),
     PATH("server", "api_key_file", api_key_file),
+    BOOL("server", "metrics_need_key", metrics_need_key, 0),
     PATH("server", "tls_cert", tls_cert),
     PATH("server", "tls_key", tls_key),
     PATH("server", "access_log", access_log),

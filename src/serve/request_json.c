@@ -20,6 +20,7 @@
 
 #include "core/internal.h"
 #include "serve/request_json.h"
+#include "serve/fields.h"
 
 json_t *rj_parse(req_ctx *r, enum MHD_Result *res) {
   if (!r->body || r->body_len == 0) {
@@ -40,6 +41,15 @@ json_t *rj_parse(req_ctx *r, enum MHD_Result *res) {
   if (!json_is_object(j)) {
     json_decref(j);
     *res = serve_error(r, 400, "expected a JSON object at the top level");
+    return NULL;
+  }
+  /* the route's members only (fields.h), before anything else is read */
+  char why[1024];
+  if (r->rt && r->rt->fields && serve_fields_check(j, r->rt->fields, r->rt->path, why, sizeof why)) {
+    /* OpenAI's code and param for it; the name lives in j until answered */
+    serve_error_hint(r, "unknown_parameter", serve_fields_unknown(j, r->rt->fields));
+    *res = serve_error(r, 400, "%s", why);
+    json_decref(j);
     return NULL;
   }
   return j;
@@ -233,7 +243,8 @@ served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum M
     }
     served_model *m = serve_find_model(s, json_string_value(mv));
     if (!m) {
-      *res = serve_error(r, 404, "model '%s' is not served here (GET /info lists the models)",
+      *res = serve_error(serve_error_hint(r, "model_not_found", "model"), 404,
+                         "model '%s' is not served here (GET /info lists the models)",
                          json_string_value(mv));
       return NULL;
     }
@@ -247,7 +258,8 @@ served_model *serve_pick_model(req_ctx *r, json_t *body, serve_task task, enum M
   }
   for (int i = 0; i < s->n_models; i++)
     if (s->models[i].task == task) return &s->models[i];
-  *res = serve_error(r, 404, "no %s model is served here",
+  *res = serve_error(serve_error_hint(r, "model_not_found", "model"), 404,
+                     "no %s model is served here",
                      task == TASK_EMBED ? "embedding" : "classification");
   return NULL;
 }

@@ -20,31 +20,38 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "serve/fields.h"
 #include "serve/serve_internal.h"
 
 static const serve_route table[] = {
     /* health probes: no key needed, as balancers and kubelets send none */
-    {"GET", "/health", serve_route_health, true},
-    {"GET", "/v2/health/live", serve_route_health, true},
-    {"GET", "/v2/health/ready", serve_route_health, true},
-    {"GET", "/metrics", serve_route_metrics, false},
+    {"GET", "/health", serve_route_health, true, NULL},
+    {"GET", "/v2/health/live", serve_route_health, true, NULL},
+    {"GET", "/v2/health/ready", serve_route_health, true, NULL},
+    /* Prometheus scrapes send no key (server.metrics_need_key asks for one) */
+    {"GET", "/metrics", serve_route_metrics, true, NULL},
     /* Text Embeddings Inference style */
-    {"GET", "/info", serve_route_info, false},
-    {"POST", "/embed", serve_route_embed, false},
-    {"POST", "/predict", serve_route_predict, false},
-    {"POST", "/rerank", serve_route_rerank, false},
-    {"POST", "/tokenize", serve_route_tokenize, false},
+    {"GET", "/info", serve_route_info, false, NULL},
+    {"POST", "/embed", serve_route_embed, false, serve_fields_embed},
+    {"POST", "/predict", serve_route_predict, false, serve_fields_predict},
+    {"POST", "/rerank", serve_route_rerank, false, serve_fields_rerank},
+    {"POST", "/tokenize", serve_route_tokenize, false, serve_fields_tokenize},
     /* OpenAI */
-    {"POST", "/v1/embeddings", serve_route_embeddings, false},
-    {"POST", "/v1/completions", serve_route_completions, false},
-    {"POST", "/v1/chat/completions", serve_route_chat_completions, false},
-    {"GET", "/v1/models", serve_route_models, false},
+    {"POST", "/v1/embeddings", serve_route_embeddings, false, serve_fields_embeddings},
+    {"POST", "/v1/completions", serve_route_completions, false, serve_fields_completions},
+    {"POST", "/v1/chat/completions", serve_route_chat_completions, false, serve_fields_chat},
+    {"GET", "/v1/models", serve_route_models, false, NULL},
+    {"POST", "/v1/rerank", serve_route_v1_rerank, false, serve_fields_v1_rerank}, /* Cohere/Jina shape (routes_tei.c) */
     /* KServe V2 */
-    {"GET", "/v2", serve_route_v2_server, false},
-    {"GET", "/v2/", serve_route_v2_server, false},
-    {"GET", "/v2/models/{m}", serve_route_v2_model, false},
-    {"GET", "/v2/models/{m}/ready", serve_route_health, false},
-    {"POST", "/v2/models/{m}/infer", serve_route_v2_infer, false},
+    {"GET", "/v2", serve_route_v2_server, false, NULL},
+    {"GET", "/v2/", serve_route_v2_server, false, NULL},
+    {"GET", "/v2/models/{m}", serve_route_v2_model, false, NULL},
+    {"GET", "/v2/models/{m}/ready", serve_route_health, false, NULL},
+    {"POST", "/v2/models/{m}/infer", serve_route_v2_infer, false, NULL},
+    /* the one version every model has ("versions": ["1"]); another is 404 below */
+    {"GET", "/v2/models/{m}/versions/1", serve_route_v2_model, false, NULL},
+    {"GET", "/v2/models/{m}/versions/1/ready", serve_route_health, false, NULL},
+    {"POST", "/v2/models/{m}/versions/1/infer", serve_route_v2_infer, false, NULL},
 };
 
 #define N_ROUTES (sizeof table / sizeof table[0])
@@ -110,7 +117,10 @@ enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method) 
     served_model *m = NULL;
     if (name[0] && !(m = serve_find_model(r->srv, name)))
       return serve_error(r, 404, "model '%s' is not served here", name);
-    if (method_ok(rt->method, method)) return rt->fn(r, m);
+    if (method_ok(rt->method, method)) {
+      r->rt = rt;
+      return rt->fn(r, m);
+    }
     if (!path_only) path_only = rt;
   }
   if (path_only)
@@ -123,6 +133,12 @@ enum MHD_Result serve_dispatch(req_ctx *r, const char *url, const char *method) 
     if (!hole || !model_segment(table[i].path, hole, url, name, sizeof name)) continue;
     if (!serve_find_model(r->srv, name))
       return serve_error(r, 404, "model '%s' is not served here", name);
+    const char *rest = model_segment(table[i].path, hole, url, name, sizeof name);
+    if (rest && !strncmp(rest, "/versions/", 10)) { /* a version it does not have */
+      int vl = (int)strcspn(rest + 10, "/");
+      return serve_error(r, 404, "model '%s' has no version '%.*s' (it has version 1)", name, vl,
+                         rest + 10);
+    }
     break;
   }
   return serve_error(r, 404, "no route %s %s (see docs/api.md)", method, url);

@@ -415,7 +415,10 @@ static void produce_choice(choice *c, at_tok_workspace *ws, int upto, bool done,
   if (c->status != AT_OK) {
     char msg[400];
     snprintf(msg, sizeof msg, "generation failed: %s", c->error);
-    out_event(o, json_pack("{s:{s:s, s:s}}", "error", "message", msg, "type", "server_error"));
+    size_t len; /* the same error object as the route's error answers (errors.h) */
+    char *body = serve_error_body(SERVE_PROTO_OPENAI, 500, NULL, NULL, msg, &len);
+    out_event(o, body ? json_loads(body, 0, NULL) : NULL);
+    free(body);
     return;
   }
   const char *finish = c->stopped || c->finish != AT_GEN_LENGTH ? "stop" : "length";
@@ -698,6 +701,7 @@ static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, 
     st = at_lm_encode(s->lm, serve_workspace(s), q->prompt, q->prompt_len, ids, n_ids);
   }
   if (st != AT_OK) {
+    if (st == AT_ERR_LIMIT) serve_error_hint(r, "context_length_exceeded", chat ? "messages" : "prompt");
     *res = serve_error(r, serve_tokenise_status(st), "cannot tokenise the prompt: %s",
                        at_last_error());
     return false;
@@ -775,14 +779,11 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
   for (int i = 0; i < s->n_lanes && eo < sizeof each; i++)
     eo += (size_t)snprintf(each + eo, sizeof each - eo, "%s%s: %.0f ms, %.1f ms", i ? "; " : "",
                            s->lanes[i].variant, f[i].ttft_s * 1e3, f[i].tpot_s * 1e3);
-  int len = snprintf(msg, sizeof msg,
-                     "{\"error\":\"overloaded: forecast time to first token and per output "
-                     "token (%s) miss the budgets of %.0f ms and %.1f ms with %d sequences in "
-                     "the lane%s; retry after %.0f ms\",\"code\":429}",
-                     each, ttft_b * 1e3, tpot_b * 1e3, sequences, s->n_lanes > 1 ? "s" : "",
-                     ra * 1e3);
-  *res = serve_refusal_send(r, 429, msg, len > 0 && (size_t)len < sizeof msg ? (size_t)len : 0,
-                            now, hold, ra);
+  snprintf(msg, sizeof msg,
+           "overloaded: forecast time to first token and per output token (%s) miss the "
+           "budgets of %.0f ms and %.1f ms with %d sequences in the lane%s; retry after %.0f ms",
+           each, ttft_b * 1e3, tpot_b * 1e3, sequences, s->n_lanes > 1 ? "s" : "", ra * 1e3);
+  *res = serve_refusal_send(r, 429, msg, now, hold, ra);
   return -1;
 }
 
@@ -939,11 +940,31 @@ static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
   return res;
 }
 
+/* A chat request without max_tokens gets the rest of the context, as
+ * OpenAI's and vLLM's chat routes give: what the model's positions leave
+ * after the prompt's n_ids tokens, at most generator.max_tokens and what
+ * every lane's KV arena holds for one sequence. 0: nothing is left. */
+static long long rest_of_context(at_server *s, int n_ids) {
+  long long rest = s->cfg.generator.max_tokens;
+  const at_decoder_info *di = at_gen_decoder_info(s->lanes[0].gen); /* every lane's */
+  /* a sequence of prompt + max_tokens tokens caches one position fewer */
+  if (di && di->max_positions > 0 && (long long)di->max_positions + 1 - n_ids < rest)
+    rest = (long long)di->max_positions + 1 - n_ids;
+  for (int i = 0; i < s->n_lanes; i++) {
+    const at_gen_params *p = &s->lanes[i].params;
+    /* ceil(t * safety / block_tokens) <= n_blocks for t cached positions */
+    long long t = (long long)floor((double)p->n_blocks * p->block_tokens / p->safety);
+    while (t > 0 && at_kv_blocks_needed(t, p->safety, p->block_tokens) > p->n_blocks) t--;
+    if (t + 1 - n_ids < rest) rest = t + 1 - n_ids;
+  }
+  return rest > 0 ? rest : 0;
+}
+
 static enum MHD_Result generate(req_ctx *r, bool chat) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
   if (s->n_lanes < 1)
-    return serve_error(r, 404,
+    return serve_error(serve_error_hint(r, "model_not_found", "model"), 404,
                        "this server has no text-generation model (configure a 'generator' "
                        "section; see docs/configuration.md)");
   enum MHD_Result res = MHD_YES;
@@ -961,6 +982,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
   int bad = chat ? chat_req_parse(body, &lim, &q, err, sizeof err)
                  : cmpl_req_parse(body, &lim, &q, err, sizeof err);
   if (bad) {
+    if (bad == 404) serve_error_hint(r, "model_not_found", "model");
     res = serve_error(r, bad, "%s", err);
     goto out;
   }
@@ -972,8 +994,14 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
   }
   int lane = -1;
   double tpot_budget = 0;
-  if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res) ||
-      (lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
+  if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res)) goto out;
+  if (q.max_tokens == 0 && (q.max_tokens = rest_of_context(s, n_ids)) == 0) {
+    res = serve_error(serve_error_hint(r, "context_length_exceeded", "messages"), 400,
+                      "the prompt's %d tokens leave no room to generate in the model's context",
+                      n_ids);
+    goto out;
+  }
+  if ((lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
       !(j = job_new(r, chat, &q, n_ids, lane, &res)))
     goto out;
   atomic_fetch_add(&s->lanes[lane].chosen, 1);

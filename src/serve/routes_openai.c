@@ -1,7 +1,8 @@
 /* src/serve/routes_openai.c — OpenAI-compatible routes: POST /v1/embeddings
- * (string or list input, encoding_format "float" or "base64", optional
- * "dimensions", usage token counts) and GET /v1/models. Embeddings are
- * mean-pooled and L2-normalised, as OpenAI's are. */
+ * (a string, a list of strings, or token arrays — token_input.h; encoding_format
+ * "float" or "base64", optional "dimensions", usage token counts) and GET
+ * /v1/models. Embeddings are pooled as the model's export says and
+ * L2-normalised, as OpenAI's are. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "core/internal.h"
 #include "serve/b64.h"
 #include "serve/request_json.h"
+#include "serve/token_input.h"
 
 typedef struct oai_state {
   bool base64;
@@ -41,6 +43,41 @@ static void finish_embeddings(req_ctx *r) {
                           (json_int_t)j->prompt_tokens, "total_tokens",
                           (json_int_t)j->prompt_tokens);
   serve_prepare_json(r, 200, out);
+}
+
+/* Token-array input: each input's ids go to the graph as given (cut to the
+ * model's max_tokens with "truncate"), no prompt put before them. */
+static enum MHD_Result run_ids(req_ctx *r, served_model *m, const tok_input *ti, bool truncate,
+                               double dl) {
+  enum MHD_Result res;
+  size_t total = 0;
+  for (size_t i = 0; i < ti->n; i++) {
+    if (ti->lens[i] > m->max_tokens && !truncate)
+      return serve_error(serve_error_hint(r, "context_length_exceeded", "input"), 413,
+                         "input %zu has %zu tokens; the limit is %zu (send \"truncate\": true "
+                         "to cut it)", i, ti->lens[i], m->max_tokens);
+    total += ti->lens[i] < m->max_tokens ? ti->lens[i] : m->max_tokens;
+  }
+  if (!serve_admit_parsed(r, m, dl, ti->n, (double)total / (double)ti->n, &res)) return res;
+  job *j = serve_job_alloc(r, m, ti->n, total * sizeof(int64_t) + ti->n * m->out_dim * sizeof(float));
+  if (!j) {
+    serve_release(r, ti->n);
+    return serve_error(r, 500, "out of memory");
+  }
+  int64_t *idp = (int64_t *)(j->items + ti->n);
+  float *outp = (float *)(idp + total);
+  const int64_t *from = ti->ids;
+  for (size_t i = 0; i < ti->n; i++) {
+    job_item *it = &j->items[i];
+    it->len = ti->lens[i] < m->max_tokens ? ti->lens[i] : m->max_tokens;
+    memcpy(idp, from, it->len * sizeof *idp);
+    it->ids = idp;
+    it->out = outp + i * m->out_dim;
+    idp += it->len;
+    from += ti->lens[i];
+  }
+  j->prompt_tokens = total;
+  return serve_submit_job(r, j, finish_embeddings);
 }
 
 static enum MHD_Result embeddings(req_ctx *r) {
@@ -77,9 +114,25 @@ static enum MHD_Result embeddings(req_ctx *r) {
   }
   bool truncate = r->srv->cfg.auto_truncate; /* not OpenAI's; TEI's, for the same clients */
   if (rj_bool(r, body, "truncate", truncate, &truncate, &res)) goto out;
+  tok_input ti;
+  hs = tok_input_parse(json_object_get(body, "input"), m->id_limit, r->srv->cfg.max_inputs, &ti,
+                       err, sizeof err);
+  if (hs > 0) {
+    res = serve_error(r, hs, "%s", err);
+    goto out;
+  }
+  if (hs == 0) {
+    r->route_state = st;
+    r->free_state = free;
+    st = NULL;
+    res = run_ids(r, m, &ti, truncate, dl);
+    tok_input_free(&ti);
+    goto out;
+  }
   if (rj_texts(r, body, "input", &t, &res) != 0) goto out;
   if (t.pairs) {
-    res = serve_error(r, 400, "\"input\" must be a string or a list of strings");
+    res = serve_error(r, 400, "\"input\" must be a string, a list of strings, a list of token "
+                      "ids or a list of such lists");
     goto out;
   }
   r->route_state = st;

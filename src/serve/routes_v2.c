@@ -55,6 +55,9 @@ typedef struct v2_state {
   int slot;
   size_t rows;                        /* B: texts admitted */
   uint64_t queue_ns, compute_ns;
+  /* which outputs go back as binary (v2_req's choice, kept past the body) */
+  bool bin_default;
+  signed char out_bin[AT_MAX_OUTPUTS]; /* per out_names[k]: 1, 0, -1 not said */
 } v2_state;
 
 static void v2_free(void *p) {
@@ -66,19 +69,113 @@ static void v2_free(void *p) {
   free(st);
 }
 
-static json_t *tensor_json(const char *name, const int64_t *shape, size_t ndim, const float *data,
-                           size_t n) {
-  json_t *sh = json_array(), *d = json_array();
-  for (size_t i = 0; i < ndim; i++) json_array_append_new(sh, json_integer(shape[i]));
-  for (size_t i = 0; i < n; i++) json_array_append_new(d, json_real(data[i]));
-  return json_pack("{s:s, s:s, s:o, s:o}", "name", name, "datatype", "FP32", "shape", sh, "data", d);
+static bool want_binary(const v2_state *st, const char *name) {
+  for (size_t k = 0; k < st->n_out_names; k++)
+    if (!strcmp(st->out_names[k], name) && st->out_bin[k] >= 0) return st->out_bin[k] == 1;
+  return st->bin_default;
 }
 
-static json_t *v2_envelope(v2_state *st, const char *model, json_t *outputs) {
+/* An answer being built: its JSON outputs and the binary data that follows
+ * the JSON header (outputs asked for as binary, in the order listed). */
+typedef struct v2_answer {
+  json_t *outs;
+  unsigned char *bin;
+  size_t len, cap;
+  bool any_bin, oom;
+} v2_answer;
+
+static void put_le(unsigned char *p, uint64_t v, size_t bytes) {
+  for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Output `name` of n elements (FP32, INT64 or INT32) into the answer. */
+static void answer_add(v2_answer *a, const v2_state *st, const char *name, at_dtype dt,
+                       const int64_t *shape, size_t ndim, const void *data, size_t n) {
+  json_t *sh = json_array();
+  for (size_t i = 0; i < ndim; i++) json_array_append_new(sh, json_integer(shape[i]));
+  json_t *o = json_pack("{s:s, s:s, s:o}", "name", name, "datatype", at_dtype_name(dt), "shape", sh);
+  if (want_binary(st, name)) {
+    size_t esz = at_dtype_size(dt), bytes = n * esz;
+    if (a->len + bytes > a->cap) {
+      size_t cap = (a->len + bytes) * 2;
+      unsigned char *nb = realloc(a->bin, cap ? cap : 1);
+      if (!nb) {
+        a->oom = true;
+        json_decref(o);
+        return;
+      }
+      a->bin = nb, a->cap = cap;
+    }
+    unsigned char *p = a->bin + a->len;
+    for (size_t i = 0; i < n && data; i++) {
+      uint64_t v = 0;
+      if (dt == AT_DTYPE_FLOAT32) {
+        uint32_t bits;
+        memcpy(&bits, (const float *)data + i, sizeof bits);
+        v = bits;
+      } else if (dt == AT_DTYPE_INT64) {
+        v = (uint64_t)((const int64_t *)data)[i];
+      } else {
+        v = (uint32_t)((const int32_t *)data)[i];
+      }
+      put_le(p + i * esz, v, esz);
+    }
+    a->len += bytes;
+    a->any_bin = true;
+    json_object_set_new(o, "parameters", json_pack("{s:I}", "binary_data_size", (json_int_t)bytes));
+  } else {
+    json_t *d = json_array();
+    for (size_t k = 0; k < n && data; k++) {
+      switch (dt) {
+        case AT_DTYPE_FLOAT32: json_array_append_new(d, json_real(((const float *)data)[k])); break;
+        case AT_DTYPE_INT64: json_array_append_new(d, json_integer(((const int64_t *)data)[k])); break;
+        case AT_DTYPE_INT32: json_array_append_new(d, json_integer(((const int32_t *)data)[k])); break;
+        default: break;
+      }
+    }
+    json_object_set_new(o, "data", d);
+  }
+  json_array_append_new(a->outs, o);
+}
+
+/* The envelope around the outputs, prepared as the request's answer: JSON,
+ * or with binary outputs the JSON header followed by their bytes. Frees
+ * the answer's parts. */
+static void answer_prepare(req_ctx *r, v2_state *st, const char *model, v2_answer *a) {
   json_t *o = json_pack("{s:s, s:s, s:o}", "model_name", model, "model_version", "1", "outputs",
-                        outputs);
+                        a->outs);
   if (st->has_id) json_object_set_new(o, "id", json_string(st->id));
-  return o;
+  if (a->oom) {
+    json_decref(o);
+    free(a->bin);
+    serve_prepare_error(r, 500, "out of memory");
+    return;
+  }
+  if (!a->any_bin) {
+    free(a->bin);
+    serve_prepare_json(r, 200, o);
+    return;
+  }
+  char *hdr = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+  json_decref(o);
+  size_t hl = hdr ? strlen(hdr) : 0;
+  char *body = hdr ? malloc(hl + a->len + 1) : NULL;
+  if (!body) {
+    free(hdr);
+    free(a->bin);
+    serve_prepare_error(r, 500, "out of memory");
+    return;
+  }
+  memcpy(body, hdr, hl);
+  if (a->len) memcpy(body + hl, a->bin, a->len);
+  free(hdr);
+  free(a->bin);
+  free(r->resp);
+  r->status = 200;
+  r->resp = body;
+  r->resp_len = hl + a->len;
+  r->content_type = "application/octet-stream";
+  snprintf(r->infer_hdr_len, sizeof r->infer_hdr_len, "%zu", hl);
 }
 
 /* ----------------------------------------------------------- text path */
@@ -89,26 +186,26 @@ static void finish_text(req_ctx *r) {
   served_model *m = j->m;
   size_t n = j->n, d = m->out_dim;
   float *buf = malloc(n * d * sizeof(float));
-  json_t *outs = json_array();
+  v2_answer a = {.outs = json_array()};
   int64_t shape[2] = {(int64_t)n, (int64_t)d};
   if (!buf) {
     serve_prepare_error(r, 500, "out of memory");
-    json_decref(outs);
+    json_decref(a.outs);
     return;
   }
   for (size_t i = 0; i < n; i++) memcpy(buf + i * d, j->items[i].out, d * sizeof(float));
   if (m->task == TASK_CLASSIFY) {
-    if (st->want[0]) json_array_append_new(outs, tensor_json("logits", shape, 2, buf, n * d));
+    if (st->want[0]) answer_add(&a, st, "logits", AT_DTYPE_FLOAT32, shape, 2, buf, n * d);
     if (st->want[1]) {
       for (size_t i = 0; i < n; i++) at_class_scores(j->items[i].out, d, m->multi_label, buf + i * d);
-      json_array_append_new(outs, tensor_json("probabilities", shape, 2, buf, n * d));
+      answer_add(&a, st, "probabilities", AT_DTYPE_FLOAT32, shape, 2, buf, n * d);
     }
   } else if (st->want[2]) {
     for (size_t i = 0; i < n; i++) at_l2_normalize(buf + i * d, d);
-    json_array_append_new(outs, tensor_json("embedding", shape, 2, buf, n * d));
+    answer_add(&a, st, "embedding", AT_DTYPE_FLOAT32, shape, 2, buf, n * d);
   }
   free(buf);
-  serve_prepare_json(r, 200, v2_envelope(st, m->name, outs));
+  answer_prepare(r, st, m->name, &a);
 }
 
 /* ---------------------------------------------------------- tensor path */
@@ -148,24 +245,15 @@ static void finish_tensor(req_ctx *r) {
     serve_prepare_error(r, st->run_status == AT_ERR_SHAPE ? 400 : 500, "%s", st->run_error);
     return;
   }
-  json_t *outs = json_array();
+  v2_answer a = {.outs = json_array()};
   for (size_t i = 0; i < st->n_results; i++) {
     at_tensor *v = &st->results[i];
-    size_t n = at_tensor_numel(v, NULL);
-    json_t *sh = json_array(), *d = json_array();
-    for (size_t k = 0; k < v->ndim; k++) json_array_append_new(sh, json_integer(v->shape[k]));
-    for (size_t k = 0; k < n && v->data; k++) {
-      switch (v->dtype) {
-        case AT_DTYPE_FLOAT32: json_array_append_new(d, json_real(((float *)v->data)[k])); break;
-        case AT_DTYPE_INT64: json_array_append_new(d, json_integer(((int64_t *)v->data)[k])); break;
-        case AT_DTYPE_INT32: json_array_append_new(d, json_integer(((int32_t *)v->data)[k])); break;
-        default: break;
-      }
-    }
-    json_array_append_new(outs, json_pack("{s:s, s:s, s:o, s:o}", "name", v->name, "datatype",
-                                          at_dtype_name(v->dtype), "shape", sh, "data", d));
+    bool known = v->dtype == AT_DTYPE_FLOAT32 || v->dtype == AT_DTYPE_INT64 ||
+                 v->dtype == AT_DTYPE_INT32;
+    answer_add(&a, st, v->name, v->dtype, v->shape, v->ndim, known ? v->data : NULL,
+               known ? at_tensor_numel(v, NULL) : 0);
   }
-  serve_prepare_json(r, 200, v2_envelope(st, st->m->name, outs));
+  answer_prepare(r, st, st->m->name, &a);
 }
 
 /* ------------------------------------------------ tensor rows as items */
@@ -392,13 +480,23 @@ static enum MHD_Result run_alone(req_ctx *r, v2_state *st) {
 
 static enum MHD_Result infer(req_ctx *r, served_model *m) {
   enum MHD_Result res = MHD_YES;
+  char err[512];
+  int hs;
+  /* The binary data extension: the JSON header is the body's first
+   * Inference-Header-Content-Length bytes, parsed alone (rj_parse reads
+   * r->body[0..body_len)); the bytes after it are the inputs' binary data. */
+  const char *ihcl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, V2_BIN_HEADER);
+  size_t full = r->body_len, jlen;
+  if ((hs = v2_bin_split(ihcl, full, &jlen, err, sizeof err)) != 0)
+    return serve_error(r, hs, "%s", err);
+  r->body_len = jlen;
   json_t *body = rj_parse(r, &res);
+  r->body_len = full;
   if (!body) return res;
+  const unsigned char *bin = ihcl ? (const unsigned char *)r->body + jlen : NULL;
   v2_state *st = calloc(1, sizeof *st);
   v2_req q; /* the body against the model's signature (v2_req.c: pure, fuzzed) */
   memset(&q, 0, sizeof q);
-  char err[512];
-  int hs;
   if (!st) {
     res = serve_error(r, 500, "out of memory");
     goto out;
@@ -421,7 +519,7 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);
   v2_sig sig = {.mi = mi, .embed = m->task == TASK_EMBED, .model = m->name,
                 .max_inputs = r->srv->cfg.max_inputs, .truncate_dflt = r->srv->cfg.auto_truncate};
-  if ((hs = v2_req_parse(body, &sig, &q, err, sizeof err)) != 0) {
+  if ((hs = v2_req_parse_bin(body, bin, full - jlen, &sig, &q, err, sizeof err)) != 0) {
     res = serve_error(r, hs, "%s", err);
     goto out;
   }
@@ -433,6 +531,8 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   memcpy(st->want, q.want, sizeof st->want);
   memcpy(st->out_name_store, q.out_name_store, sizeof st->out_name_store);
   st->n_out_names = q.n_out_names;
+  st->bin_default = q.bin_out_default;
+  memcpy(st->out_bin, q.out_bin, sizeof st->out_bin);
   for (size_t k = 0; k < q.n_out_names; k++) /* the model's own name, or our copy */
     st->out_names[k] = q.out_names[k] == q.out_name_store[k] ? st->out_name_store[k] : q.out_names[k];
   if (q.text) { /* one BYTES input: a text job */
@@ -505,8 +605,8 @@ static json_t *io_list(served_model *m, const at_model_info *mi, bool inputs) {
 /* Handlers for the route table (routes.c); m is the {m} of the path. */
 enum MHD_Result serve_route_v2_server(req_ctx *r, served_model *m) {
   (void)m;
-  return serve_reply_json(r, 200, json_pack("{s:s, s:s, s:[]}", "name", "anytime", "version",
-                                            AT_VERSION_STRING, "extensions"));
+  return serve_reply_json(r, 200, json_pack("{s:s, s:s, s:[s]}", "name", "anytime", "version",
+                                            AT_VERSION_STRING, "extensions", "binary_tensor_data"));
 }
 enum MHD_Result serve_route_v2_model(req_ctx *r, served_model *m) {
   const at_model_info *mi = at_engine_variant_info(r->srv->engine, m->variants[0].engine_index);

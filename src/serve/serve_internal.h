@@ -20,6 +20,7 @@
 #include "serve/accesslog.h"
 #include "serve/auth.h"
 #include "serve/conn_wait.h"
+#include "serve/errors.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
 #include "plan/rate.h"
@@ -127,6 +128,7 @@ struct at_server {
   unsigned long long log_suppressed;
   atomic_uint_least64_t next_request_id;
   char *tls_cert_pem, *tls_key_pem; /* HTTPS (NULL: plain HTTP) */
+  struct serve_grpc *grpc;   /* the KServe V2 gRPC front (grpc_server.h; NULL: off) */
 
   pthread_mutex_t lock;
   pthread_cond_t idle;       /* inflight reached 0 */
@@ -176,6 +178,12 @@ typedef struct req_ctx {
                                 for a request that ended without one; once */
   bool failed_here;          /* on_request gave up on it (out of memory): 500 */
   char route[48];            /* for metrics, e.g. "/embed" */
+  serve_proto proto;         /* whose error object its errors are (errors.h) */
+  const struct serve_route *rt; /* the route dispatch chose (NULL before) */
+  /* OpenAI's error.code and error.param for the next error answer (NULL:
+   * the status's code, no param): set by serve_error_hint() where the
+   * cause is known (an unknown model, a prompt past the context). */
+  const char *err_code, *err_param;
   /* The prepared answer (built on resume for async routes). */
   int status;
   char *resp;                /* malloc'ed */
@@ -185,6 +193,8 @@ typedef struct req_ctx {
   char retry_after_ms[24];   /* 429: retry-after-ms (what OpenAI's SDK reads first) */
   char ttft[24], tpot[24];   /* completions: x-time-to-first-token / -per-output-token */
   char held_ms[24];          /* a held 429: x-held-ms, how long it was held */
+  char infer_hdr_len[24];    /* a V2 answer with binary outputs: its JSON header's
+                                length, sent as Inference-Header-Content-Length */
   const char *model_hdr;     /* x-model for answers without a job (static or server-owned) */
   const char *variant_hdr;   /* x-variant for them, when one was chosen (the same) */
   serve_admission adm;       /* the planner's decision, if one was asked */
@@ -243,8 +253,16 @@ bool serve_token_ok(const char *s, size_t max_len);
 int serve_tokenise_status(at_status st);
 enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *body, size_t len);
 enum MHD_Result serve_reply_json(req_ctx *r, int status, json_t *j); /* steals j */
+/* An error answer in the request's protocol's error object (errors.h). */
 enum MHD_Result serve_error(req_ctx *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Name OpenAI's error.code and error.param (static strings) for the error
+ * answer that follows; a chainable no-op for the other protocols. */
+static inline req_ctx *serve_error_hint(req_ctx *r, const char *code, const char *param) {
+  r->err_code = code;
+  r->err_param = param;
+  return r;
+}
 /* Prepare (not send) a JSON or error answer; for async completion. */
 void serve_prepare_json(req_ctx *r, int status, json_t *j);
 void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...)
@@ -260,6 +278,12 @@ served_model *serve_find_model(at_server *s, const char *name);
  * variant could ever make the deadline), *res says how, returns false. */
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                  double tokens, enum MHD_Result *res);
+/* serve_admit() for a request whose body has been parsed into n_texts:
+ * an admission before parsing (rj_predecide) stands if it was for this
+ * model and count; otherwise it is released (counted in
+ * prescan_mismatches) and the planner decides again. */
+bool serve_admit_parsed(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
+                        double tokens, enum MHD_Result *res);
 /* The tokens per text the planner's length model prices (`tokens` above)
  * for n texts of `bytes` bytes in all, from the model's learnt bytes per
  * token, before anything is tokenised; 0 (unknown) for bytes or n of 0. */
@@ -305,6 +329,7 @@ at_tok_workspace *serve_workspace(at_server *s);
 /* ---- text jobs (textjob.c) ---- */
 typedef struct text_opts {
   bool truncate;             /* cut inputs longer than max_tokens instead of 413 */
+  at_trunc_direction trunc_dir; /* which end truncate cuts (0: tokenizer.json's) */
   bool use_prompt;           /* embed: put the model's prompt `prompt` before each text */
   int prompt;
   double deadline_s;         /* <= 0: the planner's default */
@@ -363,6 +388,10 @@ typedef struct serve_route {
   const char *path;   /* exact, or with one "{m}" segment */
   serve_route_fn fn;
   bool open;          /* answers without an API key */
+  /* The JSON body members the route reads (fields.h; NULL-terminated),
+   * every other refused with 400; NULL: no JSON body, or members not
+   * checked (docs/api.md's conformance table says which). */
+  const char *const *fields;
 } serve_route;
 /* The table itself, for the tests that hold docs/api.md to it. */
 const serve_route *serve_routes(size_t *n);
@@ -373,6 +402,14 @@ enum MHD_Result serve_route_embed(req_ctx *r, served_model *m);
 enum MHD_Result serve_route_predict(req_ctx *r, served_model *m);
 enum MHD_Result serve_route_rerank(req_ctx *r, served_model *m);
 enum MHD_Result serve_route_tokenize(req_ctx *r, served_model *m);
+enum MHD_Result serve_route_v1_rerank(req_ctx *r, served_model *m);
+/* Matryoshka truncation of one pooled embedding v (out_dim floats, changed
+ * in place), as TEI's /embed and OpenAI's "dimensions" do it: keep the
+ * first `dims` values (0, or >= out_dim: all of them), then L2-normalize
+ * those when `normalize`. Returns how many values to send (v[0..k)).
+ * Validate the request's value with rj_dims_get() (req_parse.h: 400 naming
+ * the model's size). Pure; any thread. (routes_tei.c) */
+size_t serve_embed_dims(float *v, size_t out_dim, size_t dims, bool normalize);
 enum MHD_Result serve_route_embeddings(req_ctx *r, served_model *m);     /* routes_openai.c */
 enum MHD_Result serve_route_models(req_ctx *r, served_model *m);
 enum MHD_Result serve_route_completions(req_ctx *r, served_model *m);    /* routes_completions.c */
@@ -384,11 +421,12 @@ enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m);
  * the generation lane's 429s. serve_refusal_hold: the hold rule
  * (holdq.h) for this request; returns when to answer (0: now) and sets
  * *ra_s to the slot the answer will tell. serve_refusal_send: answers
- * status with the JSON body (copied), Retry-After and retry-after-ms from
- * ra_s for a 429, at once or, with hold_until, at that time. */
+ * status with `msg` in the request's error object (errors.h), Retry-After
+ * and retry-after-ms from ra_s for a 429, at once or, with hold_until, at
+ * that time. */
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
-enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, size_t len,
-                                   uint64_t now, uint64_t hold_until, double ra_s);
+enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *msg, uint64_t now,
+                                   uint64_t hold_until, double ra_s);
 /* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})
  * rendered by the generator model's chat template, with the generation
  * prompt. Returns 0 (*text malloc'd, the caller frees it) or the HTTP status

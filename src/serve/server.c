@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "serve/grpc_server.h"
 #include "serve/serve_internal.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -73,30 +74,19 @@ static size_t fmt_ms3(char *dst, uint64_t us) {
   return o;
 }
 
-/* Escape `v` into a JSON string body (no quotes added); truncates. */
-static void json_esc(char *dst, size_t cap, const char *v) {
-  size_t o = 0;
-  for (; *v && o + 7 < cap; v++) {
-    unsigned char c = (unsigned char)*v;
-    if (c == '"' || c == '\\') dst[o++] = '\\', dst[o++] = (char)c;
-    else if (c < 0x20) o += (size_t)snprintf(dst + o, cap - o, "\\u%04x", c);
-    else dst[o++] = (char)c;
-  }
-  dst[o] = '\0';
-}
-
 /* The refusal: 429 (or 422 when no variant could ever make the deadline),
- * built with one snprintf — no JSON library, no logging — because under
- * overload this is the server's most frequent answer. */
+ * written with snprintf and errors.c's writer — no JSON library, no
+ * logging — because under overload this is the server's most frequent
+ * answer. */
 static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decision *d) {
   at_server *s = r->srv;
   at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(d->reason));
   r->model_hdr = m->name;
-  char name[160], body[768];
-  json_esc(name, sizeof name, m->name);
+  char msg[640];
+  const char *name = m->name;
   double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
   if (ra_s > 3600) ra_s = 3600; /* as Retry-After: at most an hour */
-  int status = d->reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429, len;
+  int status = d->reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429;
   /* The same request again, before the slot its connection was told, is
    * refused at that slot (serve_hold_decide: holdq.c) and told its next,
    * counted from when the answer leaves (the body and the headers alike). */
@@ -104,30 +94,43 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
   if (status == 429)
     hold_until = serve_refusal_hold(r, now, &ra_s, s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
   double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
-  if (status == 422 && d->weight != 1.0 && d->weight > 0) {
-    len = snprintf(body, sizeof body,
-                   "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
-                   "time for texts of this length (each priced %.2fx the profiled mean by the "
-                   "length model); no variant of '%s' can answer in time\",\"code\":422}",
-                   d->deadline_s * 1e3, d->weight, name);
+  const at_planner_params *pp = at_planner_get_params(m->planner);
+  if (status == 422)
+    serve_error_hint(r, pp->policy == AT_PLAN_LIMIT ? "too_many_inputs" : "deadline_infeasible",
+                     NULL);
+  if (status == 422 && pp->policy == AT_PLAN_LIMIT) {
+    snprintf(msg, sizeof msg,
+             "%d texts in one request are more than the in-flight limit of %d (model '%s'): a "
+             "request this large is never admitted; send at most %d texts per request",
+             d->n_texts, pp->inflight_limit, name, pp->inflight_limit);
+  } else if (status == 422 && d->n_texts > 1) {
+    snprintf(msg, sizeof msg,
+             "deadline %.3f ms is below the fastest variant's time for these %d texts on an "
+             "idle server (%.3f ms); no variant of '%s' can answer in time: send fewer texts "
+             "per request or a longer deadline",
+             d->deadline_s * 1e3, d->n_texts, d->idle_s * 1e3, name);
+  } else if (status == 422 && d->weight != 1.0 && d->weight > 0) {
+    snprintf(msg, sizeof msg,
+             "deadline %.3f ms is below the fastest variant's own service time for texts of "
+             "this length (each priced %.2fx the profiled mean by the length model); no variant "
+             "of '%s' can answer in time",
+             d->deadline_s * 1e3, d->weight, name);
   } else if (status == 422) {
-    len = snprintf(body, sizeof body,
-                   "{\"error\":\"deadline %.3f ms is below the fastest variant's own service "
-                   "time; no variant of '%s' can answer in time\",\"code\":422}",
-                   d->deadline_s * 1e3, name);
+    snprintf(msg, sizeof msg,
+             "deadline %.3f ms is below the fastest variant's own service time; no variant of "
+             "'%s' can answer in time",
+             d->deadline_s * 1e3, name);
   } else if (d->reason == AT_PLAN_REJECT_LIMIT) {
-    len = snprintf(body, sizeof body,
-                   "{\"error\":\"overloaded: in-flight limit %d reached (model '%s'); retry "
-                   "after %.3f ms\",\"code\":429}",
-                   at_planner_get_params(m->planner)->inflight_limit, name, ra_ms);
+    snprintf(msg, sizeof msg,
+             "overloaded: in-flight limit %d reached (model '%s'); retry after %.3f ms",
+             pp->inflight_limit, name, ra_ms);
   } else {
-    len = snprintf(body, sizeof body,
-                   "{\"error\":\"overloaded: the work queued cannot finish within %.3f ms "
-                   "(model '%s'); retry after %.3f ms\",\"code\":429}",
-                   d->deadline_s * 1e3, name, ra_ms);
+    snprintf(msg, sizeof msg,
+             "overloaded: the work queued cannot finish within %.3f ms (model '%s'); retry "
+             "after %.3f ms",
+             d->deadline_s * 1e3, name, ra_ms);
   }
-  if (len < 0 || (size_t)len >= sizeof body) len = (int)strlen(body);
-  return serve_refusal_send(r, status, body, (size_t)len, now, hold_until, ra_s);
+  return serve_refusal_send(r, status, msg, now, hold_until, ra_s);
 }
 
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold) {
@@ -139,21 +142,20 @@ uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hol
   return hold_until;
 }
 
-enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *body, size_t len,
-                                   uint64_t now, uint64_t hold_until, double ra_s) {
+enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *msg, uint64_t now,
+                                   uint64_t hold_until, double ra_s) {
   at_server *s = r->srv;
   if (status == 429) {
     double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
     snprintf(r->retry_after, sizeof r->retry_after, "%d", at_plan_retry_after_header(ra_s));
     fmt_ms3(r->retry_after_ms, (uint64_t)(ra_ms * 1e3 + 0.5));
   }
-  char *copy = malloc(len + 1);
+  size_t len;
+  char *copy = serve_error_body(r->proto, status, r->err_code, r->err_param, msg, &len);
   if (!copy) {
     r->failed_here = true;
     return MHD_NO;
   }
-  memcpy(copy, body, len);
-  copy[len] = '\0';
   if (hold_until) {
     enum MHD_Result res;
     if (!serve_go_async(r, NULL, 1, NULL, &res)) { /* stopping: 503 sent */
@@ -216,6 +218,16 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
   r->adm.decided_ns = now;
   r->adm.held = n_texts;
   return true;
+}
+
+bool serve_admit_parsed(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
+                        double tokens, enum MHD_Result *res) {
+  if (r->adm.m && (r->adm.m != m || r->adm.held != n_texts)) {
+    atomic_fetch_add(&r->srv->prescan_mismatches, 1);
+    serve_release(r, r->adm.held);
+    memset(&r->adm, 0, sizeof r->adm);
+  }
+  return r->adm.m || serve_admit(r, m, deadline_s, n_texts, tokens, res);
 }
 
 void serve_release(req_ctx *r, size_t n) {
@@ -360,6 +372,8 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   if (r->retry_after[0]) MHD_add_response_header(resp, "Retry-After", r->retry_after);
   if (r->retry_after_ms[0]) MHD_add_response_header(resp, "retry-after-ms", r->retry_after_ms);
   if (r->held_ms[0]) MHD_add_response_header(resp, "x-held-ms", r->held_ms);
+  if (r->infer_hdr_len[0])
+    MHD_add_response_header(resp, "Inference-Header-Content-Length", r->infer_hdr_len);
   if (r->ttft[0]) MHD_add_response_header(resp, "x-time-to-first-token", r->ttft);
   if (r->tpot[0]) MHD_add_response_header(resp, "x-time-per-output-token", r->tpot);
   enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
@@ -387,9 +401,8 @@ enum MHD_Result serve_reply_json(req_ctx *r, int status, json_t *j) {
   return serve_reply(r, status, "application/json", s, len);
 }
 
-static char *error_json(int status, const char *msg, size_t *len) {
-  json_t *j = json_pack("{s:s, s:i}", "error", msg, "code", status);
-  return dump(j, len);
+static char *error_json(req_ctx *r, int status, const char *msg, size_t *len) {
+  return serve_error_body(r->proto, status, r->err_code, r->err_param, msg, len);
 }
 
 int serve_tokenise_status(at_status st) {
@@ -403,7 +416,7 @@ enum MHD_Result serve_error(req_ctx *r, int status, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   size_t len;
-  char *body = error_json(status, msg, &len);
+  char *body = error_json(r, status, msg, &len);
   return serve_reply(r, status, "application/json", body, len);
 }
 
@@ -423,7 +436,7 @@ void serve_prepare_error(req_ctx *r, int status, const char *fmt, ...) {
   va_end(ap);
   free(r->resp);
   r->status = status;
-  r->resp = error_json(status, msg, &r->resp_len);
+  r->resp = error_json(r, status, msg, &r->resp_len);
   r->content_type = "application/json";
 }
 
@@ -637,10 +650,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     r->cs = ci ? ci->socket_context : NULL;
     r->t0_ns = at_now_ns();
     serve_route_label(url, r->route, sizeof r->route);
+    r->proto = serve_proto_of(url);
     snprintf(r->method, sizeof r->method, "%s", method);
     set_request_id(s, r, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-request-id"));
     *con_cls = r;
-    if (s->auth.n > 0 && !serve_route_open(url) && /* no keys: no header lookup per request */
+    bool open = serve_route_open(url) && !(s->cfg.metrics_need_key && !strcmp(url, "/metrics"));
+    if (s->auth.n > 0 && !open && /* no keys: no header lookup per request */
         !serve_auth_check(&s->auth, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                  "Authorization")))
       r->unauthorized = true; /* answered 401 once the body has been read (and dropped) */
@@ -939,6 +954,10 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
   s->port = di ? di->port : cfg->port;
+  if (cfg->grpc_port > 0 && (st = serve_grpc_start(s)) != AT_OK) { /* grpc_server.c */
+    at_server_stop(s);
+    return st;
+  }
   at_log(AT_LOG_INFO, "serve", "listening on %s://%s:%d", s->tls_cert_pem ? "https" : "http",
          cfg->host, s->port);
   *out = s;
@@ -998,6 +1017,8 @@ void at_server_stop(at_server *s) {
     s->holdq = NULL;
     MHD_stop_daemon(s->daemon);
   }
+  serve_grpc_stop(s->grpc); /* after the drain, before the batcher goes */
+  s->grpc = NULL;
   for (int i = 0; i < SERVE_MAX_GEN_LANES; i++) { /* also a lane half made */
     at_gen_destroy(s->lanes[i].gen);
     at_lm_close(s->lanes[i].lm);

@@ -154,15 +154,9 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
    * request admitted before its body was parsed (rj_predecide) keeps that
    * admission if the scan counted what the parse found. */
   enum MHD_Result res;
-  if (r->adm.m && (r->adm.m != m || r->adm.held != n)) {
-    atomic_fetch_add(&s->prescan_mismatches, 1);
-    serve_release(r, r->adm.held);
-    memset(&r->adm, 0, sizeof r->adm);
-  }
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += lens[i] + (o->pairs && o->pairs[i] ? o->pair_lens[i] : 0);
-  if (!r->adm.m &&
-      !serve_admit(r, m, o->deadline_s, n, serve_guess_tokens(m, bytes, n), &res))
+  if (!serve_admit_parsed(r, m, o->deadline_s, n, serve_guess_tokens(m, bytes, n), &res))
     return res;
   /* 3. admitted: put the prompt before each text, then tokenise */
   if (!o->use_prompt || o->pairs) return tokenise_and_submit(r, m, texts, lens, n, o, 0, finish);
@@ -232,10 +226,12 @@ static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const ch
   at_encode_params ep = at_encode_default_params();
   ep.max_length = o->truncate ? (int)m->max_tokens : 0;
   ep.pad_to = 0;
+  ep.truncation_direction = o->trunc_dir;
   at_status st = o->pairs ? AT_OK : at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
   if (st != AT_OK) {
     free(enc);
     serve_release(r, n);
+    if (st == AT_ERR_LIMIT) serve_error_hint(r, "context_length_exceeded", "input");
     return serve_error(r, serve_tokenise_status(st), "cannot tokenise the input: %s",
                        at_last_error());
   }
@@ -256,6 +252,7 @@ static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const ch
       free(enc);
       free(pair_buf);
       serve_release(r, n);
+      if (st == AT_ERR_LIMIT) serve_error_hint(r, "context_length_exceeded", "input");
       return serve_error(r, serve_tokenise_status(st), "cannot tokenise input %zu: %s", i,
                          at_last_error());
     }

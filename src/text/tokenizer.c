@@ -25,6 +25,7 @@ at_encode_params at_encode_default_params(void) {
   p.offsets = AT_OFFSETS_BYTES;
   p.max_length = -1;
   p.pad_to = -1;
+  p.truncation_direction = AT_TRUNC_AS_TOKENIZER;
   return p;
 }
 
@@ -409,13 +410,13 @@ static void truncate_seq(tk_tok *s, size_t *n, size_t keep, bool left) {
   *n = keep;
 }
 
-static at_status truncate_item(const at_tokenizer *t, seqs *q, size_t max_len, bool add_special) {
+static at_status truncate_item(const at_tokenizer *t, seqs *q, size_t max_len, bool add_special,
+                               bool left) {
   size_t added = add_special ? tk_post_added(t->post, q->pair) : 0;
   if (added > max_len)
     return at_fail(AT_ERR_LIMIT, "tokenizer: max_length %zu is shorter than the %zu special tokens",
                    max_len, added);
   size_t m = max_len - added;
-  bool left = t->trunc_left;
   if (!q->pair) {
     truncate_seq(q->a, &q->na, m, left);
     return AT_OK;
@@ -478,6 +479,8 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
   size_t trunc_max = t->trunc_max;
   if (prm->max_length == 0) trunc = false;
   else if (prm->max_length > 0) { trunc = true; trunc_max = (size_t)prm->max_length; }
+  bool left = prm->truncation_direction == AT_TRUNC_LEFT ||
+              (prm->truncation_direction == AT_TRUNC_AS_TOKENIZER && t->trunc_left);
   bool pad = t->pad_on, batch_longest = t->pad_batch_longest;
   size_t pad_fixed = t->pad_fixed;
   if (prm->pad_to == 0) pad = false;
@@ -499,7 +502,8 @@ static at_status encode_items(const at_tokenizer *t, at_tok_workspace *ws,
     if (pair && (st = encode_seq(t, ws, pairs[i], pair_lens[i], 1)) != AT_OK) return st;
     size_t b1 = ws->tk_n;
     seqs q = {ws->tk + a0, ws->tk + a1, a1 - a0, b1 - a1, pair};
-    if (trunc && (st = truncate_item(t, &q, trunc_max, prm->add_special_tokens)) != AT_OK) return st;
+    if (trunc && (st = truncate_item(t, &q, trunc_max, prm->add_special_tokens, left)) != AT_OK)
+      return st;
     size_t na = q.na, nbb = q.nb;
     if (pair && q.b != ws->tk + a0 + na) { /* close the gap left by truncating A */
       memmove(ws->tk + a0 + na, q.b, nbb * sizeof(tk_tok));

@@ -83,7 +83,8 @@ for (const name of ["st-cls", "st-max", "st-weighted", "roberta-pos", "st-dense"
 // the multi-label classifier: a sigmoid per label, highest first
 {
   const R = ref("multilabel");
-  const r = await post("/predict", { model: "multilabel", inputs: R.texts.map((t) => t.text) });
+  // a batch is a list of lists ([text] each), as TEI reads /predict
+  const r = await post("/predict", { model: "multilabel", inputs: R.texts.map((t) => [t.text]) });
   if (r.status !== 200) fail(`/predict multilabel: ${r.status} ${JSON.stringify(r.body)}`);
   const labels = ["toxic", "obscene", "insult"];
   R.texts.forEach((t, i) => {

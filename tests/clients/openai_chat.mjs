@@ -10,7 +10,10 @@
 //   - logprobs with top_logprobs: one entry per token, spelling the reply,
 //     the chosen token the most likely one under greedy decoding;
 //   - a stop sequence; the client's error types for tools (400) and for an
-//     unknown model (404).
+//     unknown model (404), with OpenAI's error.code;
+//   - no max_tokens: the rest of the context, as OpenAI and vLLM chat do
+//     (tests/data/serve/chat.yaml caps it at 200): a sampled reply longer
+//     than the completions route's 16 is the one max_tokens 200 gives.
 // usage: node openai_chat.mjs BASE_URL MODEL
 import OpenAI from "openai";
 
@@ -92,6 +95,16 @@ if (!usage || usage.completion_tokens !== p.usage.completion_tokens) fail(`strea
   if (b.choices[0].message.content !== text.slice(0, cut) || b.choices[0].finish_reason !== "stop") fail(`stop: ${JSON.stringify(b.choices[0])}`);
 }
 
+// no max_tokens: not cut at 16 (seed 2 at 1.5 writes about 150 tokens here)
+{
+  const ask = { model, messages: write, temperature: 1.5, seed: 2 };
+  const d = await client.chat.completions.create(ask);
+  const w = await client.chat.completions.create({ ...ask, max_tokens: 200 });
+  if (d.usage.completion_tokens <= 16) fail(`no max_tokens: ${d.usage.completion_tokens} tokens (${d.choices[0].finish_reason}), want the rest of the context`);
+  if (d.choices[0].message.content !== w.choices[0].message.content || d.choices[0].finish_reason !== w.choices[0].finish_reason)
+    fail(`no max_tokens differs from max_tokens 200: ${d.usage.completion_tokens} vs ${w.usage.completion_tokens} tokens`);
+}
+
 // errors through the client's own types
 try {
   await client.chat.completions.create({ model, messages: write, tools: [{ type: "function", function: { name: "f", parameters: {} } }] });
@@ -103,6 +116,6 @@ try {
   await client.chat.completions.create({ model: "no-such-model", messages: write });
   fail("unknown model accepted");
 } catch (e) {
-  if (!(e instanceof OpenAI.NotFoundError)) fail(`unknown model: ${e}`);
+  if (!(e instanceof OpenAI.NotFoundError) || e.code !== "model_not_found" || e.param !== "model") fail(`unknown model: ${e} (code ${e.code}, param ${e.param})`);
 }
 console.log(`ok: verdict ${JSON.stringify(m.content)}, reply ${JSON.stringify(text)}`);

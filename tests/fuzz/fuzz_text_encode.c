@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_text_encode.c — libFuzzer driver for tokenizer input: any
  * byte string (valid UTF-8 or not) through small tokenizers that exercise
  * every normalizer, pre-tokenizer, model, post-processor and decoder, in
- * bytes and chars offsets, with truncation and padding, plus decode of the
+ * bytes and chars offsets, with truncation (either direction) and padding,
+ * plus decode of the
  * ids. Must never crash, read out of bounds or leak; offsets must lie within
  * the input. The first input byte picks the tokenizer and options.
  * Seeds: tests/fuzz/corpus/text_encode/. */
@@ -79,6 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   p.offsets = (sel & 0x10) ? AT_OFFSETS_CHARS : AT_OFFSETS_BYTES;
   p.add_special_tokens = !(sel & 0x20);
   if (sel & 0x40) p.max_length = 1 + (sel >> 7) * 7;
+  /* which end truncation cuts: as tokenizer.json says, Right or Left (the
+   * last byte picks; the offsets checked below must hold for each) */
+  p.truncation_direction = (at_trunc_direction)(data[size - 1] % 3);
   size_t split = (sel & 0x80) && len ? len / 2 : len;
   at_encoding e;
   at_status st = at_tokenizer_encode(t, g_ws, text, split, (sel & 0x80) ? text + split : NULL,

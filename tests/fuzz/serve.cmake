@@ -16,6 +16,10 @@ target_sources(fuzz_loadgen_csv PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_p
 at_fuzz_driver(fuzz_text_req tests/fuzz/fuzz_text_req.c)
 at_fuzz_driver(fuzz_v2_req tests/fuzz/fuzz_v2_req.c)
 at_fuzz_driver(fuzz_base64 tests/fuzz/fuzz_base64.c)
+# Token-array input to /v1/embeddings, and the error bodies of each protocol.
+at_fuzz_driver(fuzz_token_input tests/fuzz/fuzz_token_input.c)
 # Streamed completions as server-sent events, read back by a reference
 # SSE parser.
 at_fuzz_driver(fuzz_sse tests/fuzz/fuzz_sse.c)
+# The V2 binary tensor data extension: header split and binary inputs.
+at_fuzz_driver(fuzz_v2_binary tests/fuzz/fuzz_v2_binary.c)

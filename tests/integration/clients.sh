@@ -4,19 +4,30 @@
 # server: the `openai` package's embeddings.create, models.list,
 # completions.create (plain and streaming) and, on the default chat model,
 # chat.completions.create (tests/clients/openai_chat.mjs); a model without
-# a chat template answers the chat route with the client's BadRequestError.
+# a chat template answers the chat route with the client's BadRequestError;
+# the SDK's error.code/type/param on a 400, 404, 422 and 429,
+# @langchain/openai's OpenAIEmbeddings with its defaults, and token-array
+# input (tests/clients/openai_errors.mjs).
 set -euo pipefail
 . "$(dirname "$0")/serve_lib.sh"
 dir="$ANYTIME_SOURCE_DIR/tests/clients"
-if [ ! -d "$dir/node_modules/openai" ]; then
+# every pinned package present (a checkout that gained one since its last
+# install installs again)
+if ! (cd "$dir" && node -e 'const fs = require("fs");
+  for (const d of Object.keys(require("./package.json").dependencies))
+    if (!fs.existsSync(`node_modules/${d}/package.json`)) process.exit(1)'); then
   (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) || fail "npm ci in tests/clients failed"
 fi
 start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml"
 node "$dir/openai_embeddings.mjs" "$BASE" tiny-embedder 16 || fail "openai client test"
 node "$dir/openai_completions.mjs" "$BASE" decoder || fail "openai completions client test"
+node "$dir/openai_errors.mjs" "$BASE" tiny-embedder || fail "openai errors / langchain / token arrays test"
 # the default decoder has no chat template: a clear 400 naming why
 req POST /v1/chat/completions '{"messages":[{"role":"user","content":"hi"}]}'
 expect 400 'no usable chat template'
+stop_server
+start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml" --policy limit --inflight-limit 1
+node "$dir/openai_errors.mjs" "$BASE" tiny-embedder --limit || fail "openai SDK on a 429"
 stop_server
 start_server "$ANYTIME_TEST_DATA/serve/chat.yaml"
 node "$dir/openai_chat.mjs" "$BASE" chat || fail "openai chat client test"

@@ -3,12 +3,19 @@
 at_script_test(ort_version_lock tests/integration/ort_version_lock.sh)
 at_script_test(cli_seed tests/integration/cli_seed.sh)
 at_script_test(serve_routes tests/integration/serve_routes.sh)
+# docs/api.md's conformance tables against the real server: unknown members refused
+at_script_test(api_conformance tests/integration/api_conformance.sh)
+at_script_test(serve_tei tests/integration/serve_tei.sh)
 add_executable(http_concurrency "${PROJECT_SOURCE_DIR}/tests/integration/http_concurrency.c")
 target_link_libraries(http_concurrency PRIVATE PkgConfig::JANSSON Threads::Threads m)
 at_script_test(serve_concurrency tests/integration/serve_concurrency.sh)
 set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
              "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")
 at_script_test(clients tests/integration/clients.sh)
+# KServe V2 binary tensor data + versions routes, by an encoder written from the spec.
+at_script_test(serve_v2_binary tests/integration/serve_v2_binary.sh)
+# The KServe V2 gRPC service through @grpc/grpc-js (tests/clients/grpc_v2.mjs).
+at_script_test(serve_grpc tests/integration/serve_grpc.sh)
 at_script_test(profile tests/integration/profile.sh)
 at_script_test(serve_model tests/integration/serve_model.sh)
 at_script_test(serve_completions tests/integration/serve_completions.sh)

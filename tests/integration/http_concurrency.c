@@ -121,7 +121,8 @@ static void build_requests(void) {
     request *r = &g_req[i];
     switch (i % 5) {
       case 0: r->path = "/predict"; snprintf(r->body, sizeof r->body, "{\"inputs\":\"%s\"}", t1); break;
-      case 1: r->path = "/predict"; snprintf(r->body, sizeof r->body, "{\"inputs\":[\"%s\",\"%s\"]}", t1, t2); break;
+      case 1: /* a batch of two texts: a list of lists (["a", "b"] is one pair, as TEI reads it) */
+        r->path = "/predict"; snprintf(r->body, sizeof r->body, "{\"inputs\":[[\"%s\"],[\"%s\"]]}", t1, t2); break;
       case 2: r->path = "/embed"; snprintf(r->body, sizeof r->body, "{\"inputs\":[\"%s\",\"%s\"]}", t1, t2); break;
       case 3: r->path = "/v1/embeddings"; snprintf(r->body, sizeof r->body, "{\"input\":\"%s\",\"model\":\"tiny-embedder\"}", t1); break;
       default:

@@ -2,10 +2,11 @@
 # tests/integration/serve_auth.sh — who may call the server (issue #17 item
 # 1), through real HTTP and HTTPS with curl:
 #   1. with keys (--api-key and an --api-key-file), every route but the
-#      health probes answers 401 + WWW-Authenticate without the right
-#      "Authorization: Bearer KEY"; the probes answer without one; either
-#      key passes; a refused request's body is not read into memory (a body
-#      over max_body_bytes gets 401, not 413);
+#      health probes and /metrics answers 401 + WWW-Authenticate without
+#      the right "Authorization: Bearer KEY"; the probes and a Prometheus
+#      scrape answer without one (with server.metrics_need_key, /metrics
+#      needs it too); either key passes; a refused request's body is not
+#      read into memory (a body over max_body_bytes gets 401, not 413);
 #   2. a key file with a bad key stops the start-up, naming file and line
 #      and never the key; a certificate without its key is refused;
 #   3. HTTPS with a self-signed certificate (openssl): the key works over
@@ -37,7 +38,9 @@ for route in /predict /v1/embeddings /v2/models/tiny-classifier/infer; do
   grep -qi '^WWW-Authenticate: Bearer' "$W/hdr" || fail "401 without WWW-Authenticate: $(cat "$W/hdr")"
   grep -q 'Authorization: Bearer KEY' "$W/body" || fail "the 401 does not say what to send: $(cat "$W/body")"
 done
-for path in /metrics /info /v1/models /v2/models/tiny-classifier; do
+auth "$BASE/metrics"; [ "$STATUS" = 200 ] || fail "GET /metrics without a key: $STATUS, want 200 (scrapers send none)"
+grep -q '^anytime_requests_total' "$W/body" || fail "/metrics without a key: not the metrics"
+for path in /info /v1/models /v2/models/tiny-classifier; do
   auth "$BASE$path"; [ "$STATUS" = 401 ] || fail "GET $path without a key: $STATUS, want 401"
 done
 auth -X POST "$BASE/predict" -d "$P" -H "Authorization: Bearer wrong-key-0123456"
@@ -55,6 +58,16 @@ auth "$BASE/metrics" -H "Authorization: Bearer $KEY"
 head -c 200000 /dev/zero | tr '\0' 'a' > "$W/big"   # over tiny.yaml's 65536 bytes
 auth -X POST "$BASE/predict" --data-binary @"$W/big"
 [ "$STATUS" = 401 ] || fail "a large body without a key: $STATUS, want 401 (before 413)"
+stop_server
+
+# 1b. server.metrics_need_key: the scrape needs the key too
+sed -e 's|^server:|server:\n  metrics_need_key: true|' -e "s|: \.\./|: $ANYTIME_TEST_DATA/serve/../|" \
+  "$cfg" > "$W/need_key.yaml"
+start_server "$W/need_key.yaml" --api-key "$KEY"
+auth "$BASE/metrics"; [ "$STATUS" = 401 ] || fail "metrics_need_key: /metrics without a key: $STATUS, want 401"
+auth "$BASE/metrics" -H "Authorization: Bearer $KEY"
+[ "$STATUS" = 200 ] || fail "metrics_need_key: /metrics with the key: $STATUS"
+auth "$BASE/health"; [ "$STATUS" = 200 ] || fail "metrics_need_key: /health without a key: $STATUS"
 stop_server
 
 # 2. bad configuration stops the start

@@ -59,7 +59,7 @@ grep -q '^HTTP/1.1 413' <<<"$RAW" || fail "Content-Length 10^18: $(head -1 <<<"$
 chunk=$(printf 'x%.0s' $(seq 1 30000))
 raw "POST /predict HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7530\r\n$chunk\r\n7530\r\n$chunk\r\n7530\r\n$chunk\r\n0\r\n\r\n"
 grep -q '^HTTP/1.1 413' <<<"$RAW" || fail "chunked body past the cap: $(head -1 <<<"$RAW")"
-many=$(printf '"t",%.0s' $(seq 1 17)); req POST /predict "{\"inputs\":[${many%,}]}"; expect 413 'max_inputs'
+many=$(printf '["t"],%.0s' $(seq 1 17)); req POST /predict "{\"inputs\":[${many%,}]}"; expect 413 'max_inputs'
 req POST /v1/completions '{"prompt":"a","stop":["a","b","c","d","e"]}'; expect 400 'stop'
 long=$(printf 's%.0s' $(seq 1 1000))
 req POST /v1/completions "{\"prompt\":\"a\",\"stop\":\"$long\"}"; expect 400 'stop'

@@ -26,12 +26,13 @@ for h in x-total-time x-queue-time x-inference-time x-tokenization-time x-varian
   grep -qi "^$h: " <<<"$HEADERS" || fail "missing header $h"
 done; ok
 grep -qi '^x-variant: a' <<<"$HEADERS" || fail "x-variant is not 'a'"
-req POST /predict '{"inputs":["good","a bad plot"]}'; expect 200 '^\[\[\{"score"'; ok
+# a batch is a list of lists (TEI's PredictInput: ["a", "b"] is one text pair)
+req POST /predict '{"inputs":[["good"],["a bad plot"]]}'; expect 200 '^\[\[\{"score"'; ok
 req POST /predict '{"inputs":"good","raw_scores":true}'; expect 200 '"label"'; ok
 req POST /embed '{"inputs":["a good film","bad"]}'; expect 200 '^\[\['; ok
 [ "$(echo "$BODY" | grep -o ',' | wc -l)" -eq $((2 * 16 - 1)) ] || fail "embedding size is not 16: $BODY"; ok
 req POST /embed '{"inputs":"good","normalize":false}'; expect 200 '^\[\['; ok
-req POST /tokenize '{"inputs":"the movie"}'; expect 200 '"id":2,"text":"\[CLS\]","special":true'; ok
+req POST /tokenize '{"inputs":"the movie"}'; expect 200 '"id":2,"text":"\[CLS\]","special":true,"start":null'; ok
 
 # --- OpenAI-compatible
 req POST /v1/embeddings '{"input":"good","model":"tiny-embedder"}'
@@ -55,7 +56,9 @@ req POST /v1/embeddings '{"input":"good","model":"nope"}'; expect 404 "not serve
 req POST /v1/embeddings '{"input":"good","model":"tiny-classifier"}'; expect 400 "classification model"; ok
 req POST /v1/embeddings '{"input":"good","encoding_format":"hex"}'; expect 400 "encoding_format"; ok
 req POST /v1/embeddings '{"input":"good","dimensions":999}'; expect 400 "dimensions"; ok
-req POST /v1/embeddings '{"input":[1,2,3]}'; expect 400 "not a string"; ok
+req POST /v1/embeddings '{"input":[1,2,3]}'; expect 200 '"object":"embedding"'; ok  # token ids (OpenAI's spec)
+req POST /v1/embeddings '{"input":[1,"a"]}'; expect 400 'is not an integer'; ok
+req POST /v1/embeddings '{"input":[[1,2],[]]}'; expect 400 'non-empty list of token ids'; ok
 
 # --- KServe V2 infer
 req POST /v2/models/tiny-classifier/infer '{"id":"r1","inputs":[{"name":"text","datatype":"BYTES","shape":[2],"data":["good","bad movie"]}]}'
@@ -96,7 +99,7 @@ req POST /embed '{"inputs":"good","model":"tiny-classifier"}'; expect 400 "class
 long=$(printf 'good %.0s' $(seq 1 100))
 req POST /predict "{\"inputs\":\"$long\"}"; expect 413 "tokens; the limit is 64"; ok
 req POST /predict "{\"inputs\":\"$long\",\"truncate\":true}"; expect 200 '"label"'; ok
-many=$(printf '"x",%.0s' $(seq 1 17)); many="[${many%,}]"
+many=$(printf '["x"],%.0s' $(seq 1 17)); many="[${many%,}]"
 req POST /predict "{\"inputs\":$many}"; expect 413 "max_inputs"; ok
 big=$(head -c 70000 /dev/zero | tr '\0' 'a')
 req POST /predict "{\"inputs\":\"$big\"}"; expect 413 "max_body_bytes"; ok

@@ -234,7 +234,8 @@ async function checkModel(spec, allTexts) {
     check(labels.length === items[0].logits.length, where(`id2label has ${labels.length} labels, logits ${items[0].logits.length}`));
 
     // /predict: probabilities, every label, highest first
-    let r = await ok('/predict', { inputs: texts, model: spec.name }, where('/predict'));
+    // a batch is a list of lists, as TEI reads /predict (["a", "b"] is one text pair)
+    let r = await ok('/predict', { inputs: texts.map((t) => [t]), model: spec.name }, where('/predict'));
     check(Array.isArray(r.json) && r.json.length === items.length, where('/predict: not one answer per text'));
     r.json.forEach((ans, i) => {
       const it = items[i];
@@ -253,7 +254,7 @@ async function checkModel(spec, allTexts) {
     r = await ok('/predict', { inputs: items[0].text, model: spec.name }, where('/predict single'));
     check(Array.isArray(r.json) && r.json.length === labels.length && r.json[0].label !== undefined, where('/predict single: not a flat list'));
     // raw_scores: logits
-    r = await ok('/predict', { inputs: texts, model: spec.name, raw_scores: true }, where('/predict raw_scores'));
+    r = await ok('/predict', { inputs: texts.map((t) => [t]), model: spec.name, raw_scores: true }, where('/predict raw_scores'));
     r.json.forEach((ans, i) => {
       for (let k = 1; k < ans.length; k++) check(ans[k - 1].score >= ans[k].score, where(`raw_scores[${i}]: not highest first`));
       for (const { score, label } of ans) {
@@ -265,7 +266,7 @@ async function checkModel(spec, allTexts) {
       }
     });
     // truncate: the long text, cut to the limit
-    r = await ok('/predict', { inputs: [long.text], model: spec.name, truncate: true }, where('/predict truncate'));
+    r = await ok('/predict', { inputs: [[long.text]], model: spec.name, truncate: true }, where('/predict truncate'));
     {
       const probs = softmax(long.ref.logits.data);
       for (const { score, label } of r.json[0]) {
@@ -275,7 +276,7 @@ async function checkModel(spec, allTexts) {
         compared++;
       }
     }
-    r = await post('/predict', { inputs: [long.text], model: spec.name });
+    r = await post('/predict', { inputs: [[long.text]], model: spec.name });
     check(r.status === 413, where(`/predict of ${longIds.length}+ tokens without truncate: ${r.status}, expected 413`));
     // V2 text path: logits and probabilities
     r = await ok(`/v2/models/${spec.name}/infer`, {

@@ -147,6 +147,60 @@ static void test_dominated_never_chosen(void **state) {
   at_planner_destroy(p);
 }
 
+/* Infeasible is judged on all of a request's texts (issue 41): 64 texts
+ * whose batches take longer than the deadline even on an idle pool are
+ * refused as infeasible (422, no retry), not as overloaded (429 with a
+ * return slot they could never use), while one text of the same request
+ * fits; under AT_PLAN_LIMIT, a request of more texts than the limit is
+ * infeasible, one that fits the limit but not what is in flight is LIMIT. */
+static void test_infeasible_on_all_texts(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 2;
+  pp.max_batch = 8;
+  at_plan_variant v = {.name = "only", .accuracy = 0.9, .n_points = 2, .batch = {1, 8},
+                       .service_s = {0.001, 0.004}};
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d;
+  /* 64 texts: 8 batches of 4 ms on 2 workers = 16 ms on an idle pool */
+  at_plan_request rq = {.deadline_s = 0.015, .n_texts = 64};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  assert_true(d.retry_after_s == 0);
+  assert_true(near(d.idle_s, 0.016, 1e-9));
+  /* 48 texts (6 batches: 3 rounds, 12 ms) fit */
+  rq.n_texts = 48;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  /* now busy: 64 texts still infeasible, 16 more are overloaded (429) */
+  rq.n_texts = 64;
+  assert_int_equal(at_planner_decide_req(p, 101 * MS, &rq, &d), AT_OK);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  rq.n_texts = 16;
+  assert_int_equal(at_planner_decide_req(p, 101 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(d.retry_after_s > 0);
+  at_planner_destroy(p);
+
+  pp.policy = AT_PLAN_LIMIT;
+  pp.inflight_limit = 4;
+  p = mk(&pp, &v, 1);
+  rq = (at_plan_request){.deadline_s = 1, .n_texts = 5};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_INFEASIBLE);
+  assert_true(d.retry_after_s == 0);
+  rq.n_texts = 3;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  rq.n_texts = 2;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+  assert_int_equal(d.reason, AT_PLAN_REJECT_LIMIT);
+  assert_true(d.retry_after_s > 0);
+  at_planner_destroy(p);
+}
+
 static void test_all_reject_and_infeasible(void **state) {
   (void)state;
   at_planner_params pp = at_planner_default_params();
@@ -1135,6 +1189,7 @@ int main(void) {
       cmocka_unit_test(test_adaptive_vs_accurate_only),
       cmocka_unit_test(test_dominated_never_chosen),
       cmocka_unit_test(test_all_reject_and_infeasible),
+      cmocka_unit_test(test_infeasible_on_all_texts),
       cmocka_unit_test(test_erlang_part_uses_per_worker_rate),
       cmocka_unit_test(test_overload_admits_capacity),
       cmocka_unit_test(test_return_slots),

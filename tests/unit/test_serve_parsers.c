@@ -1,5 +1,6 @@
 /* tests/unit/test_serve_parsers.c — the pure request-body parsers of
- * src/serve (req_parse.c, v2_req.c) and the base64 encoder (b64.c), which
+ * src/serve (req_parse.c: TEI's bodies, Cohere's /v1/rerank; v2_req.c) and
+ * the base64 encoder (b64.c), which
  * the routes call and tests/fuzz/ fuzzes: known answers for the bodies in
  * docs/api.md, and one regression test per bug the fuzz drivers found
  * (each names its driver). */
@@ -146,19 +147,25 @@ static void test_v2_long_id_kept_whole(void **state) {
 
 static void test_tei_and_openai(void **state) {
   (void)state;
-  json_t *b =
-      body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"raw_scores\":true,\"normalize\":null}");
+  json_t *b = body_of("{\"inputs\":[\"a fine film\",\"bad\"],\"normalize\":null}");
   tei_req q;
   char err[256];
-  assert_int_equal(tei_req_parse(b, 64, false, &q, err, sizeof err), 0);
+  assert_int_equal(tei_req_parse(b, TEI_EMBED, 64, false, 16, &q, err, sizeof err), 0);
   assert_int_equal(q.t.n, 2);
   assert_false(q.t.single);
   assert_string_equal(q.t.texts[1], "bad");
-  assert_true(q.raw_scores && q.normalize && !q.truncate);
+  assert_true(q.normalize && !q.truncate && !q.raw_scores);
+  assert_int_equal(q.trunc_dir, AT_TRUNC_AS_TOKENIZER);
+  assert_int_equal(q.dims, 0);
+  tei_req_free(&q);
+  json_decref(b);
+  b = body_of("{\"inputs\":\"x\",\"raw_scores\":true}");
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 64, false, 3, &q, err, sizeof err), 0);
+  assert_true(q.raw_scores && q.t.single);
   tei_req_free(&q);
   json_decref(b);
   b = body_of("{\"inputs\":\"x\",\"truncate\":\"yes\"}");
-  assert_int_equal(tei_req_parse(b, 64, false, &q, err, sizeof err), 400);
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 64, false, 3, &q, err, sizeof err), 400);
   assert_string_equal(err, "\"truncate\" must be true or false");
   json_decref(b);
   b = body_of("{\"input\":\"good\",\"encoding_format\":\"base64\",\"dimensions\":4}");
@@ -168,6 +175,220 @@ static void test_tei_and_openai(void **state) {
   assert_int_equal(o.dims, 4);
   assert_int_equal(oai_opts_parse(b, 3, &o, err, sizeof err), 400);
   json_decref(b);
+}
+
+/* TEI's PredictInput (router/src/http/types.rs): a list whose first element
+ * is a string is ONE input, [text] or [text, text_pair]; a list of lists is
+ * a batch; three strings, or a mix, are refused. The old reading took
+ * ["q", "d"] as two texts. */
+static void test_tei_predict_pairs(void **state) {
+  (void)state;
+  char err[512];
+  tei_req q;
+  json_t *b = body_of("{\"inputs\":[\"query\",\"document\"]}");
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err), 0);
+  assert_true(q.t.single);
+  assert_int_equal(q.t.n, 1);
+  assert_string_equal(q.t.texts[0], "query");
+  assert_non_null(q.t.pairs);
+  assert_string_equal(q.t.pairs[0], "document");
+  tei_req_free(&q);
+  json_decref(b);
+  b = body_of("{\"inputs\":[\"one\"]}");
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err), 0);
+  assert_true(q.t.single);
+  assert_int_equal(q.t.n, 1);
+  assert_null(q.t.pairs);
+  tei_req_free(&q);
+  json_decref(b);
+  b = body_of("{\"inputs\":[[\"a\"],[\"b\",\"c\"],[\"d\"]]}");
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err), 0);
+  assert_false(q.t.single);
+  assert_int_equal(q.t.n, 3);
+  assert_string_equal(q.t.texts[2], "d");
+  assert_null(q.t.pairs[0]);
+  assert_string_equal(q.t.pairs[1], "c");
+  tei_req_free(&q);
+  json_decref(b);
+  static const struct {
+    const char *body;
+    int status;
+    const char *says;
+  } bad[] = {
+      {"{\"inputs\":[\"a\",\"b\",\"c\"]}", 400, "list of 3 strings"},
+      {"{\"inputs\":[\"a\",[\"b\"]]}", 400, "is not a string"},
+      {"{\"inputs\":[[\"a\"],\"b\"]}", 400, "[text] or [text, text_pair]"},
+      {"{\"inputs\":[[\"a\",\"b\",\"c\"]]}", 400, "[text] or [text, text_pair]"},
+      {"{\"inputs\":[[]]}", 400, "[text] or [text, text_pair]"},
+      {"{\"inputs\":[\"a\",\"\"]}", 400, "text pair is an empty string"},
+      {"{\"inputs\":[[\"a\"],[\"b\"],[\"c\"],[\"d\"],[\"e\"],[\"f\"],[\"g\"],[\"h\"],[\"i\"]]}", 413,
+       "limit is 8"},
+      {"{\"inputs\":[]}", 400, "empty list"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    b = body_of(bad[i].body);
+    err[0] = '\0';
+    assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err),
+                     bad[i].status);
+    if (!strstr(err, bad[i].says)) fail_msg("%s: '%s' lacks '%s'", bad[i].body, err, bad[i].says);
+    json_decref(b);
+  }
+}
+
+/* truncation_direction (TEI's aliases: Left/left, Right/right), dimensions
+ * (1..out_dim, the limit named), and members TEI's types do not define. */
+static void test_tei_fields(void **state) {
+  (void)state;
+  char err[512];
+  tei_req q;
+  static const struct {
+    const char *dir;
+    at_trunc_direction want;
+  } dirs[] = {{"\"Left\"", AT_TRUNC_LEFT},
+              {"\"left\"", AT_TRUNC_LEFT},
+              {"\"Right\"", AT_TRUNC_RIGHT},
+              {"\"right\"", AT_TRUNC_RIGHT},
+              {"null", AT_TRUNC_AS_TOKENIZER}};
+  for (size_t i = 0; i < 5; i++) {
+    char body[128];
+    snprintf(body, sizeof body, "{\"inputs\":\"x\",\"truncation_direction\":%s}", dirs[i].dir);
+    json_t *b = body_of(body);
+    assert_int_equal(tei_req_parse(b, TEI_EMBED, 8, true, 16, &q, err, sizeof err), 0);
+    assert_int_equal(q.trunc_dir, dirs[i].want);
+    assert_true(q.truncate);
+    tei_req_free(&q);
+    json_decref(b);
+  }
+  static const char *const refused[] = {
+      "{\"inputs\":\"x\",\"truncation_direction\":\"LEFT\"}",
+      "{\"inputs\":\"x\",\"truncation_direction\":1}",
+      "{\"inputs\":\"x\",\"dimensions\":0}",
+      "{\"inputs\":\"x\",\"dimensions\":-3}",
+      "{\"inputs\":\"x\",\"dimensions\":17}",
+      "{\"inputs\":\"x\",\"dimensions\":4.0}",
+      "{\"inputs\":\"x\",\"normalise\":true}",
+      "{\"inputs\":\"x\",\"raw_scores\":true}", /* a /predict member */
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    json_t *b = body_of(refused[i]);
+    assert_int_equal(tei_req_parse(b, TEI_EMBED, 8, false, 16, &q, err, sizeof err), 400);
+    json_decref(b);
+  }
+  json_t *b = body_of("{\"inputs\":\"x\",\"dimensions\":17}");
+  assert_int_equal(tei_req_parse(b, TEI_EMBED, 8, false, 16, &q, err, sizeof err), 400);
+  assert_non_null(strstr(err, "1..16"));
+  json_decref(b);
+  b = body_of("{\"inputs\":\"x\",\"normalize\":true,\"normalise\":true}");
+  assert_int_equal(tei_req_parse(b, TEI_EMBED, 8, false, 16, &q, err, sizeof err), 400);
+  assert_non_null(strstr(err, "unknown field \"normalise\""));
+  json_decref(b);
+  /* every member TEI's EmbedRequest and PredictRequest define, and "model" */
+  b = body_of("{\"inputs\":\"x\",\"truncate\":true,\"truncation_direction\":\"Left\","
+              "\"prompt_name\":null,\"normalize\":false,\"dimensions\":16,\"model\":\"m\"}");
+  assert_int_equal(tei_req_parse(b, TEI_EMBED, 8, false, 16, &q, err, sizeof err), 0);
+  assert_int_equal(q.dims, 16);
+  assert_false(q.normalize);
+  tei_req_free(&q);
+  json_decref(b);
+  b = body_of("{\"inputs\":\"x\",\"truncate\":null,\"truncation_direction\":\"right\","
+              "\"raw_scores\":true,\"model\":\"m\"}");
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err), 0);
+  tei_req_free(&q);
+  json_decref(b);
+  b = body_of("{\"inputs\":\"x\",\"dimensions\":4}"); /* not a /predict member */
+  assert_int_equal(tei_req_parse(b, TEI_PREDICT, 8, false, 3, &q, err, sizeof err), 400);
+  json_decref(b);
+}
+
+static void test_tei_rerank_tokenize(void **state) {
+  (void)state;
+  char err[512];
+  tei_rerank_req rq;
+  json_t *b = body_of("{\"query\":\"q\",\"texts\":[\"a\",\"b\"],\"return_text\":true,"
+                      "\"truncation_direction\":\"Left\",\"truncate\":true,\"raw_scores\":false,"
+                      "\"model\":\"m\"}");
+  assert_int_equal(tei_rerank_parse(b, 8, false, &rq, err, sizeof err), 0);
+  assert_int_equal(rq.t.n, 2);
+  assert_string_equal(rq.query, "q");
+  assert_true(rq.return_text && rq.truncate && rq.trunc_dir == AT_TRUNC_LEFT);
+  tei_rerank_free(&rq);
+  json_decref(b);
+  static const char *const rerank_bad[] = {
+      "{\"query\":\"q\",\"texts\":\"a\"}", "{\"query\":\"q\",\"texts\":[[\"a\",\"b\"]]}",
+      "{\"query\":\"\",\"texts\":[\"a\"]}", "{\"query\":\"q\",\"texts\":[\"a\"],\"top_n\":1}",
+      "{\"texts\":[\"a\"]}"};
+  for (size_t i = 0; i < 5; i++) {
+    b = body_of(rerank_bad[i]);
+    assert_int_equal(tei_rerank_parse(b, 8, false, &rq, err, sizeof err), 400);
+    json_decref(b);
+  }
+  tei_tokenize_req tq;
+  b = body_of("{\"inputs\":[\"a\",\"b\"],\"add_special_tokens\":false,\"prompt_name\":\"p\"}");
+  assert_int_equal(tei_tokenize_parse(b, 8, &tq, err, sizeof err), 0);
+  assert_int_equal(tq.t.n, 2);
+  assert_false(tq.add_special_tokens);
+  assert_string_equal(tq.prompt_name, "p");
+  tei_tokenize_free(&tq);
+  json_decref(b);
+  b = body_of("{\"inputs\":\"a\"}");
+  assert_int_equal(tei_tokenize_parse(b, 8, &tq, err, sizeof err), 0);
+  assert_true(tq.t.single && tq.add_special_tokens);
+  tei_tokenize_free(&tq);
+  json_decref(b);
+  static const char *const tok_bad[] = {"{\"inputs\":[[\"a\",\"b\"]]}", "{\"inputs\":3}",
+                                        "{\"inputs\":\"a\",\"truncate\":true}", "{}",
+                                        "{\"inputs\":[]}"};
+  for (size_t i = 0; i < 5; i++) {
+    b = body_of(tok_bad[i]);
+    assert_int_equal(tei_tokenize_parse(b, 8, &tq, err, sizeof err), 400);
+    json_decref(b);
+  }
+}
+
+/* POST /v1/rerank: Cohere's and Jina's request shape. */
+static void test_cohere_rerank(void **state) {
+  (void)state;
+  char err[512];
+  cohere_rerank_req q;
+  json_t *b = body_of("{\"model\":\"m\",\"query\":\"q\",\"documents\":[\"a\",{\"text\":\"b\","
+                      "\"title\":\"t\"},\"c\"],\"top_n\":2,\"return_documents\":true}");
+  assert_int_equal(cohere_rerank_parse(b, 8, &q, err, sizeof err), 0);
+  assert_int_equal(q.t.n, 3);
+  assert_string_equal(q.t.texts[1], "b");
+  assert_int_equal(q.top_n, 2);
+  assert_true(q.return_documents);
+  cohere_rerank_free(&q);
+  json_decref(b);
+  b = body_of("{\"query\":\"q\",\"documents\":[\"a\",\"b\"],\"top_n\":5}");
+  assert_int_equal(cohere_rerank_parse(b, 8, &q, err, sizeof err), 0);
+  assert_int_equal(q.top_n, 2); /* more than there are: every document */
+  assert_false(q.return_documents);
+  cohere_rerank_free(&q);
+  json_decref(b);
+  static const struct {
+    const char *body;
+    int status;
+    const char *says;
+  } bad[] = {
+      {"{\"query\":\"q\",\"documents\":[\"a\"],\"top_n\":0}", 400, "top_n"},
+      {"{\"query\":\"q\",\"documents\":[\"a\"],\"top_n\":-1}", 400, "top_n"},
+      {"{\"query\":\"q\",\"documents\":[{\"title\":\"a\"}]}", 400, "documents\"[0]"},
+      {"{\"query\":\"q\",\"documents\":[1]}", 400, "documents\"[0]"},
+      {"{\"query\":\"q\",\"documents\":[]}", 400, "empty list"},
+      {"{\"query\":\"q\",\"documents\":\"a\"}", 400, "must be a list"},
+      {"{\"query\":\"q\",\"documents\":[\"a\"],\"rank_fields\":[\"text\"]}", 400, "rank_fields"},
+      {"{\"query\":\"q\",\"documents\":[\"a\"],\"texts\":[\"a\"]}", 400, "unknown field \"texts\""},
+      {"{\"documents\":[\"a\"]}", 400, "query"},
+      {"{\"query\":\"q\",\"documents\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]}", 413,
+       "limit is 8"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    b = body_of(bad[i].body);
+    err[0] = '\0';
+    assert_int_equal(cohere_rerank_parse(b, 8, &q, err, sizeof err), bad[i].status);
+    if (!strstr(err, bad[i].says)) fail_msg("%s: '%s' lacks '%s'", bad[i].body, err, bad[i].says);
+    json_decref(b);
+  }
 }
 
 /* RFC 4648 section 10 test vectors. */
@@ -190,6 +411,10 @@ int main(void) {
       cmocka_unit_test(test_v2_fp32_out_of_range_refused),
       cmocka_unit_test(test_v2_long_id_kept_whole),
       cmocka_unit_test(test_tei_and_openai),
+      cmocka_unit_test(test_tei_predict_pairs),
+      cmocka_unit_test(test_tei_fields),
+      cmocka_unit_test(test_tei_rerank_tokenize),
+      cmocka_unit_test(test_cohere_rerank),
       cmocka_unit_test(test_base64_vectors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

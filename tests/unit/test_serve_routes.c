@@ -2,7 +2,11 @@
  * against docs/api.md: every route the server answers is documented as
  * "METHOD /path", and every "METHOD /path" the document names is a route,
  * so neither can gain or lose a route without the other. Also: no route
- * twice, and only the health probes answer without an API key. */
+ * twice; only the health probes and /metrics answer without an API key;
+ * and each route's conformance table in docs/api.md ("## Conformance",
+ * "### `METHOD /path`", one row per body member) names exactly the members
+ * the route's list (src/serve/fields.c) holds — the members its parser
+ * reads, every other being refused — both ways. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +75,75 @@ static void test_table_matches_docs(void **state) {
   free(doc);
 }
 
+/* The conformance section's table for `METHOD PATH`: the first-column
+ * `names` of its rows, into names[] (at most cap); the count, or -1 when
+ * the section has no such heading. */
+static int doc_fields(const char *doc, const char *method, const char *path, char names[][64],
+                      int cap) {
+  const char *sec = strstr(doc, "\n## Conformance");
+  if (!sec) fail_msg("docs/api.md has no \"## Conformance\" section");
+  char head[256];
+  snprintf(head, sizeof head, "\n### `%s %s`\n", method, path);
+  const char *h = strstr(sec, head);
+  if (!h) return -1;
+  const char *end = strstr(h + 1, "\n#"); /* the next heading */
+  int n = 0;
+  for (const char *l = strstr(h, "\n| `"); l && (!end || l < end); l = strstr(l + 1, "\n| `")) {
+    const char *s = l + 4, *e = strchr(s, '`');
+    if (!e || e - s >= 64 || n >= cap) fail_msg("bad row under %s", head + 1);
+    memcpy(names[n], s, (size_t)(e - s));
+    names[n][e - s] = '\0';
+    n++;
+  }
+  return n;
+}
+
+static void test_conformance_tables(void **state) {
+  (void)state;
+  size_t n;
+  const serve_route *t = serve_routes(&n);
+  char *doc = read_doc();
+  int checked = 0;
+  for (size_t i = 0; i < n; i++) {
+    char names[64][64];
+    int k = doc_fields(doc, t[i].method, t[i].path, names, 64);
+    if (!t[i].fields) {
+      if (k >= 0) fail_msg("docs/api.md has a conformance table for %s %s, which checks no "
+                           "fields", t[i].method, t[i].path);
+      continue;
+    }
+    if (k < 0) fail_msg("%s %s has no conformance table in docs/api.md", t[i].method, t[i].path);
+    for (const char *const *f = t[i].fields; *f; f++) {
+      bool found = false;
+      for (int d = 0; d < k && !found; d++) found = !strcmp(names[d], *f);
+      if (!found) fail_msg("%s %s reads \"%s\", which its conformance table lacks", t[i].method,
+                           t[i].path, *f);
+    }
+    for (int d = 0; d < k; d++) {
+      const char *const *f = t[i].fields;
+      while (*f && strcmp(*f, names[d])) f++;
+      if (!*f) fail_msg("the conformance table of %s %s names \"%s\", which the route does "
+                        "not read", t[i].method, t[i].path, names[d]);
+    }
+    checked++;
+  }
+  /* every table in the section is a route's */
+  const char *sec = strstr(doc, "\n## Conformance");
+  int tables = 0;
+  for (const char *h = strstr(sec, "\n### `"); h; h = strstr(h + 1, "\n### `")) tables++;
+  if (tables != checked) fail_msg("docs/api.md has %d conformance tables for %d routes with "
+                                  "field lists", tables, checked);
+  assert_true(checked >= 3);
+  free(doc);
+}
+
 static void test_open_routes(void **state) {
   (void)state;
   assert_true(serve_route_open("/health"));
   assert_true(serve_route_open("/v2/health/live"));
   assert_true(serve_route_open("/v2/health/ready"));
-  static const char *const closed[] = {"/metrics", "/info", "/predict", "/v1/models",
+  assert_true(serve_route_open("/metrics")); /* scrapers send no key (metrics_need_key: server.c) */
+  static const char *const closed[] = {"/metrics/", "/info", "/predict", "/v1/models",
                                        "/v2/models/x/ready", "/v2/models/x", "/health/",
                                        "/healthz", "", "/v2/health/ready/x"};
   for (size_t i = 0; i < sizeof closed / sizeof *closed; i++)
@@ -87,6 +154,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_matches_docs),
       cmocka_unit_test(test_open_routes),
+      cmocka_unit_test(test_conformance_tables),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -328,6 +328,17 @@ static void test_truncation_padding(void **state) {
   assert_string_equal(enc(t, "a a a", "un", &p), "1@0-0 6@0-1 2@0-0 3@0-2' 2@0-0'");
   p.max_length = 2;
   assert_string_equal(enc(t, "a a", NULL, &p), "1@0-0 2@0-0");
+  /* a per-call direction over tokenizer.json's Right: Left keeps each
+   * sequence's last tokens; the special tokens are still added */
+  p.truncation_direction = AT_TRUNC_LEFT;
+  p.max_length = 4;
+  assert_string_equal(enc(t, "a a un", NULL, &p), "1@0-0 6@2-3 3@4-6 2@0-0");
+  p.max_length = 5;
+  assert_string_equal(enc(t, "a a a", "un", &p), "1@0-0 6@4-5 2@0-0 3@0-2' 2@0-0'");
+  p.truncation_direction = AT_TRUNC_RIGHT;
+  assert_string_equal(enc(t, "a a a", "un", &p), "1@0-0 6@0-1 2@0-0 3@0-2' 2@0-0'");
+  p.truncation_direction = AT_TRUNC_AS_TOKENIZER;
+  p.max_length = 2;
   p.max_length = 1;
   at_tok_workspace *ws;
   at_tok_workspace_create(&ws);
