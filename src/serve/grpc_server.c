@@ -709,15 +709,6 @@ static void infer_text(gcall *c) {
   submit(c);
 }
 
-/* Length of a mask row of ones then zeros (>= 1 one); 0 otherwise. */
-static size_t mask_len(const int64_t *mask, size_t S) {
-  size_t len = 0;
-  while (len < S && mask[len] == 1) len++;
-  for (size_t k = len; k < S; k++)
-    if (mask[k] != 0) return 0;
-  return len;
-}
-
 /* The outputs a tensor request gets: those named, or all; each must have a
  * fixed shape past the batch axis. Lays out B rows of each in c->outs.
  * false: the call was answered. */
@@ -903,7 +894,7 @@ static void infer_tensors(gcall *c) {
     }
   }
   for (int64_t r = 0; r < B; r++) {
-    size_t len = mask_len(mask + r * S, (size_t)S);
+    size_t len = v2_mask_len(mask + r * S, (size_t)S);
     bool in_tables = len > 0;
     for (size_t k = 0; k < len && in_tables; k++)
       in_tables = ids[r * S + (int64_t)k] < m->id_limit &&
@@ -927,7 +918,7 @@ static void infer_tensors(gcall *c) {
     gitem *it = &c->items[r];
     it->c = c, it->index = (size_t)r, it->ids = ids + r * S;
     it->types = types ? types + r * S : NULL;
-    it->len = mask_len(mask + r * S, (size_t)S);
+    it->len = v2_mask_len(mask + r * S, (size_t)S);
   }
   c->n = (size_t)B;
   c->S = S;

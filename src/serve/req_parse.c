@@ -352,14 +352,7 @@ void tei_rerank_free(tei_rerank_req *q) {
 
 int cohere_rerank_parse(json_t *body, size_t max_inputs, cohere_rerank_req *q, char *err,
                         size_t cap) {
-  static const char *const unsupported[] = {"rank_fields", "max_chunks_per_doc",
-                                            "max_tokens_per_doc", NULL};
   memset(q, 0, sizeof *q);
-  for (const char *const *u = unsupported; *u; u++)
-    if (json_object_get(body, *u) && !json_is_null(json_object_get(body, *u))) {
-      snprintf(err, cap, "\"%s\" is not supported by /v1/rerank on this server", *u);
-      return 400;
-    }
   json_t *list, *tn = json_object_get(body, "top_n");
   int st;
   if ((st = serve_fields_check(body, serve_fields_v1_rerank, "/v1/rerank", err, cap)) ||

@@ -264,15 +264,6 @@ static const at_tensor *find_input(const v2_state *st, const char *name) {
   return NULL;
 }
 
-/* Length of a mask row that is ones then zeros (>= 1 one); 0 otherwise. */
-static size_t mask_len(const int64_t *mask, size_t S) {
-  size_t len = 0;
-  while (len < S && mask[len] == 1) len++;
-  for (size_t k = len; k < S; k++)
-    if (mask[k] != 0) return 0;
-  return len;
-}
-
 /* Token ids the model's tables do not hold are the client's error: 400
  * naming the first, never a failed Run (500) — and never a Run at all, as
  * ONNX Gather reads a negative index from the end of the table and would
@@ -323,7 +314,7 @@ static bool batchable(req_ctx *r, v2_state *st) {
   if (st->n_in != (size_t)(1 + (mask != NULL) + (types != NULL))) return false;
   const int64_t *idv = ids->data, *mv = mask ? mask->data : NULL, *tv = types ? types->data : NULL;
   for (int64_t i = 0; i < B; i++) {
-    size_t len = mv ? mask_len(mv + i * S, (size_t)S) : (size_t)S;
+    size_t len = mv ? v2_mask_len(mv + i * S, (size_t)S) : (size_t)S;
     if (len == 0 || len > m->max_tokens) return false;
     for (size_t k = 0; k < len; k++) {
       int64_t id = idv[i * S + (int64_t)k];
@@ -448,7 +439,7 @@ static enum MHD_Result run_batched(req_ctx *r, v2_state *st) {
     job_item *it = &j->items[i];
     it->ids = idv + i * S;
     it->types = tv ? tv + i * S : NULL;
-    it->len = mv ? mask_len(mv + i * S, S) : S;
+    it->len = mv ? v2_mask_len(mv + i * S, S) : S;
     j->prompt_tokens += it->len;
   }
   j->on_row = v2_row;

@@ -536,3 +536,11 @@ void v2_req_free(v2_req *q) {
   q->texts = NULL;
   q->lens = NULL;
 }
+
+size_t v2_mask_len(const int64_t *mask, size_t S) {
+  size_t len = 0;
+  while (len < S && mask[len] == 1) len++;
+  for (size_t k = len; k < S; k++)
+    if (mask[k] != 0) return 0;
+  return len;
+}

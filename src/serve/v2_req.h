@@ -95,6 +95,11 @@ int v2_req_parse(json_t *body, const v2_sig *sig, v2_req *q, char *err, size_t c
  * NUL-terminated: q->lens). */
 int v2_req_parse_bin(json_t *body, const unsigned char *bin, size_t bin_len, const v2_sig *sig,
                      v2_req *q, char *err, size_t cap);
+/* Length of an attention-mask row of S values that is ones then zeros
+ * (at least one one); 0 for any other row. Shared by the HTTP and gRPC
+ * tensor paths. */
+size_t v2_mask_len(const int64_t *mask, size_t S);
+
 /* Split n bytes of BYTES elements (each a 4-byte little-endian length and
  * that many bytes, as the binary extension and gRPC's raw_input_contents
  * carry them) into at most `max` texts pointing into raw. Returns 0 with
