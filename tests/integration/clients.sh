@@ -11,13 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/serve_lib.sh"
 dir="$ANYTIME_SOURCE_DIR/tests/clients"
-# every pinned package present (a checkout that gained one since its last
-# install installs again)
-if ! (cd "$dir" && node -e 'const fs = require("fs");
-  for (const d of Object.keys(require("./package.json").dependencies))
-    if (!fs.existsSync(`node_modules/${d}/package.json`)) process.exit(1)'); then
-  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) || fail "npm ci in tests/clients failed"
-fi
+need_clients
 start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml"
 node "$dir/openai_embeddings.mjs" "$BASE" tiny-embedder 16 || fail "openai client test"
 node "$dir/openai_completions.mjs" "$BASE" decoder || fail "openai completions client test"

@@ -15,9 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/serve_lib.sh"
 exp="$ANYTIME_TEST_DATA/models/export"
 cdir="$ANYTIME_SOURCE_DIR/tests/clients"
-if [ ! -d "$cdir/node_modules/openai" ]; then
-  (cd "$cdir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) || fail "npm ci in tests/clients failed"
-fi
+need_clients
 export ANYTIME_CACHE_DIR=${ANYTIME_CACHE_DIR:-$(mktemp -d)}
 
 # 1. what resolution reads from the files

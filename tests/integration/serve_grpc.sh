@@ -9,6 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/serve_lib.sh"
 dir="$ANYTIME_SOURCE_DIR/tests/clients"
+need_clients
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 GP=$(free_port)
 start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml" --grpc-port "$GP"

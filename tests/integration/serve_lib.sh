@@ -4,6 +4,22 @@
 : "${ANYTIME_BIN:?run through ctest}" "${ANYTIME_TEST_DATA:?run through ctest}"
 fail() { echo "FAIL: $*" >&2; [ -n "${SERVER_LOG:-}" ] && tail -n 20 "$SERVER_LOG" >&2; exit 1; }
 
+# need_clients: the npm clients pinned in tests/clients/package.json, installed
+# with `npm ci` when any is missing (a fresh clone, or a checkout that gained
+# one since its last install). Tests that run at once under ctest -j take a
+# lock so that one installs while the others wait.
+need_clients() {
+  local dir="$ANYTIME_SOURCE_DIR/tests/clients"
+  (
+    flock 9
+    if ! (cd "$dir" && node -e 'const fs = require("fs");
+      for (const d of Object.keys(require("./package.json").dependencies))
+        if (!fs.existsSync(`node_modules/${d}/package.json`)) process.exit(1)'); then
+      (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null) || exit 1
+    fi
+  ) 9>"$dir/.install.lock" || fail "npm ci in tests/clients failed"
+}
+
 start_server() { # config [extra args...]
   local cfg=$1; shift
   start_server_args --config "$cfg" "$@"

@@ -108,8 +108,7 @@ req POST /tokenize '{"inputs":[["a","b"]]}'; expect 400 'no text pairs'; ok
 req POST /v1/rerank '{"query":"q","documents":["d"]}'; expect 404 'cross-encoder'; ok
 
 # --- the @huggingface/inference client (featureExtraction) against /embed
-[ -d "$cdir/node_modules/@huggingface/inference" ] ||
-  fail "tests/clients/node_modules/@huggingface/inference is missing (npm ci in tests/clients)"
+need_clients
 node "$cdir/tei_hf_inference.mjs" "$BASE" || fail "@huggingface/inference client test"; ok
 stop_server
 
