@@ -14,7 +14,8 @@
  * bit for bit HTTP's. Outputs come back in raw_output_contents, as Triton
  * answers. Not served over gRPC (INVALID_ARGUMENT says so): a mask that is
  * not ones-then-zeros and outputs with a sequence axis (HTTP runs or
- * stacks those), and embedding models with a default prompt.
+ * stacks those). An embedding model's default prompt goes before each
+ * text, as HTTP V2 puts it.
  *
  * Statuses: unknown model or version NOT_FOUND; bad input INVALID_ARGUMENT;
  * no or wrong API key (when keys are set; `authorization: Bearer KEY`
@@ -23,8 +24,9 @@
  * variant could ever make the deadline; stopping UNAVAILABLE; a failed Run
  * INTERNAL. The call's gRPC deadline is the request's deadline (capped by
  * the planner as x-deadline-ms is). Each call is counted in
- * anytime_requests_total with route "grpc:<Method>" and the HTTP status
- * its gRPC status stands for.
+ * anytime_requests_total with protocol "grpc", route its method's path
+ * (/inference.GRPCInferenceService/<Method>) and the HTTP status its gRPC
+ * status stands for.
  *
  * DESIGN
  *   Threads: one completion-queue thread (cq_loop) accepts calls, reads
@@ -147,7 +149,8 @@ typedef struct gcall {
   bool want[3]; /* logits, probabilities, embedding */
   size_t n;     /* items: texts or rows */
   gitem *items;
-  int64_t *tok;                    /* token ids (text path) */
+  int64_t *tok;                    /* token ids (text path; serve_text_ids' block) */
+  size_t pool_skip;                /* text path: the prompt's tokens, left out of pooling */
   float *head;                     /* n x out_dim head outputs (text path) */
   int64_t *tensors[AT_MAX_INPUTS]; /* tensor path: input_ids, mask, types as int64 */
   int64_t S;
@@ -180,10 +183,26 @@ static int http_of(grpc_status_code c) {
   }
 }
 
+/* The gRPC status for an HTTP status the shared request checks give. */
+static grpc_status_code grpc_of_http(int status) {
+  switch (status) {
+    case 400: case 413: case 422: return GRPC_STATUS_INVALID_ARGUMENT;
+    case 404: return GRPC_STATUS_NOT_FOUND;
+    case 429: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+    case 503: return GRPC_STATUS_UNAVAILABLE;
+    default: return GRPC_STATUS_INTERNAL;
+  }
+}
+
 static const char *method_label(gmethod m) {
   static const char *const names[] = {
-      "grpc:ServerLive",    "grpc:ServerReady", "grpc:ModelReady", "grpc:ServerMetadata",
-      "grpc:ModelMetadata", "grpc:ModelInfer",  "grpc:other"};
+      "/inference.GRPCInferenceService/ServerLive",
+      "/inference.GRPCInferenceService/ServerReady",
+      "/inference.GRPCInferenceService/ModelReady",
+      "/inference.GRPCInferenceService/ServerMetadata",
+      "/inference.GRPCInferenceService/ModelMetadata",
+      "/inference.GRPCInferenceService/ModelInfer",
+      "other"};
   return names[m];
 }
 
@@ -254,7 +273,7 @@ static void answer(gcall *c, const ProtobufCMessage *msg, grpc_status_code code,
   const char *variant = c->m && c->decided_ns ? c->m->variants[c->d.variant].name : "";
   bool ran = c->items && code == GRPC_STATUS_OK;
   double total = (double)(at_now_ns() - c->t0_ns) / 1e9;
-  at_metrics_request(s->metrics, method_label(c->method), model, variant, c->http_status, total,
+  at_metrics_request(s->metrics, "grpc", method_label(c->method), model, variant, c->http_status, total,
                      ran ? (double)atomic_load(&c->max_queue_ns) / 1e9 : -1,
                      ran ? (double)atomic_load(&c->max_compute_ns) / 1e9 : -1,
                      ran && c->text ? (double)c->tok_ns / 1e9 : -1);
@@ -360,7 +379,7 @@ static void on_item(void *user, at_status st, const at_item_result *res, const c
       if (m->task == TASK_CLASSIFY)
         memcpy(out, o->data, m->out_dim * sizeof(float));
       else
-        at_pool_from(m->head_pooling, o->data, res->len, 0, m->out_dim, out);
+        at_pool_from(m->head_pooling, o->data, res->len, c->pool_skip, m->out_dim, out);
     } else {
       for (size_t k = 0; k < c->n_outs; k++) {
         gout *g = &c->outs[k];
@@ -503,19 +522,19 @@ static bool admit(gcall *c, size_t n, double tokens) {
     at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(c->d.reason));
     double ra = c->d.retry_after_s > 0 && isfinite(c->d.retry_after_s) ? c->d.retry_after_s : 0;
     if (ra > 3600) ra = 3600;
-    snprintf(c->retry_ms, sizeof c->retry_ms, "%.3f", ra * 1e3 < 1 ? 1 : ra * 1e3);
-    c->trailing[0].key = grpc_slice_from_static_string("retry-after-ms");
-    c->trailing[0].value = grpc_slice_from_static_string(c->retry_ms);
-    c->n_trailing = 1;
-    if (c->d.reason == AT_PLAN_REJECT_INFEASIBLE)
-      answer(c, NULL, GRPC_STATUS_FAILED_PRECONDITION,
-             "deadline %.3f ms is below the fastest variant's own service time; no variant of "
-             "'%s' can answer in time",
-             c->d.deadline_s * 1e3, m->name);
-    else
-      answer(c, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED,
-             "overloaded: model '%s' cannot answer within %.3f ms; retry after %s ms", m->name,
-             c->d.deadline_s * 1e3, c->retry_ms);
+    double ra_ms = ra * 1e3 < 1 ? 1 : ra * 1e3;
+    char msg[640];
+    const char *code;
+    /* HTTP's words; a request that can never fit gets no retry advice */
+    if (serve_refusal_text(m, &c->d, ra_ms, &code, msg, sizeof msg) == 422) {
+      answer(c, NULL, GRPC_STATUS_FAILED_PRECONDITION, "%s", msg);
+    } else {
+      snprintf(c->retry_ms, sizeof c->retry_ms, "%.3f", ra_ms);
+      c->trailing[0].key = grpc_slice_from_static_string("retry-after-ms");
+      c->trailing[0].value = grpc_slice_from_static_string(c->retry_ms);
+      c->n_trailing = 1;
+      answer(c, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s", msg);
+    }
     return false;
   }
   c->decided_ns = now;
@@ -591,13 +610,6 @@ static void infer_text(gcall *c) {
     answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "a BYTES (text) request takes exactly one input");
     return;
   }
-  if (m->task == TASK_EMBED && m->default_prompt >= 0) {
-    answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT,
-           "model '%s' has a default prompt, which the "
-           "gRPC front does not add yet: use HTTP",
-           m->name);
-    return;
-  }
   static const char *const names[3] = {"logits", "probabilities", "embedding"};
   for (size_t k = 0; k < q->n_outputs; k++) {
     int f = -1;
@@ -652,60 +664,38 @@ static void infer_text(gcall *c) {
     free(texts), free(lens);
     return;
   }
-  /* tokenise (this thread's workspace), check, queue */
-  uint64_t t0 = at_now_ns();
-  bool truncate = param_bool(q, "truncate", s->cfg.auto_truncate);
-  at_tok_workspace *ws = serve_workspace(s);
-  at_encoding *enc = ws ? malloc(n * sizeof *enc) : NULL;
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = truncate ? (int)m->max_tokens : 0;
-  ep.pad_to = 0;
-  at_status st =
-      enc ? at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc) : AT_ERR_NOMEM;
-  size_t total = 0;
-  char why[256] = "";
-  for (size_t i = 0; st == AT_OK && i < n && !why[0]; i++) {
-    if (enc[i].n > m->max_tokens)
-      snprintf(why, sizeof why,
-               "input %zu has %zu tokens; the limit is %zu (send parameter "
-               "\"truncate\": true to cut it)",
-               i, enc[i].n, m->max_tokens);
-    for (size_t k = 0; k < enc[i].n && !why[0]; k++)
-      if (enc[i].ids[k] < 0 || enc[i].ids[k] >= m->id_limit)
-        snprintf(why, sizeof why, "the tokenizer gave input %zu an id outside the model's tables",
-                 i);
-    total += enc[i].n;
-  }
-  if (st == AT_OK && !why[0]) {
+  /* tokenise (this thread's workspace; the model's default prompt before
+   * each text, as HTTP V2 puts it), check, queue */
+  text_opts o = {.truncate = param_bool(q, "truncate", s->cfg.auto_truncate)};
+  if (m->task == TASK_EMBED) serve_pick_prompt(m, NULL, &o, NULL, 0);
+  text_ids t;
+  text_ids_error e;
+  at_status st = serve_text_ids(s, m, texts, lens, n, &o, &t, &e);
+  free(texts), free(lens);
+  if (st == AT_OK) {
     c->items = calloc(n, sizeof *c->items);
-    c->tok = malloc((total ? total : 1) * sizeof *c->tok);
     c->head = calloc(n * m->out_dim + 1, sizeof *c->head);
-    if (!c->items || !c->tok || !c->head) st = AT_ERR_NOMEM;
+    if (!c->items || !c->head) {
+      serve_text_ids_free(&t);
+      st = AT_ERR_NOMEM;
+      e.status = 500;
+      snprintf(e.msg, sizeof e.msg, "out of memory");
+    }
   }
-  if (st != AT_OK || why[0]) {
+  if (st != AT_OK) {
     serve_planner_release(s, m, c->d.variant, (int)n, c->d.weight, 1, 0, 0, at_now_ns());
-    if (st == AT_ERR_NOMEM)
-      answer(c, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-    else if (st != AT_OK)
-      answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "cannot tokenise the input: %s",
-             at_last_error());
-    else
-      answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "%s", why);
-    free(enc), free(texts), free(lens);
+    answer(c, NULL, st == AT_ERR_NOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : grpc_of_http(e.status),
+           "%s", e.msg);
     return;
   }
-  size_t lb = 0, lt = 0, ln = 0, o = 0;
+  c->tok = t.ids; /* owned by the call from here */
   for (size_t i = 0; i < n; i++) {
     gitem *it = &c->items[i];
-    it->c = c, it->index = i, it->ids = c->tok + o, it->len = enc[i].n;
-    for (size_t k = 0; k < enc[i].n; k++) c->tok[o + k] = enc[i].ids[k];
-    o += enc[i].n;
-    if (enc[i].n < m->max_tokens) lb += lens[i], lt += enc[i].n, ln++;
+    it->c = c, it->index = i, it->ids = t.ids + t.off[i], it->len = t.len[i];
   }
-  serve_learn_tokens(m, lb, lt, ln);
+  c->pool_skip = t.pool_skip;
   c->n = n;
-  c->tok_ns = at_now_ns() - t0;
-  free(enc), free(texts), free(lens);
+  c->tok_ns = t.ns;
   submit(c);
 }
 

@@ -91,15 +91,17 @@ static void observe(hist *h, const double *bounds, int nb, double v) {
   h->sum += v;
 }
 
-void at_metrics_request(at_metrics *m, const char *route, const char *model,
-                        const char *variant, int http_status, double total_s,
+void at_metrics_request(at_metrics *m, const char *protocol, const char *route,
+                        const char *model, const char *variant, int http_status, double total_s,
                         double queue_s, double compute_s, double tokenize_s) {
-  char r[96], mo[96], v[96], key[512], mkey[256];
+  char r[96], mo[96], v[96], pr[16], key[512], mkey[256];
+  esc(pr, sizeof pr, protocol);
   esc(r, sizeof r, route);
   esc(mo, sizeof mo, model ? model : "");
   esc(v, sizeof v, variant ? variant : "");
-  snprintf(key, sizeof key, "route=\"%s\",model=\"%s\",variant=\"%s\",status=\"%d\"", r, mo, v,
-           http_status);
+  snprintf(key, sizeof key,
+           "route=\"%s\",model=\"%s\",variant=\"%s\",status=\"%d\",protocol=\"%s\"", r, mo, v,
+           http_status, pr);
   snprintf(mkey, sizeof mkey, "model=\"%s\"", mo);
   pthread_mutex_lock(&m->lock);
   series *s = find(m, 0, key);
@@ -197,7 +199,7 @@ char *at_metrics_render(at_metrics *m, int64_t queued, at_metrics_extra_fn extra
                                  "Time the batch spent in ONNX Runtime.",
                                  "Time spent tokenising the request."};
   pthread_mutex_lock(&m->lock);
-  put(&b, "# HELP anytime_requests_total Requests answered, by route, model, variant and HTTP status.\n"
+  put(&b, "# HELP anytime_requests_total Requests answered, by route, model, variant, HTTP status (for gRPC: the status its code stands for) and protocol (http, grpc).\n"
           "# TYPE anytime_requests_total counter\n");
   for (series *s = m->head[0]; s; s = s->next)
     put(&b, "anytime_requests_total{%s} %llu\n", s->key, (unsigned long long)s->count);

@@ -12,10 +12,12 @@ typedef struct at_metrics at_metrics;
 at_metrics *at_metrics_create(void);
 void at_metrics_destroy(at_metrics *m);
 
-/* One answered request. variant may be "" (not routed to a variant).
+/* One answered request, by protocol ("http" or "grpc"), route (an HTTP
+ * path, or a gRPC method's full path) and status (HTTP's, or the one a gRPC
+ * code stands for). variant may be "" (not routed to a variant).
  * Durations in seconds; negative = not applicable (not observed). */
-void at_metrics_request(at_metrics *m, const char *route, const char *model,
-                        const char *variant, int http_status, double total_s,
+void at_metrics_request(at_metrics *m, const char *protocol, const char *route,
+                        const char *model, const char *variant, int http_status, double total_s,
                         double queue_s, double compute_s, double tokenize_s);
 /* One batch that ran, with its size. */
 void at_metrics_batch(at_metrics *m, const char *model, int batch_size);

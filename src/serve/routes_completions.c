@@ -933,7 +933,7 @@ static enum MHD_Result start_stream(req_ctx *r, gjob *j) {
   enum MHD_Result res = MHD_queue_response(r->conn, 200, resp);
   MHD_destroy_response(resp);
   r->counted = true;
-  at_metrics_request(s->metrics, r->route, name, variant, 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
+  at_metrics_request(s->metrics, "http", r->route, name, variant, 200, (double)(at_now_ns() - r->t0_ns) / 1e9,
                      -1, -1, -1);
   /* a stream's line is written when it starts: its length is not known */
   serve_log_request(r, 200, name, variant, (double)(at_now_ns() - r->t0_ns) / 1e6, -1, -1, -1, 0);

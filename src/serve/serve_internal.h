@@ -340,6 +340,33 @@ typedef struct text_opts {
   const size_t *pair_lens;
 } text_opts;
 
+/* The token ids of an admitted request's n texts (text_encode.c; both
+ * fronts use it): text i has len[i] ids at ids + off[i], and with pairs its
+ * len[i] type ids right after them. One allocation, freed by
+ * serve_text_ids_free(). */
+typedef struct text_ids {
+  int64_t *ids;
+  size_t *off, *len;
+  size_t n, total;   /* total: the sum of len */
+  bool types;        /* type ids stored (text pairs) */
+  size_t pool_skip;  /* leading tokens pooling leaves out (the prompt's) */
+  uint64_t ns;       /* time spent tokenising */
+} text_ids;
+typedef struct text_ids_error {
+  int status;              /* the HTTP status: 400, 413 or 500 */
+  const char *code, *param; /* the OpenAI error code and param, or NULL */
+  char msg[384];
+} text_ids_error;
+/* Put o's prompt before each text (o->use_prompt, single texts), tokenise
+ * on this thread's workspace, and check every id against the model's tables
+ * and every text against max_tokens; teaches the length model. AT_OK fills
+ * `out`; otherwise `e` says why and nothing is allocated. The caller holds
+ * (and on failure releases) the planner's admission. Any thread. */
+at_status serve_text_ids(at_server *s, served_model *m, const char *const *texts,
+                         const size_t *lens, size_t n, const text_opts *o, text_ids *out,
+                         text_ids_error *e);
+void serve_text_ids_free(text_ids *t);
+
 /* Cheap checks (count, empty strings), then the planner (serve_admit: a
  * refusal costs no tokenising; a request admitted before parsing by
  * rj_predecide() is checked against its parsed count and model, and
@@ -367,6 +394,14 @@ job *serve_job_alloc(req_ctx *r, served_model *m, size_t n, size_t extra);
  * Shutting down: answers 503 and releases everything. Takes ownership of
  * `j` (r->job). */
 enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r));
+
+/* The words of a planner refusal `d` of model m, for both fronts: returns
+ * 422 (no variant could ever answer in time, or more texts than the
+ * in-flight limit: a retry cannot succeed, so no retry advice) or 429
+ * (overloaded: retry after ra_ms), with the message in msg and, for a 422,
+ * the OpenAI error code in *code (NULL for a 429). */
+int serve_refusal_text(const served_model *m, const at_plan_decision *d, double ra_ms,
+                       const char **code, char *msg, size_t cap);
 
 /* ---- routes ---- */
 /* routes.c: the route table. serve_dispatch answers a request whose body

@@ -78,58 +78,64 @@ static size_t fmt_ms3(char *dst, uint64_t us) {
  * written with snprintf and errors.c's writer — no JSON library, no
  * logging — because under overload this is the server's most frequent
  * answer. */
+int serve_refusal_text(const served_model *m, const at_plan_decision *d, double ra_ms,
+                       const char **code, char *msg, size_t cap) {
+  const char *name = m->name;
+  const at_planner_params *pp = at_planner_get_params(m->planner);
+  *code = NULL;
+  if (d->reason == AT_PLAN_REJECT_INFEASIBLE) {
+    *code = pp->policy == AT_PLAN_LIMIT ? "too_many_inputs" : "deadline_infeasible";
+    if (pp->policy == AT_PLAN_LIMIT)
+      snprintf(msg, cap,
+               "%d texts in one request are more than the in-flight limit of %d (model '%s'): a "
+               "request this large is never admitted; send at most %d texts per request",
+               d->n_texts, pp->inflight_limit, name, pp->inflight_limit);
+    else if (d->n_texts > 1)
+      snprintf(msg, cap,
+               "deadline %.3f ms is below the fastest variant's time for these %d texts on an "
+               "idle server (%.3f ms); no variant of '%s' can answer in time: send fewer texts "
+               "per request or a longer deadline",
+               d->deadline_s * 1e3, d->n_texts, d->idle_s * 1e3, name);
+    else if (d->weight != 1.0 && d->weight > 0)
+      snprintf(msg, cap,
+               "deadline %.3f ms is below the fastest variant's own service time for texts of "
+               "this length (each priced %.2fx the profiled mean by the length model); no "
+               "variant of '%s' can answer in time",
+               d->deadline_s * 1e3, d->weight, name);
+    else
+      snprintf(msg, cap,
+               "deadline %.3f ms is below the fastest variant's own service time; no variant of "
+               "'%s' can answer in time",
+               d->deadline_s * 1e3, name);
+    return 422;
+  }
+  if (d->reason == AT_PLAN_REJECT_LIMIT)
+    snprintf(msg, cap, "overloaded: in-flight limit %d reached (model '%s'); retry after %.3f ms",
+             pp->inflight_limit, name, ra_ms);
+  else
+    snprintf(msg, cap,
+             "overloaded: the work queued cannot finish within %.3f ms (model '%s'); retry "
+             "after %.3f ms",
+             d->deadline_s * 1e3, name, ra_ms);
+  return 429;
+}
+
 static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decision *d) {
   at_server *s = r->srv;
   at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(d->reason));
   r->model_hdr = m->name;
-  char msg[640];
-  const char *name = m->name;
   double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
   if (ra_s > 3600) ra_s = 3600; /* as Retry-After: at most an hour */
-  int status = d->reason == AT_PLAN_REJECT_INFEASIBLE ? 422 : 429;
   /* The same request again, before the slot its connection was told, is
    * refused at that slot (serve_hold_decide: holdq.c) and told its next,
    * counted from when the answer leaves (the body and the headers alike). */
   uint64_t now = at_now_ns(), hold_until = 0;
-  if (status == 429)
+  if (d->reason != AT_PLAN_REJECT_INFEASIBLE)
     hold_until = serve_refusal_hold(r, now, &ra_s, s->holdq && d->reason == AT_PLAN_REJECT_DEADLINE);
-  double ra_ms = ra_s * 1e3 < 1 ? 1 : ra_s * 1e3;
-  const at_planner_params *pp = at_planner_get_params(m->planner);
-  if (status == 422)
-    serve_error_hint(r, pp->policy == AT_PLAN_LIMIT ? "too_many_inputs" : "deadline_infeasible",
-                     NULL);
-  if (status == 422 && pp->policy == AT_PLAN_LIMIT) {
-    snprintf(msg, sizeof msg,
-             "%d texts in one request are more than the in-flight limit of %d (model '%s'): a "
-             "request this large is never admitted; send at most %d texts per request",
-             d->n_texts, pp->inflight_limit, name, pp->inflight_limit);
-  } else if (status == 422 && d->n_texts > 1) {
-    snprintf(msg, sizeof msg,
-             "deadline %.3f ms is below the fastest variant's time for these %d texts on an "
-             "idle server (%.3f ms); no variant of '%s' can answer in time: send fewer texts "
-             "per request or a longer deadline",
-             d->deadline_s * 1e3, d->n_texts, d->idle_s * 1e3, name);
-  } else if (status == 422 && d->weight != 1.0 && d->weight > 0) {
-    snprintf(msg, sizeof msg,
-             "deadline %.3f ms is below the fastest variant's own service time for texts of "
-             "this length (each priced %.2fx the profiled mean by the length model); no variant "
-             "of '%s' can answer in time",
-             d->deadline_s * 1e3, d->weight, name);
-  } else if (status == 422) {
-    snprintf(msg, sizeof msg,
-             "deadline %.3f ms is below the fastest variant's own service time; no variant of "
-             "'%s' can answer in time",
-             d->deadline_s * 1e3, name);
-  } else if (d->reason == AT_PLAN_REJECT_LIMIT) {
-    snprintf(msg, sizeof msg,
-             "overloaded: in-flight limit %d reached (model '%s'); retry after %.3f ms",
-             pp->inflight_limit, name, ra_ms);
-  } else {
-    snprintf(msg, sizeof msg,
-             "overloaded: the work queued cannot finish within %.3f ms (model '%s'); retry "
-             "after %.3f ms",
-             d->deadline_s * 1e3, name, ra_ms);
-  }
+  char msg[640];
+  const char *code;
+  int status = serve_refusal_text(m, d, ra_s * 1e3 < 1 ? 1 : ra_s * 1e3, &code, msg, sizeof msg);
+  if (code) serve_error_hint(r, code, NULL);
   return serve_refusal_send(r, status, msg, now, hold_until, ra_s);
 }
 
@@ -379,7 +385,7 @@ enum MHD_Result serve_reply(req_ctx *r, int status, const char *ctype, char *bod
   enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
   MHD_destroy_response(resp);
   r->counted = true;
-  at_metrics_request(s->metrics, r->route, model, variant, status, (double)total / 1e9,
+  at_metrics_request(s->metrics, "http", r->route, model, variant, status, (double)total / 1e9,
                      j ? (double)queue / 1e9 : -1, j ? (double)infer / 1e9 : -1,
                      j ? (double)tok / 1e9 : -1);
   serve_log_request(r, status, model, variant, (double)total / 1e6, j ? (double)queue / 1e6 : -1,
@@ -750,7 +756,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     answer_labels(r, &model, &variant);
     double total = (double)(at_now_ns() - r->t0_ns);
     r->counted = true;
-    at_metrics_request(s->metrics, r->route, model, variant, st, total / 1e9, -1, -1, -1);
+    at_metrics_request(s->metrics, "http", r->route, model, variant, st, total / 1e9, -1, -1, -1);
     serve_log_request(r, st, model, variant, total / 1e6, -1, -1, -1, 0);
   }
   /* Admitted texts still held (a path that answered without releasing

@@ -136,7 +136,7 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
 
 static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const char *const *texts,
                                            const size_t *lens, size_t n, const text_opts *o,
-                                           size_t pool_skip, void (*finish)(req_ctx *r));
+                                           void (*finish)(req_ctx *r));
 
 enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *const *texts,
                                    const size_t *lens, size_t n, const text_opts *o,
@@ -158,29 +158,8 @@ enum MHD_Result serve_run_text_job(req_ctx *r, served_model *m, const char *cons
   for (size_t i = 0; i < n; i++) bytes += lens[i] + (o->pairs && o->pairs[i] ? o->pair_lens[i] : 0);
   if (!serve_admit_parsed(r, m, o->deadline_s, n, serve_guess_tokens(m, bytes, n), &res))
     return res;
-  /* 3. admitted: put the prompt before each text, then tokenise */
-  if (!o->use_prompt || o->pairs) return tokenise_and_submit(r, m, texts, lens, n, o, 0, finish);
-  const char *pt = m->prompt_text[o->prompt];
-  size_t pl = strlen(pt), total = 0;
-  for (size_t i = 0; i < n; i++) total += pl + lens[i];
-  char **joined = malloc(n * sizeof *joined + n * sizeof(size_t) + total + 1);
-  if (!joined) {
-    serve_release(r, n);
-    return serve_error(r, 500, "out of memory");
-  }
-  size_t *jl = (size_t *)(joined + n);
-  char *at = (char *)(jl + n);
-  for (size_t i = 0; i < n; i++) {
-    joined[i] = at;
-    memcpy(at, pt, pl);
-    memcpy(at + pl, texts[i], lens[i]);
-    jl[i] = pl + lens[i];
-    at += jl[i];
-  }
-  res = tokenise_and_submit(r, m, (const char *const *)joined, jl, n, o, m->prompt_skip[o->prompt],
-                            finish);
-  free(joined);
-  return res;
+  /* 3. admitted: tokenise (the prompt put before each text) and queue */
+  return tokenise_and_submit(r, m, texts, lens, n, o, finish);
 }
 
 bool serve_pick_prompt(const served_model *m, const char *name, text_opts *o, char *err,
@@ -209,131 +188,43 @@ bool serve_pick_prompt(const served_model *m, const char *name, text_opts *o, ch
   return false;
 }
 
-/* Step 3 of serve_run_text_job for admitted texts (the prompt already put
- * before each): tokenise, check, and hand the items to the batcher;
- * `pool_skip` leading tokens are left out of pooling. Any failure releases
- * the n texts. */
+/* Step 3 of serve_run_text_job for admitted texts: their ids
+ * (serve_text_ids: prompt, tokenise, checks), copied into one job with
+ * their head outputs, handed to the batcher. Any failure releases the n
+ * texts. */
 static enum MHD_Result tokenise_and_submit(req_ctx *r, served_model *m, const char *const *texts,
                                            const size_t *lens, size_t n, const text_opts *o,
-                                           size_t pool_skip, void (*finish)(req_ctx *r)) {
-  at_tok_workspace *ws = serve_workspace(r->srv);
-  uint64_t t0 = at_now_ns();
-  at_encoding *enc = ws ? malloc(n * sizeof *enc) : NULL;
-  if (!enc) {
+                                           void (*finish)(req_ctx *r)) {
+  text_ids t;
+  text_ids_error e;
+  if (serve_text_ids(r->srv, m, texts, lens, n, o, &t, &e) != AT_OK) {
     serve_release(r, n);
-    return serve_error(r, 500, "out of memory");
+    if (e.code) serve_error_hint(r, e.code, e.param);
+    return serve_error(r, e.status, "%s", e.msg);
   }
-  at_encode_params ep = at_encode_default_params();
-  ep.max_length = o->truncate ? (int)m->max_tokens : 0;
-  ep.pad_to = 0;
-  ep.truncation_direction = o->trunc_dir;
-  at_status st = o->pairs ? AT_OK : at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
-  if (st != AT_OK) {
-    free(enc);
-    serve_release(r, n);
-    if (st == AT_ERR_LIMIT) serve_error_hint(r, "context_length_exceeded", "input");
-    return serve_error(r, serve_tokenise_status(st), "cannot tokenise the input: %s",
-                       at_last_error());
-  }
-  /* Pairs are encoded one at a time; each encoding lives in the workspace
-   * until the next, so its ids and type ids are copied out at once. */
-  int64_t *pair_buf = NULL;
-  size_t pair_cap = 0, pair_used = 0;
-  for (size_t i = 0; o->pairs && i < n; i++) {
-    st = at_tokenizer_encode(m->tok, ws, texts[i], lens[i], o->pairs[i],
-                             o->pairs[i] ? o->pair_lens[i] : 0, &ep, &enc[i]);
-    if (st == AT_OK && pair_used + 2 * enc[i].n > pair_cap) {
-      size_t cap = (pair_used + 2 * enc[i].n) * 2 + 64;
-      int64_t *nb = realloc(pair_buf, cap * sizeof *nb);
-      if (nb) pair_buf = nb, pair_cap = cap;
-      else st = at_fail(AT_ERR_NOMEM, "out of memory");
-    }
-    if (st != AT_OK) {
-      free(enc);
-      free(pair_buf);
-      serve_release(r, n);
-      if (st == AT_ERR_LIMIT) serve_error_hint(r, "context_length_exceeded", "input");
-      return serve_error(r, serve_tokenise_status(st), "cannot tokenise input %zu: %s", i,
-                         at_last_error());
-    }
-    for (size_t k = 0; k < enc[i].n; k++) {
-      pair_buf[pair_used + k] = enc[i].ids[k];
-      pair_buf[pair_used + enc[i].n + k] = enc[i].type_ids[k];
-    }
-    pair_used += 2 * enc[i].n;
-  }
-  /* Every id must index the model's tables. A tokenizer.json that gives ids
-   * past config.json's vocab_size (or type ids past type_vocab_size) would
-   * make the Run fail for the whole batch — other requests included — or,
-   * for a negative id, read the table from its end. Such a request is
-   * answered alone, before it reaches a batch. */
-  const int64_t *pb = pair_buf;
-  for (size_t i = 0; i < n; i++) {
-    for (size_t k = 0; k < enc[i].n; k++) {
-      int64_t id = o->pairs ? pb[k] : (int64_t)enc[i].ids[k];
-      int64_t ty = o->pairs ? pb[enc[i].n + k] : 0;
-      if (id >= 0 && id < m->id_limit && ty >= 0 && ty < m->type_limit) continue;
-      free(enc);
-      free(pair_buf);
-      serve_release(r, n);
-      return serve_error(r, 500, "the tokenizer gave input %zu the token id %lld (type %lld), "
-                         "outside the model's %lld ids (%lld types): its tokenizer and its "
-                         "config.json disagree; nothing was run", i, (long long)id, (long long)ty,
-                         (long long)m->id_limit, (long long)m->type_limit);
-    }
-    if (o->pairs) pb += 2 * enc[i].n;
-  }
-  size_t total = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (enc[i].n > m->max_tokens) {
-      size_t got = enc[i].n;
-      free(enc);
-      free(pair_buf);
-      serve_release(r, n);
-      return serve_error(r, 413,
-                         "input %zu has %zu tokens; the limit is %zu (send \"truncate\": true to "
-                         "cut it)", i, got, m->max_tokens);
-    }
-    total += enc[i].n;
-  }
-  /* what these texts teach the length model about bytes per token (a text
-   * cut at the limit would teach it wrong) */
-  size_t lb = 0, lt = 0, ln = 0;
-  for (size_t i = 0; i < n; i++)
-    if (enc[i].n < m->max_tokens)
-      lb += lens[i] + (o->pairs && o->pairs[i] ? o->pair_lens[i] : 0), lt += enc[i].n, ln++;
-  serve_learn_tokens(m, lb, lt, ln);
-  size_t per_tok = o->pairs ? 2 * sizeof(int64_t) : sizeof(int64_t); /* ids (+ type ids) */
-  job *j = serve_job_alloc(r, m, n, total * per_tok + n * m->out_dim * sizeof(float));
+  size_t per_tok = t.types ? 2 * sizeof(int64_t) : sizeof(int64_t); /* ids (+ type ids) */
+  job *j = serve_job_alloc(r, m, n, t.total * per_tok + n * m->out_dim * sizeof(float));
   if (!j) {
-    free(enc);
-    free(pair_buf);
+    serve_text_ids_free(&t);
     serve_release(r, n);
     return serve_error(r, 500, "out of memory");
   }
-  j->pool_skip = pool_skip;
+  j->pool_skip = t.pool_skip;
   int64_t *idp = (int64_t *)(j->items + n);
-  float *outp = (float *)(idp + total * (o->pairs ? 2 : 1));
-  const int64_t *from = pair_buf;
+  float *outp = (float *)(idp + t.total * (t.types ? 2 : 1));
   for (size_t i = 0; i < n; i++) {
     job_item *it = &j->items[i];
+    size_t k = t.len[i], w = t.types ? 2 * k : k;
+    memcpy(idp, t.ids + t.off[i], w * sizeof *idp);
     it->ids = idp;
-    it->len = enc[i].n;
+    it->types = t.types ? idp + k : NULL;
+    it->len = k;
     it->out = outp + i * m->out_dim;
-    if (o->pairs) { /* ids then type ids, as copied above */
-      memcpy(idp, from, 2 * enc[i].n * sizeof *idp);
-      it->types = idp + enc[i].n;
-      from += 2 * enc[i].n;
-      idp += 2 * enc[i].n;
-    } else {
-      for (size_t k = 0; k < enc[i].n; k++) idp[k] = enc[i].ids[k];
-      idp += enc[i].n;
-    }
-    j->prompt_tokens += enc[i].n;
+    idp += w;
+    j->prompt_tokens += k;
   }
-  free(enc);
-  free(pair_buf);
-  j->tokenize_ns = at_now_ns() - t0;
+  j->tokenize_ns = t.ns;
+  serve_text_ids_free(&t);
   /* 4. queue every text */
   return serve_submit_job(r, j, finish);
 }

@@ -17,7 +17,12 @@
 //   node grpc_v2.mjs overload GRPC_ADDR CLASSIFIER KEY
 //     a burst of concurrent calls against a server with an in-flight limit:
 //     some are refused RESOURCE_EXHAUSTED with retry-after-ms in the
-//     trailing metadata, the rest answer OK; every call gets one answer.
+//     trailing metadata, the rest answer OK; every call gets one answer. A
+//     call with more texts than the limit (12) can never be admitted: it gets
+//     FAILED_PRECONDITION, HTTP's words, and no retry-after-ms.
+//   node grpc_v2.mjs prompt BASE_URL GRPC_ADDR EMBEDDER REFERENCE_JSON
+//     an embedder with a default prompt: gRPC's embeddings are HTTP V2's bit
+//     for bit and the reference's (sentence-transformers with the prompt).
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import grpc from "@grpc/grpc-js";
@@ -176,19 +181,42 @@ if (mode === "rpcs") {
   const [addr, model, key] = args;
   const client = new inference.GRPCInferenceService(addr, grpc.credentials.createInsecure());
   const md = new grpc.Metadata(); md.set("authorization", `Bearer ${key}`);
-  const many = Array.from({ length: 16 }, (_, i) => Buffer.from(`${texts[i % 2]} number ${i}`));
-  const req = { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [16], contents: { bytes_contents: many } }] };
+  const many = Array.from({ length: 8 }, (_, i) => Buffer.from(`${texts[i % 2]} number ${i}`));
+  const req = { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [8], contents: { bytes_contents: many } }] };
   const results = await Promise.all(Array.from({ length: 64 }, () => call(client, "ModelInfer", req, md)));
   let okN = 0, exhausted = 0;
   for (const r of results) {
-    if (!r.err) { okN++; if (r.res.raw_output_contents[0].length !== 16 * 3 * 4) fail("short answer"); continue; }
+    if (!r.err) { okN++; if (r.res.raw_output_contents[0].length !== 8 * 3 * 4) fail("short answer"); continue; }
     if (r.err.code !== grpc.status.RESOURCE_EXHAUSTED) fail(`overload: code ${r.err.code} ${r.err.details}`);
     const ra = r.err.metadata.get("retry-after-ms")[0]; // the trailing metadata of a failed call
     if (!(Number(ra) > 0)) fail(`RESOURCE_EXHAUSTED without retry-after-ms (trailers ${JSON.stringify(r.err.metadata.getMap())})`);
     exhausted++;
   }
   if (!okN || !exhausted) fail(`overload: ${okN} ok, ${exhausted} refused (want some of each)`);
+  const big = Array.from({ length: 13 }, (_, i) => Buffer.from(`text ${i}`));
+  const never = await call(client, "ModelInfer", { model_name: model,
+    inputs: [{ name: "text", datatype: "BYTES", shape: [13], contents: { bytes_contents: big } }] }, md);
+  if (!never.err || never.err.code !== grpc.status.FAILED_PRECONDITION) fail(`13 texts over a limit of 12: ${never.err ? never.err.code + " " + never.err.details : "OK"}`);
+  if (!/more than the in-flight limit of 12/.test(never.err.details)) fail(`13 texts: details ${never.err.details}`);
+  if (never.err.metadata.get("retry-after-ms").length) fail("a call that can never be admitted was told to retry");
   console.log(`grpc overload: ${okN} answered, ${exhausted} RESOURCE_EXHAUSTED with retry-after-ms`);
+  client.close();
+} else if (mode === "prompt") {
+  const [base, addr, model, refPath] = args;
+  const ref = JSON.parse((await import("node:fs")).readFileSync(refPath, "utf8"));
+  const tx = ref.texts.slice(0, 3).map((t) => t.text);
+  const client = new inference.GRPCInferenceService(addr, grpc.credentials.createInsecure());
+  const g = await ok(client, "ModelInfer", { model_name: model,
+    inputs: [{ name: "text", datatype: "BYTES", shape: [tx.length], contents: { bytes_contents: tx.map((t) => Buffer.from(t)) } }] });
+  const h = await (await fetch(`${base}/v2/models/${model}/infer`, { method: "POST", body: JSON.stringify({
+    inputs: [{ name: "text", datatype: "BYTES", shape: [tx.length], data: tx }] }) })).json();
+  const got = f32(g.raw_output_contents[0]);
+  sameBits(got, h.outputs[0].data, "gRPC embedding (default prompt) vs HTTP V2");
+  const d = got.length / tx.length;
+  tx.forEach((_, i) => ref.texts[i].prompts.query.normalized.forEach((w, k) => {
+    if (Math.abs(got[i * d + k] - w) > 1e-4) fail(`text ${i} dim ${k}: ${got[i * d + k]} vs the prompted reference ${w}`);
+  }));
+  console.log(`grpc prompt: ${tx.length} embeddings with the default prompt, HTTP's bit for bit`);
   client.close();
 } else {
   fail(`unknown mode ${mode}`);

@@ -92,7 +92,7 @@ done
 sleep 2.5
 req GET /metrics
 own() { awk -v k="$1" 'index($0, k) == 1 { print $NF }' <<<"$BODY"; }
-ok200=$(own 'anytime_requests_total{route="/predict",model="tiny-classifier",variant="a",status="200"}')
+ok200=$(own 'anytime_requests_total{route="/predict",model="tiny-classifier",variant="a",status="200",protocol="http"}')
 inf=$(own 'anytime_rejections_total{model="tiny-classifier",reason="infeasible"}')
 adm=$(own 'anytime_variant_admitted_total{model="tiny-classifier",variant="a",frontier="yes"}')
 [ "$ok200" = 120 ] || fail "the server counted $ok200 answers, want 120"

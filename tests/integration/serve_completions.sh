@@ -228,10 +228,10 @@ c_cut=$(( $(gen_cancelled) - c1 ))
 # gone (CI once read /metrics between the two), so wait up to 5 s for it
 for _ in $(seq 50); do
   req GET /metrics
-  grep -q 'anytime_requests_total{route="/v1/completions".*status="499"} 1$' <<<"$BODY" && break
+  grep -q 'anytime_requests_total{route="/v1/completions".*status="499",protocol="http"} 1$' <<<"$BODY" && break
   sleep 0.1
 done
-grep -q 'anytime_requests_total{route="/v1/completions".*status="499"} 1$' <<<"$BODY" ||
+grep -q 'anytime_requests_total{route="/v1/completions".*status="499",protocol="http"} 1$' <<<"$BODY" ||
   fail "the hung-up request is not counted as 499 within 5 s: $(grep 'route="/v1/completions"' <<<"$BODY")"
 echo "non-streamed cancellation: $n_cut of $n_full tokens generated after a hang-up once it ran"
 

@@ -3,8 +3,9 @@
 # (src/serve/grpc_server.c) against @grpc/grpc-js + @grpc/proto-loader
 # (tests/clients/grpc_v2.mjs) and python3-grpcio (grpc_v2_python.py): every RPC, ModelInfer bit for bit against
 # HTTP V2 JSON, NOT_FOUND / INVALID_ARGUMENT; then with an API key and an
-# in-flight limit of 16 texts: UNAUTHENTICATED, and an overload burst that gets
-# RESOURCE_EXHAUSTED with retry-after-ms; TLS with the HTTPS certificate. Each server must drain and exit 0
+# in-flight limit of 12 texts: UNAUTHENTICATED, and an overload burst that gets
+# RESOURCE_EXHAUSTED with retry-after-ms, and 13 texts FAILED_PRECONDITION
+# with none; an embedder's default prompt; TLS with the HTTPS certificate. Each server must drain and exit 0
 # on SIGTERM with gRPC calls behind it.
 set -euo pipefail
 . "$(dirname "$0")/serve_lib.sh"
@@ -22,17 +23,29 @@ if command -v protoc >/dev/null && /usr/bin/python3 -c 'import grpc, google.prot
 else
   fail "python3-grpcio / protobuf-compiler missing (scripts/install-deps.sh test)"
 fi
-# the calls are in the request metrics under their own route label
+# the calls are in the request metrics under the same names, with
+# protocol="grpc" and the method's path as the route; refusals by status
 req GET /metrics
-grep -q 'anytime_requests_total{route="grpc:ModelInfer",model="tiny-classifier",variant="a",status="200"}' <<<"$BODY" \
-  || fail "no grpc:ModelInfer series in /metrics"
+grep -q '^anytime_requests_total{route="/inference.GRPCInferenceService/ModelInfer",model="tiny-classifier",variant="a",status="200",protocol="grpc"} [1-9]' <<<"$BODY" \
+  || fail "no gRPC ModelInfer series with protocol=\"grpc\" in /metrics"
+grep -q '^anytime_requests_total{route="/inference.GRPCInferenceService/ModelInfer",model="[^"]*",variant="",status="404",protocol="grpc"} [1-9]' <<<"$BODY" \
+  || fail "the gRPC NOT_FOUND is not counted as status 404 in /metrics"
+grep -q '^anytime_requests_total{route="/v2/[^"]*",.*status="200",protocol="http"} [1-9]' <<<"$BODY" \
+  || fail "the HTTP V2 calls are not counted with protocol=\"http\""
 stop_server
 GP=$(free_port)
 KEY=grpc-test-key-123
 start_server "$ANYTIME_TEST_DATA/serve/tiny.yaml" --grpc-port "$GP" --api-key "$KEY" \
-  --policy limit --inflight-limit 16
+  --policy limit --inflight-limit 12
 node "$dir/grpc_v2.mjs" auth "127.0.0.1:$GP" tiny-classifier "$KEY" || fail "grpc auth"
 node "$dir/grpc_v2.mjs" overload "127.0.0.1:$GP" tiny-classifier "$KEY" || fail "grpc overload"
+stop_server
+# an embedder with a default prompt: the prompt goes before each text, as
+# HTTP V2 puts it
+GP=$(free_port)
+start_server "$ANYTIME_TEST_DATA/serve/export.yaml" --grpc-port "$GP"
+node "$dir/grpc_v2.mjs" prompt "$BASE" "127.0.0.1:$GP" st-prompts \
+  "$ANYTIME_TEST_DATA/models/export/st-prompts/reference.json" || fail "grpc default prompt"
 stop_server
 # TLS: the HTTPS certificate and key serve gRPC too
 if command -v openssl >/dev/null; then

@@ -116,7 +116,7 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-m
 [ "$STATUS" = 422 ] || fail "infeasible deadline gave $STATUS"; ok
 
 # --- metrics
-req GET /metrics; expect 200 'anytime_requests_total\{route="/predict",model="tiny-classifier",variant="a",status="200"\}'
+req GET /metrics; expect 200 'anytime_requests_total\{route="/predict",model="tiny-classifier",variant="a",status="200",protocol="http"\}'
 for m in anytime_request_duration_seconds_bucket anytime_queue_duration_seconds anytime_compute_duration_seconds \
          anytime_batch_size_bucket anytime_inflight_requests anytime_queued_items anytime_planner_arrival_rate \
          anytime_variant_admitted_total; do
