@@ -213,6 +213,13 @@ typedef struct at_gen_forecast {
 
 at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
                                     int n_seqs);
+/* The same forecast on the lane emptied: what n_seqs sequences of n_prompt
+ * tokens take with nothing else in it, from the fitted costs alone (a
+ * decode step not fitted yet counts 0, so the answer errs short). A
+ * request whose budgets this misses on every lane can never be admitted.
+ * Pure. */
+at_gen_forecast at_gen_idle_forecast(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                     int n_seqs);
 const at_decoder_info *at_gen_decoder_info(const at_generator *g);
 
 /* Seconds one turn of a lane with load `l` takes right now: a prefill chunk

@@ -200,6 +200,17 @@ at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p
   return forecast_among(l, p, n_prompt, n_seqs, 0);
 }
 
+at_gen_forecast at_gen_idle_forecast(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                     int n_seqs) {
+  if (!l) return (at_gen_forecast){0, 0};
+  at_gen_load idle = *l;
+  idle.sequences = idle.decoding = 0;
+  idle.prefill_tokens = idle.prefill_chunks = idle.cached_tokens = 0;
+  idle.tpot_budget_s = 0;
+  if (!idle.step_fitted) idle.tpot_s = 0; /* the measured gap is the load's, not idle's */
+  return forecast_among(&idle, p, n_prompt, n_seqs, 0);
+}
+
 double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p) {
   if (!l || !p || l->sequences < 1 || p->chunk_tokens < 1 || p->max_batch < 1) return 0;
   double t = 0;

@@ -739,9 +739,36 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
     par[i] = s->lanes[i].params;
     sequences += load[i].sequences;
   }
+  /* A request no lane could answer within its budgets even when idle can
+   * never be admitted: 422 at once, no Retry-After, and not counted as
+   * demand (else tiny budgets sent on purpose would move every client to
+   * the cheaper lane). */
+  bool feasible = false;
+  at_gen_forecast idle[SERVE_MAX_GEN_LANES];
+  for (int i = 0; i < s->n_lanes; i++) {
+    idle[i] = at_gen_idle_forecast(&load[i], &par[i], n_ids, n);
+    if (idle[i].ttft_s <= ttft_b && idle[i].tpot_s <= tpot_b) feasible = true;
+  }
+  if (!feasible) {
+    char each[400];
+    size_t eo = 0;
+    each[0] = 0;
+    for (int i = 0; i < s->n_lanes && eo < sizeof each; i++)
+      eo += (size_t)snprintf(each + eo, sizeof each - eo, "%s%s: %.1f ms, %.2f ms", i ? "; " : "",
+                             s->lanes[i].variant, idle[i].ttft_s * 1e3, idle[i].tpot_s * 1e3);
+    atomic_fetch_add(&s->gen_refused, 1);
+    serve_error_hint(r, "deadline_infeasible", NULL);
+    *res = serve_error(r, 422,
+                       "budgets of %.1f ms to the first token and %.2f ms per output token are "
+                       "below what %d sequence(s) of this %d-token prompt take on an idle server "
+                       "(%s): no lane can answer in time; send a larger x-ttft-ms / x-tpot-ms or "
+                       "a shorter prompt",
+                       ttft_b * 1e3, tpot_b * 1e3, n, n_ids, each);
+    return -1;
+  }
   at_gen_demand demand = {.out_tokens = max_tokens > 1000000 ? 1000000 : (int)max_tokens};
   uint64_t t = at_now_ns();
-  if (s->n_lanes > 1) { /* every request reaching the choice is demand */
+  if (s->n_lanes > 1) { /* every request that could fit and reaches the choice is demand */
     pthread_mutex_lock(&s->gen_demand_lock);
     at_rate_record(&s->gen_offered, 0, t);
     demand.offered_per_s = at_rate_per_s(&s->gen_offered, 0, t, 0);

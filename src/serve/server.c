@@ -191,9 +191,18 @@ double serve_guess_tokens(const served_model *m, size_t bytes, size_t n) {
   return SPECIAL_TOKENS + (double)bytes / (double)n / bpt;
 }
 
+/* What one request may teach: bytes per token between these bounds. Byte
+ * fallback gives 1; English WordPiece/BPE about 4-6; 16 is already a text
+ * mostly of whitespace. Without the bound one request of "a" and 1 MB of
+ * spaces set the shared average near 10^4, and every other client's long
+ * texts were then priced as short ones. */
+#define BPT_MIN 1.0
+#define BPT_MAX 16.0
+
 void serve_learn_tokens(served_model *m, size_t bytes, size_t tokens, size_t n) {
   if (!n || tokens <= SPECIAL_TOKENS * n || !bytes) return;
   double x = (double)bytes / (double)(tokens - SPECIAL_TOKENS * n);
+  x = x < BPT_MIN ? BPT_MIN : x > BPT_MAX ? BPT_MAX : x;
   double old = atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed);
   /* an average over the last ~100 requests; a lost update under a race
    * only drops one sample */

@@ -251,6 +251,15 @@ words60=$(printf 'good %.0s' $(seq 1 60))
 dreq 5 /predict '{"inputs":"good movie"}'; expect 200 '"label"'; ok
 bpt=$(curl -s "$BASE/metrics" | awk '/^anytime_planner_bytes_per_token\{model="tiny-classifier"\}/ {print $NF}')
 awk -v b="$bpt" 'BEGIN {exit !(b > 0)}' || fail "no bytes per token learnt after a tokenised text: '$bpt'"; ok
+# one request of "a" and 2,000 spaces (one token of text) teaches at
+# most 16 bytes per token, so the 60 words below are still priced long
+# (unbounded, the average moved to ~24 at once)
+pad=$(head -c 2000 /dev/zero | tr '\0' ' ')
+printf '{"inputs":"a%s"}' "$pad" > "$SERVE_TMP/spaces.json"
+curl -s -o /dev/null -H 'Content-Type: application/json' -H 'x-deadline-ms: 5000' \
+  --data-binary "@$SERVE_TMP/spaces.json" "$BASE/predict"
+bpt2=$(curl -s "$BASE/metrics" | awk '/^anytime_planner_bytes_per_token\{model="tiny-classifier"\}/ {print $NF}')
+awk -v b="$bpt2" 'BEGIN {exit !(b > 0 && b <= 16)}' || fail "one request of spaces moved bytes per token to $bpt2"; ok
 dreq 5 /predict "{\"inputs\":\"$words60\"}"; expect 422 'priced [0-9.]+x'; ok
 dreq 50 /predict "{\"inputs\":\"$words60\"}"; expect 200 '"label"'; ok
 ids60=$(printf '10,%.0s' $(seq 1 59)); ids60="[2,${ids60%,}]"

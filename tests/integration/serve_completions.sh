@@ -88,20 +88,21 @@ lane_tokens=$(( $(gen_tokens) - t0 ))
 echo "stop sequence: $stop_tokens tokens up to the stop; the lane generated $plain_lane (plain), $lane_tokens (stream)"
 
 # 3. forecast admission (the lane runs generator.admission: slo here): a
-# budget no forecast can meet is refused at once with when to come back; the
-# same request on the same connection before that time is held to it; a
+# budget no lane meets even when idle can never be admitted: 422 at once,
+# naming the idle forecast, with no Retry-After (a retry cannot succeed),
+# and an early "retry" on the same connection is not held either; a
 # generous budget is served; a malformed budget is a 400
 code=$(curl -s -o "$SERVE_TMP/b" -D "$SERVE_TMP/h" -w '%{http_code}' "$BASE/v1/completions" \
        -H 'x-tpot-ms: 0.001' -d '{"prompt":"a film","max_tokens":4}')
-[ "$code" = 429 ] || fail "a 1 us per-token budget was not refused: $code $(cat "$SERVE_TMP/b")"
-grep -q 'forecast' "$SERVE_TMP/b" || fail "the 429 does not give the forecast: $(cat "$SERVE_TMP/b")"
-grep -qi '^retry-after: [0-9]' "$SERVE_TMP/h" && grep -qi '^retry-after-ms: [0-9]' "$SERVE_TMP/h" ||
-  fail "the 429 has no Retry-After / retry-after-ms: $(cat "$SERVE_TMP/h")"
-# two identical refused requests on one connection: the second is held
+[ "$code" = 422 ] || fail "a 1 us per-token budget was not refused as never fitting: $code $(cat "$SERVE_TMP/b")"
+grep -q 'on an idle server' "$SERVE_TMP/b" && grep -q '"code":"deadline_infeasible"' "$SERVE_TMP/b" ||
+  fail "the 422 does not give the idle forecast and its code: $(cat "$SERVE_TMP/b")"
+grep -qi '^retry-after' "$SERVE_TMP/h" && fail "a request that can never fit was told to retry: $(cat "$SERVE_TMP/h")"
 curl -s -o /dev/null -D "$SERVE_TMP/h2" -H 'x-tpot-ms: 0.001' -d '{"prompt":"a film","max_tokens":4}' \
   "$BASE/v1/completions" --next -s -o /dev/null -D "$SERVE_TMP/h3" -H 'x-tpot-ms: 0.001' \
   -d '{"prompt":"a film","max_tokens":4}' "$BASE/v1/completions"
-grep -qi '^x-held-ms: [0-9]' "$SERVE_TMP/h3" || fail "the early retry was not held: $(cat "$SERVE_TMP/h3")"
+grep -qi '^x-held-ms' "$SERVE_TMP/h3" && fail "a never-fitting request was held: $(cat "$SERVE_TMP/h3")"
+grep -q '^HTTP/1.1 422' "$SERVE_TMP/h3" || fail "the second never-fitting request: $(head -1 "$SERVE_TMP/h3")"
 req POST /v1/completions '{"prompt":"a film","max_tokens":4}'
 expect 200
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-ttft-ms: soon' -d '{"prompt":"a"}')

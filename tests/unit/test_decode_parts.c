@@ -663,6 +663,29 @@ static void two_lanes(at_gen_params p[2], at_gen_load idle[2]) {
  * forecast carries one turn of each busy neighbour per turn of its own,
  * and its calibration is against that joint round; -1 when none fits, with
  * every lane's forecast filled in. */
+/* The idle forecast: the lane's costs with nothing in it — one sequence of
+ * 28 tokens is one chunk and a step at batch 1, length 28, unscaled; a
+ * step not fitted yet counts 0 (the measured gap is the load's). */
+static void test_idle_forecast(void **state) {
+  (void)state;
+  at_gen_params p = at_gen_default_params();
+  p.chunk_tokens = 64;
+  p.max_batch = 4;
+  at_gen_load l = {.sequences = 30, .decoding = 28, .prefill_tokens = 900, .prefill_chunks = 20,
+                   .cached_tokens = 3000, .step_fitted = true, .step_a_s = 0.002,
+                   .step_b_s = 1e-6, .prefill_a_s = 0.001, .prefill_b_s = 2e-5,
+                   .tpot_s = 0.05, .tpot_budget_s = 0.01};
+  at_gen_forecast f = at_gen_idle_forecast(&l, &p, 28, 1);
+  double step = 0.002 + 1e-6 * 1 * (28 + 1);
+  assert_true(fabs(f.ttft_s - (0.001 + 2e-5 * 28)) < 1e-12);
+  assert_true(fabs(f.tpot_s - step) < 1e-12);
+  at_gen_forecast loaded = at_gen_forecast_for(&l, &p, 28, 1);
+  assert_true(loaded.ttft_s > f.ttft_s && loaded.tpot_s > f.tpot_s);
+  l.step_fitted = false;
+  f = at_gen_idle_forecast(&l, &p, 28, 1);
+  assert_true(f.tpot_s == 0);
+}
+
 static void test_choose_lane(void **state) {
   (void)state;
   at_gen_params p[2];
@@ -876,6 +899,7 @@ int main(void) {
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
       cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
       cmocka_unit_test(test_choose_lane),     cmocka_unit_test(test_choose_lane_whole_load),
+      cmocka_unit_test(test_idle_forecast),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
