@@ -138,9 +138,13 @@ typedef struct at_server_config {
   double window_s;          /* planner: demand-rate window, s; < 0 = default */
   double retry_horizon_ms;  /* planner: how far ahead refused requests' return slots
                                may lie, ms, 0 = no slots; < 0 = default (250) */
-  bool hold_early_retries;  /* a refusal on a connection that came back before the
+  bool hold_early_retries;  /* a refusal of a client that came back before the
                                time its last 429 gave is answered at that time,
                                not at once; default true */
+  char client_id_header[64]; /* the header naming a request's client (after its API
+                               key; default x-client-id; "" = none) */
+  bool trust_forwarded;     /* the proxy in front is ours: X-Forwarded-For's last
+                               entry names the client; default false */
   int idle_timeout_s;       /* a connection idle (or sending too slowly) this long is
                                closed; default 60 */
   int max_connections;      /* open connections at most; past it new ones are closed

@@ -34,6 +34,8 @@ static const cfg_key keys[] = {
     SIZE("server", "max_tokens", max_tokens, 3, 65536, 512),
     SIZE("server", "max_queued", max_queued, 1, 1 << 24, 4096),
     BOOL("server", "hold_early_retries", hold_early_retries, 1),
+    STR("server", "client_id_header", client_id_header, "x-client-id", 0),
+    BOOL("server", "trust_forwarded", trust_forwarded, 0),
     BOOL("server", "auto_truncate", auto_truncate, 0),
     INT("server", "idle_timeout_s", idle_timeout_s, 1, 86400, 60),
     INT("server", "max_connections", max_connections, 16, 1000000, 4096),

@@ -1,6 +1,7 @@
 /* src/serve/holdq.c — refusals answered later: the rule (serve_hold_decide:
- * the same request again, on the same keep-alive connection, before the
- * return slot its last 429 gave) and the queue that carries it out
+ * an identified client's request, from any connection, before the return
+ * slot its last 429 gave, or, for a connection that is its client's own,
+ * the same request again on it; client_id.h says who is identified) and the queue that carries it out
  * (suspended connections that a timer thread resumes at their due times;
  * server.hold_early_retries). A client that resends every 429 at once so
  * costs about one refusal per slot instead of as many as the cores can
@@ -82,13 +83,20 @@ uint64_t serve_body_sig(const char *b, size_t n) {
   return h | 1; /* never 0: 0 is "nothing refused yet" */
 }
 
+uint64_t serve_hold_until(uint64_t told_ns, uint64_t now, bool may_hold) {
+  if (!may_hold || told_ns <= now) return 0;
+  return told_ns - now < SERVE_HOLD_MAX_NS ? told_ns : now + SERVE_HOLD_MAX_NS;
+}
+
+uint64_t serve_hold_told(uint64_t now, double retry_after_s) {
+  double ra = retry_after_s > 0 && retry_after_s < 3600 ? retry_after_s : 0;
+  return now + (uint64_t)(ra * 1e9);
+}
+
 uint64_t serve_hold_decide(conn_state *cs, uint64_t now, double retry_after_s, uint64_t sig,
                            bool may_hold) {
-  uint64_t until = 0;
-  if (may_hold && cs->told_ns > now && cs->refused_sig == sig)
-    until = cs->told_ns - now < SERVE_HOLD_MAX_NS ? cs->told_ns : now + SERVE_HOLD_MAX_NS;
-  double ra = retry_after_s > 0 && retry_after_s < 3600 ? retry_after_s : 0;
-  cs->told_ns = now + (uint64_t)(ra * 1e9);
+  uint64_t until = cs->refused_sig == sig ? serve_hold_until(cs->told_ns, now, may_hold) : 0;
+  cs->told_ns = serve_hold_told(now, retry_after_s);
   cs->refused_sig = sig;
   return until;
 }

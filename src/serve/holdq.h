@@ -41,6 +41,14 @@ uint64_t serve_body_sig(const char *body, size_t len);
 uint64_t serve_hold_decide(conn_state *cs, uint64_t now, double retry_after_s, uint64_t sig,
                            bool may_hold);
 
+/* The same rule for a slot kept elsewhere (an identified client's, in
+ * client_id.h's table): a request refused at `now` whose client was told
+ * `told_ns` is held to that slot (at most SERVE_HOLD_MAX_NS) when
+ * `may_hold` and the slot is still ahead; returns when to answer, or 0.
+ * serve_hold_told: the slot a refusal with retry_after_s tells. Pure. */
+uint64_t serve_hold_until(uint64_t told_ns, uint64_t now, bool may_hold);
+uint64_t serve_hold_told(uint64_t now, double retry_after_s);
+
 /* Start the queue and its timer thread. AT_OK, AT_ERR_NOMEM, AT_ERR_INTERNAL. */
 at_status serve_holdq_create(serve_holdq **out);
 /* Count the one piece of `wait` (a countdown of 1, already suspended by

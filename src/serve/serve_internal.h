@@ -21,6 +21,7 @@
 #include "serve/auth.h"
 #include "serve/conn_wait.h"
 #include "serve/errors.h"
+#include "serve/client_id.h"
 #include "serve/holdq.h"
 #include "serve/metrics.h"
 #include "plan/rate.h"
@@ -120,6 +121,7 @@ struct at_server {
   atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
   atomic_uint_least64_t gen_refused;       /* generation requests refused by their forecast */
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
+  serve_slots *slots;        /* identified clients' return slots (NULL: holds off) */
   serve_auth auth;           /* API keys (none: every request passes) */
   serve_alog *alog;          /* access log (NULL: off) */
   pthread_mutex_t log_lock;  /* guards the libmicrohttpd warning rate limit: */
@@ -460,6 +462,8 @@ enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m);
  * and retry-after-ms from ra_s for a 429, at once or, with hold_until, at
  * that time. */
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
+/* Who request r is from (client_id.h), from its headers. */
+serve_client serve_client_of(req_ctx *r);
 enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *msg, uint64_t now,
                                    uint64_t hold_until, double ra_s);
 /* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})

@@ -139,12 +139,32 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
   return serve_refusal_send(r, status, msg, now, hold_until, ra_s);
 }
 
+serve_client serve_client_of(req_ctx *r) {
+  at_server *s = r->srv;
+  struct MHD_Connection *c = r->conn;
+  const char *h = s->cfg.client_id_header;
+  return serve_client_from(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "authorization"),
+                           h[0] ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, h) : NULL,
+                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-forwarded-for"),
+                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "forwarded"),
+                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "via"), s->auth.n > 0,
+                           s->cfg.trust_forwarded);
+}
+
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold) {
-  if (!r->cs) return 0;
-  uint64_t hold_until =
-      serve_hold_decide(r->cs, now, *ra_s, serve_body_sig(r->body, r->body_len), may_hold);
-  if (hold_until)
-    *ra_s = (double)(r->cs->told_ns > hold_until ? r->cs->told_ns - hold_until : 0) / 1e9;
+  at_server *s = r->srv;
+  if (!s->slots) return 0; /* holds off */
+  serve_client who = serve_client_of(r);
+  uint64_t hold_until = 0, told = 0;
+  if (who.kind == CLIENT_ID) { /* one slot across its connections, whatever it sends */
+    told = serve_hold_told(now, *ra_s);
+    hold_until = serve_hold_until(serve_slots_swap(s->slots, who.id, told), now, may_hold);
+  } else if (who.kind == CLIENT_CONN && r->cs) { /* its own connection: the same request again */
+    hold_until =
+        serve_hold_decide(r->cs, now, *ra_s, serve_body_sig(r->body, r->body_len), may_hold);
+    told = r->cs->told_ns;
+  } /* else anonymous behind a proxy: never held */
+  if (hold_until) *ra_s = (double)(told > hold_until ? told - hold_until : 0) / 1e9;
   return hold_until;
 }
 
@@ -927,6 +947,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   at_status st = s->metrics ? serve_load_models(s) : at_fail(AT_ERR_NOMEM, "out of memory");
   if (st == AT_OK && cfg->generator.enabled) st = serve_load_generator(s);
   if (st == AT_OK && cfg->hold_early_retries) st = serve_holdq_create(&s->holdq);
+  if (st == AT_OK && cfg->hold_early_retries) st = serve_slots_create(1u << 14, &s->slots);
   if (st != AT_OK) {
     at_server_stop(s);
     return st;
@@ -1055,6 +1076,7 @@ void at_server_stop(at_server *s) {
     for (int k = 0; k < m->n_prompts; k++) free(m->prompt_name[k]), free(m->prompt_text[k]);
   }
   serve_holdq_destroy(s->holdq); /* a start that failed before the daemon ran */
+  serve_slots_destroy(s->slots);
   at_metrics_destroy(s->metrics);
   pthread_key_delete(s->ws_key);
   pthread_cond_destroy(&s->idle);

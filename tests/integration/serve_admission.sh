@@ -177,6 +177,39 @@ logits "$BODY" >"$SERVE_TMP/got"
 awk 'NR == FNR {ref[FNR - 1] = $1; next} {d = $1 - ref[(FNR - 1) % 3]; if (d < -1e-5 || d > 1e-5) bad++; n++}
      END {exit !(n == 6 && !bad)}' "$SERVE_TMP/ref" "$SERVE_TMP/got" || \
   fail "V2 tensor logits differ from the text path's $(tr '\n' ' ' <"$SERVE_TMP/ref"): $BODY"; ok
+
+# --- 4b. holds follow clients, not connections (issue 41): during another
+# burst, a client named by x-client-id that comes back early on a NEW
+# connection with another body is held to its slot; requests through a
+# proxy (X-Forwarded-For, not trusted) are anonymous: the same body again
+# on the same connection is never held. Seen to fail before: the first held
+# nothing (a new connection), the second held every early repeat.
+hey -z 8s -c 200 -m POST -T application/json -d "$text4" "$BASE/predict" >/dev/null 2>&1 &
+hey_pid=$!
+id_held=0 px_pairs=0 px_held=0
+for _ in $(seq 1 300); do
+  kill -0 "$hey_pid" 2>/dev/null || break
+  if [ "$id_held" = 0 ]; then # Connection: close, so --next opens a new one
+    curl -s -o /dev/null -D "$SERVE_TMP/i1" -H 'x-client-id: probe-a' -H 'x-deadline-ms: 5' \
+      -H 'Connection: close' -d "$text4" "$BASE/predict" --next -s -o /dev/null -D "$SERVE_TMP/i2" \
+      -H 'x-client-id: probe-a' -H 'x-deadline-ms: 5' -d '{"inputs":["another text","and one more"]}' \
+      "$BASE/predict"
+    grep -q '^HTTP/1.1 429' "$SERVE_TMP/i1" && grep -qi '^x-held-ms: [0-9]' "$SERVE_TMP/i2" && id_held=1
+  fi
+  curl -s -o /dev/null -D "$SERVE_TMP/p1" -H 'X-Forwarded-For: 192.0.2.7' -H 'x-deadline-ms: 5' \
+    -d "$text4" "$BASE/predict" --next -s -o /dev/null -D "$SERVE_TMP/p2" \
+    -H 'X-Forwarded-For: 198.51.100.9' -H 'x-deadline-ms: 5' -d "$text4" "$BASE/predict"
+  if grep -q '^HTTP/1.1 429' "$SERVE_TMP/p1" && grep -q '^HTTP/1.1 429' "$SERVE_TMP/p2"; then
+    px_pairs=$((px_pairs + 1))
+    grep -qi '^x-held-ms' "$SERVE_TMP/p2" && px_held=$((px_held + 1))
+  fi
+  [ "$id_held" = 1 ] && [ "$px_pairs" -ge 5 ] && break
+done
+kill "$hey_pid" 2>/dev/null; wait "$hey_pid" 2>/dev/null || true
+[ "$id_held" = 1 ] || fail "an identified client's early retry on a new connection was never held"
+[ "$px_pairs" -ge 1 ] || fail "no proxied pair was refused twice during the burst"
+[ "$px_held" = 0 ] || fail "$px_held of $px_pairs anonymous proxied repeats were held"; ok
+echo "holds by client: an identified early retry held on a new connection; $px_pairs proxied pairs, none held"
 quiesce
 stop_server
 

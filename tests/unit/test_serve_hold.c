@@ -5,10 +5,16 @@
  * sharing it — never is (the first version held any request, and an
  * open-loop pool at ρ = 5 answered in 437 ms at p99); a request on time
  * is not; holds off or a non-deadline refusal never hold, but every
- * refusal is remembered. The queue starts, flushes and stops clean (its
- * resumes are exercised through the real server: serve_admission.sh). */
+ * refusal is remembered. Who a client is (serve_client_from): its API key,
+ * then its client-id header, then (trusted proxy only) the forwarded
+ * address; a connection without forwarding headers is its own client; a
+ * proxied request otherwise is anonymous. An identified client's slot holds
+ * across connections and bodies; the slot table keeps clients apart and
+ * gives up passed slots first. The queue starts, flushes and stops clean
+ * (its resumes are exercised through the real server: serve_admission.sh). */
 #include <string.h>
 
+#include "serve/client_id.h"
 #include "serve/holdq.h"
 #include "testutil.h"
 
@@ -57,6 +63,66 @@ static void test_signature(void **state) {
   assert_true(serve_body_sig(NULL, 0) != 0);
 }
 
+static void test_client_identity(void **state) {
+  (void)state;
+  /* the key wins when the server checks keys; ignored otherwise */
+  serve_client k1 = serve_client_from("Bearer key-one", "app-7", NULL, NULL, NULL, true, false);
+  serve_client k2 = serve_client_from("Bearer key-two", "app-7", NULL, NULL, NULL, true, false);
+  serve_client c7 = serve_client_from("Bearer key-one", "app-7", NULL, NULL, NULL, false, false);
+  serve_client c7b = serve_client_from(NULL, "app-7", "10.0.0.1", NULL, NULL, false, false);
+  assert_int_equal(k1.kind, CLIENT_ID);
+  assert_true(k1.id != 0 && k1.id != k2.id && k1.id != c7.id);
+  assert_int_equal(c7.kind, CLIENT_ID);
+  assert_true(c7.id == c7b.id); /* the header names it wherever it comes from */
+  /* a header value equal to a key is another identity (kind tags) */
+  serve_client ck = serve_client_from(NULL, "key-one", NULL, NULL, NULL, false, false);
+  assert_true(ck.id != k1.id);
+  /* forwarded: trusted -> the last hop; not trusted -> anonymous */
+  serve_client f1 = serve_client_from(NULL, NULL, "1.2.3.4, 10.0.0.9 ", NULL, NULL, false, true);
+  serve_client f2 = serve_client_from(NULL, NULL, "10.0.0.9", NULL, NULL, false, true);
+  serve_client f3 = serve_client_from(NULL, NULL, "10.0.0.8", NULL, NULL, false, true);
+  assert_int_equal(f1.kind, CLIENT_ID);
+  assert_true(f1.id == f2.id && f1.id != f3.id);
+  assert_int_equal(serve_client_from(NULL, NULL, "10.0.0.9", NULL, NULL, false, false).kind,
+                   CLIENT_NONE);
+  assert_int_equal(serve_client_from(NULL, NULL, NULL, "for=1.2.3.4", NULL, false, true).kind,
+                   CLIENT_NONE);
+  assert_int_equal(serve_client_from(NULL, NULL, NULL, NULL, "1.1 nginx", false, false).kind,
+                   CLIENT_NONE);
+  assert_int_equal(serve_client_from(NULL, "", NULL, NULL, NULL, false, false).kind, CLIENT_CONN);
+  assert_int_equal(serve_client_from("Bearer k", NULL, NULL, NULL, NULL, false, false).kind,
+                   CLIENT_CONN);
+}
+
+static void test_slots(void **state) {
+  (void)state;
+  serve_slots *t;
+  assert_int_equal(serve_slots_create(12, &t), AT_ERR_INVALID_ARG);
+  assert_int_equal(serve_slots_create(16, &t), AT_OK);
+  /* a client's slot, told at 1040 ms: an early request (any connection,
+   * any body) is held to it; another client is not */
+  assert_int_equal(serve_slots_swap(t, 11, serve_hold_told(1000 * MS, 0.040)), 0);
+  uint64_t old = serve_slots_swap(t, 11, serve_hold_told(1001 * MS, 0.050));
+  assert_int_equal(old, 1040 * MS);
+  assert_int_equal(serve_hold_until(old, 1001 * MS, true), 1040 * MS);
+  assert_int_equal(serve_hold_until(old, 1001 * MS, false), 0);
+  assert_int_equal(serve_hold_until(old, 1041 * MS, true), 0); /* on time */
+  assert_int_equal(serve_slots_swap(t, 13, 1 * MS), 0);
+  /* far out: held at most SERVE_HOLD_MAX_NS */
+  assert_int_equal(serve_hold_until(1000 * MS + 10 * SERVE_HOLD_MAX_NS, 1000 * MS, true),
+                   1000 * MS + SERVE_HOLD_MAX_NS);
+  /* full: 40 clients in 16 entries, each keeps its own slot while it lasts,
+   * and a client still in the table reads back its own slot, never another's */
+  for (uint64_t id = 101; id < 141; id += 2) serve_slots_swap(t, id, id * MS);
+  for (uint64_t id = 101; id < 141; id += 2) {
+    uint64_t got = serve_slots_swap(t, id, id * MS);
+    assert_true(got == 0 || got == id * MS);
+  }
+  assert_int_equal(serve_slots_swap(t, 139, 5 * MS), 139 * MS); /* the last one written */
+  serve_slots_destroy(t);
+  serve_slots_destroy(NULL);
+}
+
 static void test_queue_flush(void **state) {
   (void)state;
   serve_holdq *q = NULL;
@@ -72,6 +138,8 @@ int main(void) {
       cmocka_unit_test(test_same_request_early_is_held),
       cmocka_unit_test(test_signature),
       cmocka_unit_test(test_queue_flush),
+      cmocka_unit_test(test_client_identity),
+      cmocka_unit_test(test_slots),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

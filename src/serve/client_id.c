@@ -1,0 +1,109 @@
+/* src/serve/client_id.c — a request's client identity and the identified
+ * clients' return slots (client_id.h says which identity wins and why).
+ *
+ * DESIGN
+ *   Identities are hashed (FNV-1a over a kind tag and the value), so the
+ *   table keeps no key or header text. The slot table is open-addressed
+ *   with a probe run of SLOT_PROBE entries under one mutex: a lookup is a
+ *   handful of compares, taken only on a refusal.
+ */
+#include "serve/client_id.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/internal.h"
+
+#define SLOT_PROBE 8
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static serve_client id_of(char tag, const char *s, size_t n) {
+  uint64_t h = fnv(1469598103934665603ull, &tag, 1);
+  return (serve_client){CLIENT_ID, fnv(h, s, n) | 1};
+}
+
+/* The last entry of an X-Forwarded-For list, trimmed; NULL if empty. */
+static const char *last_hop(const char *xff, size_t *len) {
+  const char *start = strrchr(xff, ',');
+  start = start ? start + 1 : xff;
+  while (*start == ' ' || *start == '\t') start++;
+  size_t n = strlen(start);
+  while (n && (start[n - 1] == ' ' || start[n - 1] == '\t')) n--;
+  *len = n;
+  return n ? start : NULL;
+}
+
+serve_client serve_client_from(const char *auth, const char *client_hdr, const char *xff,
+                               const char *forwarded, const char *via, bool keys_on,
+                               bool trust_forwarded) {
+  if (keys_on && auth && strncasecmp(auth, "Bearer ", 7) == 0 && auth[7])
+    return id_of('k', auth + 7, strlen(auth + 7));
+  if (client_hdr && client_hdr[0]) return id_of('c', client_hdr, strlen(client_hdr));
+  size_t n;
+  const char *hop;
+  if (trust_forwarded && xff && (hop = last_hop(xff, &n))) return id_of('a', hop, n);
+  if (xff || forwarded || via) return (serve_client){CLIENT_NONE, 0};
+  return (serve_client){CLIENT_CONN, 0};
+}
+
+typedef struct slot {
+  uint64_t id, told_ns;
+} slot;
+
+struct serve_slots {
+  pthread_mutex_t lock;
+  size_t mask;
+  slot *s;
+};
+
+at_status serve_slots_create(size_t cap, serve_slots **out) {
+  *out = NULL;
+  if (cap < SLOT_PROBE || (cap & (cap - 1)))
+    return at_fail(AT_ERR_INVALID_ARG, "slot table: %zu is not a power of two >= %d", cap,
+                   SLOT_PROBE);
+  serve_slots *t = calloc(1, sizeof *t);
+  if (!t || !(t->s = calloc(cap, sizeof *t->s))) {
+    free(t);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  pthread_mutex_init(&t->lock, NULL);
+  t->mask = cap - 1;
+  *out = t;
+  return AT_OK;
+}
+
+void serve_slots_destroy(serve_slots *t) {
+  if (!t) return;
+  pthread_mutex_destroy(&t->lock);
+  free(t->s);
+  free(t);
+}
+
+uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns) {
+  uint64_t old = 0;
+  pthread_mutex_lock(&t->lock);
+  size_t home = (size_t)(id ^ (id >> 29)) & t->mask, take = home;
+  bool found = false;
+  for (size_t k = 0; k < SLOT_PROBE; k++) {
+    slot *e = &t->s[(home + k) & t->mask];
+    if (e->id == id) {
+      take = (home + k) & t->mask, found = true;
+      break;
+    }
+    /* the first empty entry, else the earliest slot of the run (a passed
+     * one first); entries are never emptied, so the id is not past an
+     * empty one */
+    if (t->s[take].id != 0 && (e->id == 0 || e->told_ns < t->s[take].told_ns))
+      take = (home + k) & t->mask;
+  }
+  if (found) old = t->s[take].told_ns;
+  t->s[take] = (slot){id, told_ns};
+  pthread_mutex_unlock(&t->lock);
+  return old;
+}
