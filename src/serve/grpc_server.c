@@ -926,6 +926,17 @@ static void model_infer(gcall *c, const uint8_t *data, size_t len) {
     answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "\"inputs\" must be a non-empty list of tensors");
     return;
   }
+  /* Triton's classification extension would change what an output holds:
+   * refused, not ignored (docs/api.md, "Conformance") */
+  for (size_t k = 0; k < c->req->n_outputs; k++)
+    for (size_t i = 0; i < c->req->outputs[k]->n_parameters; i++)
+      if (!strcmp(c->req->outputs[k]->parameters[i]->key, "classification")) {
+        answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT,
+               "outputs[%zu]: the classification extension is not supported: ask for "
+               "\"probabilities\" and rank them",
+               k);
+        return;
+      }
   c->text = !strcmp(c->req->inputs[0]->datatype, "BYTES");
   if (c->text)
     infer_text(c);

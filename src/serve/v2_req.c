@@ -450,6 +450,15 @@ int v2_req_parse_bin(json_t *body, const unsigned char *bin, size_t bin_len, con
                oi);
       return 400;
     }
+    if (json_is_object(op) && json_object_get(op, "classification")) {
+      /* Triton's classification extension would change what the output
+       * holds: refused, not ignored */
+      snprintf(err, cap,
+               "\"outputs\"[%zu]: the classification extension is not supported: ask for "
+               "\"probabilities\" and rank them",
+               oi);
+      return 400;
+    }
     q->out_bin[q->n_out_names] = bd ? (signed char)json_is_true(bd) : -1;
     snprintf(q->out_name_store[q->n_out_names], sizeof q->out_name_store[0], "%s",
              json_string_value(nm));

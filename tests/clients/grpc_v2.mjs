@@ -118,6 +118,9 @@ if (mode === "rpcs") {
     grpc.status.INVALID_ARGUMENT, /holds 88 bytes; shape \[2, 6\] of INT64 needs 96/, "raw size");
   await refused(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("")] } }] },
     grpc.status.INVALID_ARGUMENT, /empty string/, "empty text");
+  await refused(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("a film")] } }],
+    outputs: [{ name: "logits", parameters: { classification: { int64_param: 2 } } }] },
+    grpc.status.INVALID_ARGUMENT, /classification extension is not supported/, "classification output");
   await refused(client, "ModelInfer", { model_name: model, inputs: [{ name: "nope", datatype: "INT64", shape: [1, 1] }] },
     grpc.status.INVALID_ARGUMENT, /has no input 'nope'|takes \d+ inputs/, "unknown input");
   await refused(client, "ModelInfer", { model_name: model, inputs: onnx.map((n) => ({ name: n, datatype: "INT64", shape: [2, S] })),

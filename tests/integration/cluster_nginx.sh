@@ -57,8 +57,8 @@ answered() { # 200s per replica, as "a b"
 r0=$(refusals)
 hey -n 3000 -c 6 -m POST -T application/json -d '{"inputs": "the movie was good"}' "$URL/predict" > "$D/hey1.txt"
 r1=$(refusals)
-c429=$(awk '/\[429\]/ { print $2 }' "$D/hey1.txt"); c429=${c429:-0}
-c200=$(awk '/\[200\]/ { print $2 }' "$D/hey1.txt"); c200=${c200:-0}
+c429=$(awk '$1 == "[429]" { print $2 }' "$D/hey1.txt"); c429=${c429:-0}
+c200=$(awk '$1 == "[200]" { print $2 }' "$D/hey1.txt"); c200=${c200:-0}
 other=$(awk '/^  \[[0-9]+\]/ && $1 != "[200]" && $1 != "[429]"' "$D/hey1.txt")
 [ -z "$other" ] || fail "statuses other than 200/429 through nginx: $other"
 [ $((c200 + c429)) -eq 3000 ] || fail "hey got $c200 + $c429 answers of 3000: $(cat "$D/hey1.txt")"
@@ -85,7 +85,7 @@ wait $hp || fail "hey failed"
 other=$(awk '/^  \[[0-9]+\]/ && $1 != "[200]" && $1 != "[429]"' "$D/hey2.txt")
 [ -z "$other" ] || fail "a draining replica showed through nginx: $other"
 grep -q "Error distribution" "$D/hey2.txt" && fail "connection errors while a replica drained: $(sed -n '/Error distribution/,$p' "$D/hey2.txt")"
-n2=$(awk '/\[200\]/ { print $2 }' "$D/hey2.txt")
+n2=$(awk '$1 == "[200]" { print $2 }' "$D/hey2.txt")
 [ "${n2:-0}" -gt 0 ] || fail "nothing answered while a replica drained"
 for _ in $(seq 1 100); do [ -e "$D/replica-1.exit" ] && break; sleep 0.1; done
 [ "$(cat "$D/replica-1.exit" 2>/dev/null)" = 0 ] || fail "the drained replica exited $(cat "$D/replica-1.exit" 2>/dev/null)"
@@ -110,8 +110,8 @@ ok3() { # 200s over the three replicas
 b0=$(ok3)
 hey -n 2000 -c 2 -m POST -T application/json -d '{"inputs": "the movie was good"}' "$URL/predict" > "$D/hey3.txt"
 b1=$(ok3)
-c200=$(awk '/\[200\]/ { print $2 }' "$D/hey3.txt"); c200=${c200:-0}
-c429=$(awk '/\[429\]/ { print $2 }' "$D/hey3.txt"); c429=${c429:-0}
+c200=$(awk '$1 == "[200]" { print $2 }' "$D/hey3.txt"); c200=${c200:-0}
+c429=$(awk '$1 == "[429]" { print $2 }' "$D/hey3.txt"); c429=${c429:-0}
 [ $((c200 + c429)) -eq 2000 ] || fail "3 replicas: hey got $c200 + $c429 answers of 2000: $(cat "$D/hey3.txt")"
 [ "$c200" -eq $((b1 - b0)) ] || fail "3 replicas: clients got $c200 200s, the replicas counted $((b1 - b0))"
 [ "$c200" -ge 1980 ] || fail "3 replicas, 2 clients: only $c200 of 2000 were 200"

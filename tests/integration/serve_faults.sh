@@ -50,7 +50,7 @@ unset ANYTIME_FAULTS
 send40 "injected fault"
 [ "$fails" -eq 10 ] && [ "$oks" -eq 30 ] || fail "$fails of 40 failed, want 10 ($oks answered)"
 hey -n 400 -c 8 -m POST -T application/json -d "$P" "$BASE/predict" > "$SERVE_TMP/hey.txt"
-n200=$(awk '/\[200\]/ { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '/\[500\]/ { print $2 }' "$SERVE_TMP/hey.txt")
+n200=$(awk '$1 == "[200]" { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '$1 == "[500]" { print $2 }' "$SERVE_TMP/hey.txt")
 [ $(( ${n200:-0} + ${n500:-0} )) -eq 400 ] || fail "400 concurrent requests got ${n200:-0} + ${n500:-0} answers: $(cat "$SERVE_TMP/hey.txt")"
 [ "${n500:-0}" -ge 50 ] || fail "only ${n500:-0} of 400 concurrent requests failed; every 4th Run should"
 [ "$(metric 'anytime_planner_release_errors_total')" = 0 ] || fail "release errors after failed Runs"
@@ -69,7 +69,7 @@ V2='{"inputs":[{"name":"input_ids","shape":[1,3],"datatype":"INT64","data":[2,7,
 send40 "out of memory" /v2/models/tiny-classifier/infer "$V2"
 [ "$fails" -eq 10 ] && [ "$oks" -eq 30 ] || fail "failing allocations: $fails of 40 failed, want 10 ($oks answered)"
 hey -n 400 -c 8 -m POST -T application/json -d "$P" "$BASE/predict" > "$SERVE_TMP/hey.txt"
-n200=$(awk '/\[200\]/ { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '/\[500\]/ { print $2 }' "$SERVE_TMP/hey.txt")
+n200=$(awk '$1 == "[200]" { print $2 }' "$SERVE_TMP/hey.txt"); n500=$(awk '$1 == "[500]" { print $2 }' "$SERVE_TMP/hey.txt")
 [ "${n200:-0}" -eq 300 ] && [ "${n500:-0}" -eq 100 ] ||
   fail "400 concurrent requests with every 4th allocation failing: ${n200:-0} x 200, ${n500:-0} x 500"
 [ "$(metric 'anytime_planner_release_errors_total')" = 0 ] || fail "release errors after failed allocations"

@@ -78,6 +78,10 @@ static void test_v2_limits(void **state) {
       {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"a\"]}],"
        "\"outputs\":[{\"name\":\"embedding\"}]}",
        400},
+      /* Triton's classification extension: refused, not ignored */
+      {"{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"a\"]}],"
+       "\"outputs\":[{\"name\":\"logits\",\"parameters\":{\"classification\":2}}]}",
+       400},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     json_t *b = body_of(cases[i].body);
