@@ -125,6 +125,19 @@ typedef struct at_sim_params {
    * once. Each closed-loop client is one keep-alive connection; open-loop
    * attempts are never held. Default true, as the server. */
   bool hold_early_retries;
+  /* The server's slots that belong to clients (server.c serve_admit): a
+   * request of a client that comes back more than 1 ms before the return
+   * slot its last refusal gave is refused before the planner — it neither
+   * takes capacity nor counts as demand — and told the same slot (held to
+   * it with hold_early_retries). The server does this for identified
+   * clients (API key, x-client-id, trusted forwarded address); each
+   * closed-loop client here is one. Default false (the old rule). */
+  bool client_slots;
+  /* Mixed populations: with clients RETRY_AFTER, this share of the
+   * closed-loop clients (the first round(share·N)) resend every 429 at once
+   * (RETRY) instead. 0..1, default 0. The result splits the figures by
+   * kind (within_by_kind, clients_by_kind). */
+  double retry_now_share;
   /* AT_SIM_BURST; defaults 200 clients for 2 s, then 8 clients with think
    * 0.020 s for 3 s */
   int burst_clients;
@@ -213,6 +226,14 @@ typedef struct at_sim_result {
   uint64_t retried;
   double retried_share;
   double goodput_per_replica_rps;
+  /* By the kind of client that sent the attempt (closed-loop clients only;
+   * open-loop attempts are not counted here): clients, attempts sent and
+   * 200s within the deadline in the measured window, and refusals made
+   * before the planner for a client early for its slot (client_slots). */
+  int clients_by_kind[AT_SIM_N_CLIENTS];
+  uint64_t sent_by_kind[AT_SIM_N_CLIENTS];
+  uint64_t within_by_kind[AT_SIM_N_CLIENTS];
+  uint64_t early_refused;
 } at_sim_result;
 
 /* Defaults as documented on each field; variants NULL (the caller must set

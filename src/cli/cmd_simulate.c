@@ -54,7 +54,12 @@ static void help(void) {
       "  --retry-after-header  retry-after/openai clients wait the whole seconds of the\n"
       "                     Retry-After header, not the decision's exact retry_after_s\n"
       "  --no-hold          answer every refusal at once (the server's\n"
-      "                     server.hold_early_retries: false)\n"
+      "                     server.hold_early_retries: false)\n"      "  --client-slots     the server's slots that belong to clients: a client back\n"
+      "                     before its return slot is refused before the planner (the\n"
+      "                     server does this for clients it can identify)\n"
+      "  --retry-now-share F  with --clients retry-after: this share of the clients\n"
+      "                     resend at once instead (a mixed population; the JSON gives\n"
+      "                     per-client goodput of each kind)\n"
       "  --late-prob P      a late host: with probability P an answer is written an\n"
       "                     exponential --late-ms (mean, default 8) after its Run, idle\n"
       "                     or queued alike, as when the load generator holds a core\n"
@@ -114,6 +119,8 @@ typedef struct opts {
   double late_prob, late_ms;
   double len_short, len_long, len_share, len_cost; /* --lengths, --len-cost (-1: not set) */
   bool no_noise, length_blind, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
+  bool client_slots;
+  double retry_now_share;
   bool duration_set;
 } opts;
 
@@ -165,6 +172,7 @@ static int parse_args(int argc, char **argv, opts *o) {
                  : !strcmp(a, "--json")               ? &o->json
                  : !strcmp(a, "--retry-after-header") ? &o->ra_header
                  : !strcmp(a, "--no-hold")            ? &o->no_hold
+                 : !strcmp(a, "--client-slots")       ? &o->client_slots
                  : !strcmp(a, "--cluster")            ? &o->cluster
                  : !strcmp(a, "--no-lb-retry")        ? &o->no_lb_retry
                  : !strcmp(a, "--length-blind")       ? &o->length_blind
@@ -190,6 +198,8 @@ static int parse_args(int argc, char **argv, opts *o) {
       rc = num(a, v, 0.01, 1e6, &o->duration), o->duration_set = true;
     else if (!strcmp(a, "--replicas"))
       rc = num(a, v, 1, AT_SIM_MAX_REPLICAS, &o->replicas);
+    else if (!strcmp(a, "--retry-now-share"))
+      rc = num(a, v, 0, 1, &o->retry_now_share);
     else if (!strcmp(a, "--warmup"))
       rc = num(a, v, 0, 1e6, &o->warmup);
     else if (!strcmp(a, "--seed"))
@@ -309,6 +319,8 @@ static void apply_opts(const opts *o, at_sim_params *sp) {
   sp->oracle = !o->no_oracle;
   sp->retry_after_header = o->ra_header;
   sp->hold_early_retries = !o->no_hold;
+  sp->client_slots = o->client_slots;
+  sp->retry_now_share = o->retry_now_share;
   if (o->replicas >= 1) sp->replicas = (int)o->replicas;
   sp->lb_retry = !o->no_lb_retry;
 }
@@ -341,6 +353,20 @@ static void print_json(const at_sim_params *sp, const at_sim_result *r) {
     json_object_set_new(o, "light_after", jnum(r->light_after));
   }
   json_object_set_new(o, "held", json_integer((json_int_t)r->held));
+  if (sp->retry_now_share > 0) { /* per client of each kind, within the deadline */
+    json_t *k = json_object();
+    static const at_sim_clients kinds[] = {AT_SIM_RETRY, AT_SIM_RETRY_AFTER};
+    for (int i = 0; i < 2; i++) {
+      int n = r->clients_by_kind[kinds[i]];
+      json_object_set_new(k, at_sim_clients_name(kinds[i]),
+                          json_pack("{s:i, s:o}", "clients", n, "goodput_per_client_rps",
+                                    jnum(n ? (double)r->within_by_kind[kinds[i]] / n /
+                                                 r->measured_s
+                                           : NAN)));
+    }
+    json_object_set_new(o, "by_kind", k);
+  }
+  json_object_set_new(o, "early_refused", json_integer((json_int_t)r->early_refused));
   if (r->replicas > 1) {
     json_object_set_new(o, "replicas", json_integer(r->replicas));
     json_object_set_new(o, "retried", json_integer((json_int_t)r->retried));

@@ -124,6 +124,8 @@ static at_status check_params(const at_sim_params *p) {
     return at_fail(AT_ERR_INVALID_ARG,
                    "simulator: burst needs burst_clients >= 0, light_clients >= 1, light_s > 1");
   if (p->max_attempts < 1) return at_fail(AT_ERR_INVALID_ARG, "simulator: max_attempts < 1");
+  if (!(p->retry_now_share >= 0 && p->retry_now_share <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "simulator: retry_now_share must be 0..1");
   if (!(p->long_share >= 0 && p->long_share <= 1) || !nonneg(p->short_tokens) ||
       !nonneg(p->long_tokens) || p->short_tokens > 1e5 || p->long_tokens > 1e5)
     return at_fail(AT_ERR_INVALID_ARG,
@@ -243,6 +245,10 @@ static void fill_result(sim *s, at_sim_result *r) {
   r->retried = a->retried;
   r->retried_share = a->sent ? (double)a->retried / (double)a->sent : NAN;
   r->goodput_per_replica_rps = r->goodput_rps / (double)s->R;
+  for (int k = 0; k < AT_SIM_N_CLIENTS; k++)
+    r->sent_by_kind[k] = a->sent_kind[k], r->within_by_kind[k] = a->within_kind[k];
+  for (int i = 0; i < s->ncl; i++) r->clients_by_kind[s->cl[i].kind]++;
+  r->early_refused = a->early;
 }
 
 /* One clairvoyant run on variant v: its goodput. */

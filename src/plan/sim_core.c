@@ -214,7 +214,10 @@ static void send_at(sim *s, int32_t ci, double t) {
     a->rep = (int16_t)balance(s, -1);
     s->rep[a->rep].conns++;
   }
-  if (in_window(s, t)) s->a.sent++;
+  if (in_window(s, t)) {
+    s->a.sent++;
+    if (ci >= 0) s->a.sent_kind[s->cl[ci].kind]++;
+  }
   push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
 }
 
@@ -263,9 +266,10 @@ static void answer(sim *s, int32_t id, bool ok, double tc, double ra) {
       s->a.answered++;
       s->a.by_variant[a->variant]++;
       s->a.acc_sum += s->p->variants[a->variant].accuracy;
-      if (good)
+      if (good) {
         s->a.within++;
-      else
+        if (a->client >= 0) s->a.within_kind[s->cl[a->client].kind]++;
+      } else
         s->a.late++;
       if (!grow((void **)&s->a.lat, &s->a.cap_lat, s->a.n_lat + 1, sizeof(double)))
         oom(s);
@@ -340,6 +344,21 @@ static void decide_planner(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
   int r = a->rep;
   sim_rep *rp = &s->rep[r];
+  /* the server's client slots: early for its slot, refused before the
+   * planner and told the same slot */
+  sim_client *own = a->client >= 0 && s->R == 1 ? &s->cl[a->client] : NULL;
+  if (own && s->p->client_slots && own->told_t > t + 1e-3) {
+    a->decide_t = t;
+    rp->conns--;
+    if (in_window(s, a->send_t)) s->a.early++;
+    double at = t;
+    if (s->p->hold_early_retries) {
+      at = fmin(own->told_t, t + AT_PLAN_HOLD_MAX_S);
+      if (in_window(s, a->send_t)) s->a.held++;
+    }
+    answer(s, id, false, at + s->p->rtt_s / 2, fmax(own->told_t - at, 0));
+    return;
+  }
   at_plan_request rq = {.deadline_s = s->p->deadline_s,
                         .age_s = t - a->arrive_t,
                         .n_texts = 1,
@@ -528,7 +547,10 @@ static at_status init_clients(sim *s, int n_clients) {
     } else if (burst) {
       *c = (sim_client){.kind = AT_SIM_RETRY, .think_s = 0, .stop_t = p->burst_s};
     } else {
-      *c = (sim_client){.kind = p->clients, .think_s = p->think_s, .stop_t = s->end_t};
+      at_sim_clients kind = p->clients;
+      if (kind == AT_SIM_RETRY_AFTER && i < (int)lround(p->retry_now_share * n_clients))
+        kind = AT_SIM_RETRY; /* a mixed population: these resend at once */
+      *c = (sim_client){.kind = kind, .think_s = p->think_s, .stop_t = s->end_t};
     }
     /* the first send: as if each had just finished thinking */
     double first =

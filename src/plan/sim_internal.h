@@ -99,6 +99,8 @@ typedef struct sim_acc {
   uint64_t overrun_n;
   uint64_t light_ok[2], light_n[2];
   uint64_t retried; /* attempts the balancer resent to another replica */
+  uint64_t sent_kind[AT_SIM_N_CLIENTS], within_kind[AT_SIM_N_CLIENTS];
+  uint64_t early; /* refused before the planner: early for the client's slot */
 } sim_acc;
 
 typedef struct sim {

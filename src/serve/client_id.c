@@ -85,6 +85,19 @@ void serve_slots_destroy(serve_slots *t) {
   free(t);
 }
 
+uint64_t serve_slots_get(serve_slots *t, uint64_t id) {
+  uint64_t told = 0;
+  pthread_mutex_lock(&t->lock);
+  size_t home = (size_t)(id ^ (id >> 29)) & t->mask;
+  for (size_t k = 0; k < SLOT_PROBE; k++)
+    if (t->s[(home + k) & t->mask].id == id) {
+      told = t->s[(home + k) & t->mask].told_ns;
+      break;
+    }
+  pthread_mutex_unlock(&t->lock);
+  return told;
+}
+
 uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns) {
   uint64_t old = 0;
   pthread_mutex_lock(&t->lock);

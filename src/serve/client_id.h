@@ -45,6 +45,8 @@ serve_client serve_client_from(const char *auth, const char *client_hdr, const c
 typedef struct serve_slots serve_slots;
 at_status serve_slots_create(size_t cap, serve_slots **out);
 void serve_slots_destroy(serve_slots *t);
+/* The slot client `id` was last told (0: none). */
+uint64_t serve_slots_get(serve_slots *t, uint64_t id);
 /* The slot client `id` was last told (0: none), replaced by `told_ns`. */
 uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns);
 

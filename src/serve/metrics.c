@@ -203,7 +203,7 @@ char *at_metrics_render(at_metrics *m, int64_t queued, at_metrics_extra_fn extra
           "# TYPE anytime_requests_total counter\n");
   for (series *s = m->head[0]; s; s = s->next)
     put(&b, "anytime_requests_total{%s} %llu\n", s->key, (unsigned long long)s->count);
-  put(&b, "# HELP anytime_rejections_total Requests refused at admission, by model and reason (deadline, infeasible, limit, queue_full).\n"
+  put(&b, "# HELP anytime_rejections_total Requests refused at admission, by model and reason (deadline, infeasible, limit, queue_full, early).\n"
           "# TYPE anytime_rejections_total counter\n");
   for (series *s = m->head[2]; s; s = s->next)
     put(&b, "anytime_rejections_total{%s} %llu\n", s->key, (unsigned long long)s->count);

@@ -427,7 +427,7 @@ at_status serve_load_models(at_server *s) {
       return at_fail(st, "model '%s': planner: %s", m->name, detail);
     }
     /* every refusal reason shows from the start (0), so rate() works at once */
-    static const char *const k_reasons[] = {"deadline", "infeasible", "limit", "queue_full"};
+    static const char *const k_reasons[] = {"deadline", "infeasible", "limit", "queue_full", "early"};
     for (size_t k = 0; k < sizeof k_reasons / sizeof *k_reasons; k++)
       at_metrics_rejection_add(s->metrics, m->name, k_reasons[k], 0);
   }

@@ -730,6 +730,7 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
     *res = serve_error(r, 400, "x-ttft-ms and x-tpot-ms must be positive numbers of milliseconds");
     return -1;
   }
+  if (serve_refuse_early(r, gc->name, at_now_ns(), res)) return -1; /* its slot is kept */
   at_gen_load load[SERVE_MAX_GEN_LANES];
   at_gen_params par[SERVE_MAX_GEN_LANES];
   at_gen_forecast f[SERVE_MAX_GEN_LANES];

@@ -121,7 +121,7 @@ struct at_server {
   atomic_uint_least64_t held_refusals;     /* 429s answered at the client's return slot */
   atomic_uint_least64_t gen_refused;       /* generation requests refused by their forecast */
   serve_holdq *holdq;        /* held refusals (NULL: server.hold_early_retries off) */
-  serve_slots *slots;        /* identified clients' return slots (NULL: holds off) */
+  serve_slots *slots;        /* identified clients' return slots (client_id.h) */
   serve_auth auth;           /* API keys (none: every request passes) */
   serve_alog *alog;          /* access log (NULL: off) */
   pthread_mutex_t log_lock;  /* guards the libmicrohttpd warning rate limit: */
@@ -464,6 +464,12 @@ enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m);
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
 /* Who request r is from (client_id.h), from its headers. */
 serve_client serve_client_of(req_ctx *r);
+/* Slots that belong to clients: an identified client (client_id.h) back
+ * more than 1 ms before the return slot its last 429 gave is refused at
+ * once, before any planner — 429, the same slot, held to it when holds are
+ * on — and true is returned with *res the answer; else false. Counted as
+ * rejection reason "early". */
+bool serve_refuse_early(req_ctx *r, const char *model, uint64_t now, enum MHD_Result *res);
 enum MHD_Result serve_refusal_send(req_ctx *r, int status, const char *msg, uint64_t now,
                                    uint64_t hold_until, double ra_s);
 /* chat_prompt.c: the chat messages (each {"role", "content"[, "name"]})

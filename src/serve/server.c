@@ -153,7 +153,7 @@ serve_client serve_client_of(req_ctx *r) {
 
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold) {
   at_server *s = r->srv;
-  if (!s->slots) return 0; /* holds off */
+  if (!s->slots) return 0;
   serve_client who = serve_client_of(r);
   uint64_t hold_until = 0, told = 0;
   if (who.kind == CLIENT_ID) { /* one slot across its connections, whatever it sends */
@@ -230,9 +230,36 @@ void serve_learn_tokens(served_model *m, size_t bytes, size_t tokens, size_t n) 
                         memory_order_relaxed);
 }
 
+/* An identified client back more than this before its return slot is
+ * early: a client that waits as told arrives after it. */
+#define SLOT_EARLY_NS 1000000ull
+
+bool serve_refuse_early(req_ctx *r, const char *model, uint64_t now, enum MHD_Result *res) {
+  at_server *s = r->srv;
+  if (!s->slots) return false;
+  serve_client who = serve_client_of(r);
+  if (who.kind != CLIENT_ID) return false;
+  uint64_t told = serve_slots_get(s->slots, who.id);
+  if (told <= now + SLOT_EARLY_NS) return false;
+  /* the slot it was told is kept for it: refused before the planner (no
+   * capacity taken, no demand counted), told the same slot, and held to
+   * it when holds are on */
+  at_metrics_rejection(s->metrics, model, "early");
+  uint64_t hold_until = s->holdq ? serve_hold_until(told, now, true) : 0;
+  double ra_s = (double)(told - (hold_until ? hold_until : now)) / 1e9;
+  char msg[320];
+  snprintf(msg, sizeof msg,
+           "early: this client was told to come back %.3f ms from now (model '%s'); a request "
+           "before then is refused without being considered",
+           (double)(told - now) / 1e6, model);
+  *res = serve_refusal_send(r, 429, msg, now, hold_until, ra_s);
+  return true;
+}
+
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                  double tokens, enum MHD_Result *res) {
   uint64_t now = at_now_ns();
+  if (serve_refuse_early(r, m->name, now, res)) return false;
   at_plan_request rq = {.deadline_s = deadline_s,
                         .age_s = (double)(now - r->t0_ns) / 1e9,
                         .n_texts = (int)n_texts,
@@ -947,7 +974,7 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   at_status st = s->metrics ? serve_load_models(s) : at_fail(AT_ERR_NOMEM, "out of memory");
   if (st == AT_OK && cfg->generator.enabled) st = serve_load_generator(s);
   if (st == AT_OK && cfg->hold_early_retries) st = serve_holdq_create(&s->holdq);
-  if (st == AT_OK && cfg->hold_early_retries) st = serve_slots_create(1u << 14, &s->slots);
+  if (st == AT_OK) st = serve_slots_create(1u << 14, &s->slots);
   if (st != AT_OK) {
     at_server_stop(s);
     return st;

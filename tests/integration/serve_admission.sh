@@ -150,7 +150,7 @@ echo "closed loop: $good of $tot answers after 2.5 s were 200 (1-2.5 s: $good1 o
 # --- 3. metrics: refusals by reason, nothing left in flight, no bad release
 quiesce
 metrics=$(curl -s "$BASE/metrics")
-for r in deadline infeasible limit queue_full; do
+for r in deadline infeasible limit queue_full early; do
   grep -qE "^anytime_rejections_total\{model=\"tiny-classifier\",reason=\"$r\"\} [0-9]+$" <<<"$metrics" || \
     fail "no anytime_rejections_total for reason $r"
 done
@@ -178,9 +178,11 @@ awk 'NR == FNR {ref[FNR - 1] = $1; next} {d = $1 - ref[(FNR - 1) % 3]; if (d < -
      END {exit !(n == 6 && !bad)}' "$SERVE_TMP/ref" "$SERVE_TMP/got" || \
   fail "V2 tensor logits differ from the text path's $(tr '\n' ' ' <"$SERVE_TMP/ref"): $BODY"; ok
 
-# --- 4b. holds follow clients, not connections (issue 41): during another
-# burst, a client named by x-client-id that comes back early on a NEW
-# connection with another body is held to its slot; requests through a
+# --- 4b. slots and holds follow clients, not connections (issue 41):
+# during another burst, a client named by x-client-id that comes back early
+# on a NEW connection with another body and a 5 s deadline (which the
+# planner would admit) is refused before the planner and held to its slot
+# ("early"); requests through a
 # proxy (X-Forwarded-For, not trusted) are anonymous: the same body again
 # on the same connection is never held. Seen to fail before: the first held
 # nothing (a new connection), the second held every early repeat.
@@ -191,10 +193,18 @@ for _ in $(seq 1 300); do
   kill -0 "$hey_pid" 2>/dev/null || break
   if [ "$id_held" = 0 ]; then # Connection: close, so --next opens a new one
     curl -s -o /dev/null -D "$SERVE_TMP/i1" -H 'x-client-id: probe-a' -H 'x-deadline-ms: 5' \
-      -H 'Connection: close' -d "$text4" "$BASE/predict" --next -s -o /dev/null -D "$SERVE_TMP/i2" \
-      -H 'x-client-id: probe-a' -H 'x-deadline-ms: 5' -d '{"inputs":["another text","and one more"]}' \
-      "$BASE/predict"
-    grep -q '^HTTP/1.1 429' "$SERVE_TMP/i1" && grep -qi '^x-held-ms: [0-9]' "$SERVE_TMP/i2" && id_held=1
+      -H 'Connection: close' -d "$text4" "$BASE/predict" --next -s -o "$SERVE_TMP/i2b" \
+      -D "$SERVE_TMP/i2" -H 'x-client-id: probe-a' -H 'x-deadline-ms: 5000' \
+      -d '{"inputs":["another text","and one more"]}' "$BASE/predict"
+    # the early one is refused before the planner (its 5 s deadline would
+    # be admitted), held to the slot, and says why
+    ra1=$(tr -d '\r' <"$SERVE_TMP/i1" | awk -F': ' 'tolower($1) == "retry-after-ms" {print $2}')
+    if grep -q '^HTTP/1.1 429' "$SERVE_TMP/i1" && awk -v v="${ra1:-0}" 'BEGIN {exit !(v >= 20)}'; then
+      grep -q '^HTTP/1.1 429' "$SERVE_TMP/i2" && grep -qi '^x-held-ms: [0-9]' "$SERVE_TMP/i2" &&
+        grep -q 'early: this client was told' "$SERVE_TMP/i2b" ||
+        fail "an identified client back early (told $ra1 ms) was not refused for its slot: $(cat "$SERVE_TMP/i2" "$SERVE_TMP/i2b")"
+      id_held=1
+    fi
   fi
   curl -s -o /dev/null -D "$SERVE_TMP/p1" -H 'X-Forwarded-For: 192.0.2.7' -H 'x-deadline-ms: 5' \
     -d "$text4" "$BASE/predict" --next -s -o /dev/null -D "$SERVE_TMP/p2" \
@@ -206,10 +216,10 @@ for _ in $(seq 1 300); do
   [ "$id_held" = 1 ] && [ "$px_pairs" -ge 5 ] && break
 done
 kill "$hey_pid" 2>/dev/null; wait "$hey_pid" 2>/dev/null || true
-[ "$id_held" = 1 ] || fail "an identified client's early retry on a new connection was never held"
+[ "$id_held" = 1 ] || fail "no 429 of 20 ms or more to the identified client during the burst"
 [ "$px_pairs" -ge 1 ] || fail "no proxied pair was refused twice during the burst"
 [ "$px_held" = 0 ] || fail "$px_held of $px_pairs anonymous proxied repeats were held"; ok
-echo "holds by client: an identified early retry held on a new connection; $px_pairs proxied pairs, none held"
+echo "slots by client: an identified early request refused for its slot and held, on a new connection; $px_pairs proxied pairs, none held"
 quiesce
 stop_server
 
