@@ -51,6 +51,8 @@ static void help(void) {
       "                       ~/.cache/anytime/data, then pang-lee/test.csv)\n"
       "  --text TEXT          send this one text instead (no label: accuracy n/a)\n"
       "  --deadline-ms D      sent as x-deadline-ms; answers later than D are not goodput\n"
+      "  --client-ids P       closed loop: client k sends x-client-id: P-k, so the server\n"
+      "                       knows each client (its return slot is kept for it)\n"
       "  --completions N      POST /v1/completions bodies instead: {\"prompt\": --text,\n"
       "                       \"max_tokens\": N, \"temperature\": T} (needs --text)\n"
       "  --temperature T      with --completions (default 0.7)\n"
@@ -78,7 +80,7 @@ static void help(void) {
 
 /* Everything the command line says. */
 typedef struct opts {
-  const char *url, *data_path, *text, *out_path;
+  const char *url, *data_path, *text, *out_path, *client_ids;
   double rate, rho, capacity, duration, seed, deadline_ms;
   double conns, late_ms, drain_s;
   double clients, think_ms, burst_s, burst_clients;
@@ -105,6 +107,7 @@ static int parse_one(opts *o, const char *a, const char *v) {
   else if (strcmp(a, "--data") == 0) o->data_path = v;
   else if (strcmp(a, "--text") == 0) o->text = v;
   else if (strcmp(a, "--out") == 0) o->out_path = v;
+  else if (strcmp(a, "--client-ids") == 0) o->client_ids = v;
   else if (strcmp(a, "--rate") == 0) return num_arg(a, v, 1e-9, &o->rate);
   else if (strcmp(a, "--rho") == 0) return num_arg(a, v, 1e-9, &o->rho);
   else if (strcmp(a, "--capacity") == 0) return num_arg(a, v, 1e-9, &o->capacity);
@@ -398,7 +401,8 @@ int at_cli_loadgen(int argc, char **argv) {
                    .seed = (uint64_t)o.seed,
                    .spec = {.max_tokens = (int)o.completions,
                             .temperature = o.temperature >= 0 ? o.temperature : 0.7,
-                            .ttft_ms = o.ttft_ms, .tpot_ms = o.tpot_ms}};
+                            .ttft_ms = o.ttft_ms, .tpot_ms = o.tpot_ms,
+                            .client_prefix = o.client_ids}};
   if (lg_url_parse(o.url, &cfg.url) != 0) {
     fprintf(stderr, "anytime loadgen: --url must look like http://127.0.0.1:8000/predict\n");
     return AT_EXIT_USAGE;

@@ -83,6 +83,10 @@ typedef struct lg_request_spec {
   int max_tokens;
   double temperature;
   double ttft_ms, tpot_ms; /* > 0: the x-ttft-ms / x-tpot-ms headers */
+  /* closed loop, non-NULL: client k sends "x-client-id: <prefix>-<k>" (at
+   * most 64 bytes of prefix) */
+  const char *client_prefix;
+  int client;
 } lg_request_spec;
 
 /* Build a complete POST request for `text` as `spec` says. Returns its

@@ -179,8 +179,11 @@ long lg_build_request(const lg_url *u, const lg_request_spec *spec, const char *
   if (lg_json_escape(text, body, &bl, bcap - pl - 1) != 0) return -1;
   memcpy(body + bl, post, pl + 1);
   bl += pl;
-  char hdr[192] = "";
+  char hdr[288] = "";
   int ho = 0;
+  if (spec->client_prefix && spec->client_prefix[0])
+    ho += snprintf(hdr + ho, sizeof hdr - (size_t)ho, "x-client-id: %.64s-%d\r\n",
+                   spec->client_prefix, spec->client);
   if (spec->deadline_ms > 0)
     ho += snprintf(hdr + ho, sizeof hdr - (size_t)ho, "x-deadline-ms: %.3f\r\n", spec->deadline_ms);
   if (spec->ttft_ms > 0)

@@ -324,6 +324,7 @@ static void conn_start(run *r, conn *c, size_t req) {
   const lg_item *it = &r->data->items[x->item];
   lg_request_spec spec = r->cfg->spec;
   spec.deadline_ms = r->cfg->deadline_ms;
+  spec.client = (int)(c - r->conns); /* closed loop: client i is on conns[i] */
   long len = lg_build_request(&r->cfg->url, &spec, it->text, c->out, r->out_cap);
   c->req = (long)req;
   if (x->sent_s < 0) x->sent_s = elapsed(r);

@@ -177,10 +177,16 @@ static void test_escape_and_request(void **state) {
   assert_non_null(j);
   assert_string_equal(json_string_value(json_object_get(j, "inputs")), text);
   json_decref(j);
+  assert_null(strstr(buf, "x-client-id"));
   /* no deadline: no header */
   len = lg_build_request(&u, NULL, "x", buf, sizeof buf);
   buf[len] = '\0';
   assert_null(strstr(buf, "x-deadline-ms"));
+  /* --client-ids: client k names itself */
+  spec = (lg_request_spec){.client_prefix = "polite", .client = 17};
+  len = lg_build_request(&u, &spec, "x", buf, sizeof buf);
+  buf[len] = '\0';
+  assert_non_null(strstr(buf, "x-client-id: polite-17\r\n"));
   /* a completion: the prompt, max_tokens, temperature and the budgets */
   spec = (lg_request_spec){.max_tokens = 32, .temperature = 0.7, .ttft_ms = 500, .tpot_ms = 50};
   len = lg_build_request(&u, &spec, text, buf, sizeof buf);
