@@ -246,6 +246,14 @@ typedef struct at_planner_params {
    * so a client that retries a 429 at once costs about one refusal per
    * slot instead of as many as the cores can turn round. Default 0.25 s. */
   double retry_horizon_s;
+  /* Priority classes (at_plan_request.priority: 1 high, 0 normal, -1 low):
+   * while a higher class has offered work in the demand window, a request
+   * may fill only this share of its budget for each such class (normal
+   * beside high: priority_fill; low beside both: priority_fill^2). So lower
+   * classes are refused first and leave room in the queue for the higher
+   * ones, which arrive to a queue short enough for their deadline. With one
+   * class only nothing changes. (0, 1]; default 0.5. */
+  double priority_fill;
 } at_planner_params;
 
 /* The longest a server holds a refusal to its return slot (the server's
@@ -278,6 +286,8 @@ typedef struct at_plan_request {
                         from the bytes before tokenising); <= 0: unknown.
                         With a variant's length model each text is priced
                         at w(tokens) times the table (at_plan_variant) */
+  int priority;      /* 1 high, 0 normal (the default), -1 low; see
+                        at_planner_params.priority_fill */
 } at_plan_request;
 
 typedef struct at_plan_decision {

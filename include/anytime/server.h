@@ -136,6 +136,9 @@ typedef struct at_server_config {
   double adaptive_fill;     /* planner: share of the budget all but the cheapest variant may
                                fill, 0.1..1; < 0 = default */
   double window_s;          /* planner: demand-rate window, s; < 0 = default */
+  double priority_fill;     /* planner: the share of its budget a request may fill per
+                               higher priority class with traffic (x-priority),
+                               0.01..1; < 0 = default (0.5) */
   double retry_horizon_ms;  /* planner: how far ahead refused requests' return slots
                                may lie, ms, 0 = no slots; < 0 = default (250) */
   bool hold_early_retries;  /* a refusal of a client that came back before the

@@ -138,6 +138,10 @@ typedef struct at_sim_params {
    * (RETRY) instead. 0..1, default 0. The result splits the figures by
    * kind (within_by_kind, clients_by_kind). */
   double retry_now_share;
+  /* Priority classes: each attempt is high priority (at_plan_request
+   * .priority 1) with this probability, else normal. 0..1, default 0. The
+   * result gives each class's attempts and answers within the deadline. */
+  double high_share;
   /* AT_SIM_BURST; defaults 200 clients for 2 s, then 8 clients with think
    * 0.020 s for 3 s */
   int burst_clients;
@@ -234,6 +238,8 @@ typedef struct at_sim_result {
   uint64_t sent_by_kind[AT_SIM_N_CLIENTS];
   uint64_t within_by_kind[AT_SIM_N_CLIENTS];
   uint64_t early_refused;
+  /* By priority class (params.high_share): [0] normal, [1] high. */
+  uint64_t sent_by_class[2], within_by_class[2];
 } at_sim_result;
 
 /* Defaults as documented on each field; variants NULL (the caller must set

@@ -32,7 +32,7 @@
 #include "plan/rate.h"
 #include "plan/wquant.h"
 
-enum { CH_OFFERED = 0, CH_ADMITTED = 1 };
+enum { CH_OFFERED = 0, CH_ADMITTED = 1, CH_HIGH = 2, CH_NORMAL = 3 };
 #define SCALE_MIN 0.25
 #define SCALE_MAX 8.0
 /* One observation moves the factor as if it were at most OBS_MAX (at least
@@ -106,6 +106,7 @@ at_planner_params at_planner_default_params(void) {
       .overrun_window_s = 2.0,
       .adaptive_fill = 0.9,
       .retry_horizon_s = 0.25,
+      .priority_fill = 0.5,
   };
 }
 
@@ -156,6 +157,9 @@ static at_status check_params(const at_planner_params *p) {
     return at_fail(AT_ERR_INVALID_ARG, "planner: overrun quantile must be 0 (off) or in (0, 1)");
   if (!(p->adaptive_fill >= 0.1 && p->adaptive_fill <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: adaptive fill must be 0.1..1");
+  if (!(p->priority_fill > 0 && p->priority_fill <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: priority_fill must be in (0, 1], got %g",
+                   p->priority_fill);
   if (!(p->retry_horizon_s >= 0 && p->retry_horizon_s <= 60))
     return at_fail(AT_ERR_INVALID_ARG, "planner: retry horizon must be 0 (off)..60 s");
   if (!(p->overrun_window_s >= 0.01 && p->overrun_window_s <= 60))
@@ -499,7 +503,7 @@ static void admit_locked(at_planner *p, int vi, int n, double w, uint64_t now) {
 /* Which candidate (index into p->cand) the policy admits to, or -1, given
  * each candidate's estimate; sets *why for a refusal. Caller holds lock. */
 static int choose(const at_planner *p, const estimate *e, int n_cand, int n, double budget,
-                  double overrun, at_plan_reason *why) {
+                  double overrun, double fill, at_plan_reason *why) {
   /* need[k]: the queue estimate plus the allowance (none when idle) */
   double need[AT_PLAN_MAX_VARIANTS];
   int last_fit = -1;
@@ -512,7 +516,7 @@ static int choose(const at_planner *p, const estimate *e, int n_cand, int n, dou
   switch (p->p.policy) {
     case AT_PLAN_NONE: return 0;
     case AT_PLAN_LIMIT:
-      if (p->in_flight_total + (uint64_t)n <= (uint64_t)p->p.inflight_limit) return 0;
+      if ((double)(p->in_flight_total + (uint64_t)n) <= fill * p->p.inflight_limit) return 0;
       *why = AT_PLAN_REJECT_LIMIT;
       return -1;
     case AT_PLAN_ACCURATE_ONLY: return need[0] <= budget ? 0 : -1;
@@ -524,6 +528,16 @@ static int choose(const at_planner *p, const estimate *e, int n_cand, int n, dou
       return last_fit; /* past every variant's capacity: the most answers per second */
   }
   return -1;
+}
+
+/* The share of its budget a request of class `prio` may fill: one factor
+ * priority_fill for each higher class with offered work in the window.
+ * Caller holds p->lock. */
+static double class_fill(at_planner *p, int prio, uint64_t now) {
+  double f = 1;
+  if (prio < 1 && at_rate_count(&p->rate, CH_HIGH, now) > 0) f *= p->p.priority_fill;
+  if (prio < 0 && at_rate_count(&p->rate, CH_NORMAL, now) > 0) f *= p->p.priority_fill;
+  return f;
 }
 
 at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
@@ -619,6 +633,9 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   pthread_mutex_lock(&p->lock);
   p->decisions++;
   at_rate_record_n(&p->rate, CH_OFFERED, now_ns, (uint32_t)n);
+  if (rq->priority > 0) at_rate_record_n(&p->rate, CH_HIGH, now_ns, (uint32_t)n);
+  if (rq->priority == 0) at_rate_record_n(&p->rate, CH_NORMAL, now_ns, (uint32_t)n);
+  double fill = class_fill(p, rq->priority, now_ns);
   double lambda = p->p.rate_basis == AT_PLAN_RATE_OFFERED
                       ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
                       : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, (uint64_t)n);
@@ -634,9 +651,9 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
     e[k] = estimate_locked(p, p->cand[k], n, w[k], lambda, nb0, t0, now_ns);
   }
   at_plan_reason why;
-  int k = choose(p, e, n_cand, n, budget, overrun, &why);
+  int k = choose(p, e, n_cand, n, fill * budget, overrun, fill, &why);
   if (k < 0) {
-    refuse_locked(p, e, w, n_cand, n, budget, overrun, why, now_ns, out);
+    refuse_locked(p, e, w, n_cand, n, fill * budget, overrun, why, now_ns, out);
     pthread_mutex_unlock(&p->lock);
     return AT_OK;
   }

@@ -1,6 +1,7 @@
 /* src/plan/rate.h — the planner's sliding-window event-rate estimator
  * (internal). Events land in `n` buckets of window/n nanoseconds each, in
- * AT_RATE_CHANNELS independent channels (offered and admitted arrivals);
+ * AT_RATE_CHANNELS independent channels (offered and admitted arrivals,
+ * and the planner's offered high and normal priority texts);
  * a running total per channel makes recording and reading O(1), except
  * that an advance after an idle gap clears at most n buckets.
  *
@@ -14,7 +15,7 @@
 
 #include "anytime/status.h"
 
-#define AT_RATE_CHANNELS 2
+#define AT_RATE_CHANNELS 4
 
 typedef struct at_rate_window {
   uint64_t bucket_ns;  /* window / n */

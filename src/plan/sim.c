@@ -124,6 +124,8 @@ static at_status check_params(const at_sim_params *p) {
     return at_fail(AT_ERR_INVALID_ARG,
                    "simulator: burst needs burst_clients >= 0, light_clients >= 1, light_s > 1");
   if (p->max_attempts < 1) return at_fail(AT_ERR_INVALID_ARG, "simulator: max_attempts < 1");
+  if (!(p->high_share >= 0 && p->high_share <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "simulator: high_share must be 0..1");
   if (!(p->retry_now_share >= 0 && p->retry_now_share <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "simulator: retry_now_share must be 0..1");
   if (!(p->long_share >= 0 && p->long_share <= 1) || !nonneg(p->short_tokens) ||
@@ -249,6 +251,7 @@ static void fill_result(sim *s, at_sim_result *r) {
     r->sent_by_kind[k] = a->sent_kind[k], r->within_by_kind[k] = a->within_kind[k];
   for (int i = 0; i < s->ncl; i++) r->clients_by_kind[s->cl[i].kind]++;
   r->early_refused = a->early;
+  for (int k = 0; k < 2; k++) r->sent_by_class[k] = a->sent_class[k], r->within_by_class[k] = a->within_class[k];
 }
 
 /* One clairvoyant run on variant v: its goodput. */

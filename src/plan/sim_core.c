@@ -214,8 +214,10 @@ static void send_at(sim *s, int32_t ci, double t) {
     a->rep = (int16_t)balance(s, -1);
     s->rep[a->rep].conns++;
   }
+  a->high = s->p->high_share > 0 && at_rng_uniform(&s->r_prio) < s->p->high_share;
   if (in_window(s, t)) {
     s->a.sent++;
+    s->a.sent_class[a->high]++;
     if (ci >= 0) s->a.sent_kind[s->cl[ci].kind]++;
   }
   push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
@@ -268,6 +270,7 @@ static void answer(sim *s, int32_t id, bool ok, double tc, double ra) {
       s->a.acc_sum += s->p->variants[a->variant].accuracy;
       if (good) {
         s->a.within++;
+        s->a.within_class[a->high]++;
         if (a->client >= 0) s->a.within_kind[s->cl[a->client].kind]++;
       } else
         s->a.late++;
@@ -362,7 +365,8 @@ static void decide_planner(sim *s, int32_t id, double t) {
   at_plan_request rq = {.deadline_s = s->p->deadline_s,
                         .age_s = t - a->arrive_t,
                         .n_texts = 1,
-                        .tokens = a->tokens};
+                        .tokens = a->tokens,
+                        .priority = a->high ? 1 : 0};
   at_plan_decision d;
   at_status st = at_planner_decide_req(rp->pl, sim_ns(t), &rq, &d);
   if (st != AT_OK) {
@@ -567,6 +571,7 @@ static void seed_streams(sim *s) {
   at_rng_seed(&s->r_svc, seed ^ 0x736572766963653aull);
   at_rng_seed(&s->r_misc, seed ^ 0x6d6973633a3a3a34ull);
   at_rng_seed(&s->r_len, seed ^ 0x6c656e677468733aull);
+  at_rng_seed(&s->r_prio, seed ^ 0x7072696f72697479ull);
   for (int r = 0; r < s->R; r++) /* replica 0's stream is the single server's */
     at_rng_seed(&s->rep[r].speed.rng,
                 seed ^ 0x686f737473706564ull ^ ((uint64_t)r * 0x9e3779b97f4a7c15ull));

@@ -39,6 +39,7 @@ typedef struct sim_att {
   int16_t rep;     /* the replica the balancer sent it to */
   int16_t hops;    /* times the balancer resent it after a 429 */
   bool queued;     /* the decision's `queued` (admitted behind work) */
+  bool high;       /* high priority (params.high_share) */
   float tokens;    /* its text's length (params.long_share); 0: none given */
   float weight;    /* the decision's price per text (at_planner_finished_w) */
 } sim_att;
@@ -101,6 +102,7 @@ typedef struct sim_acc {
   uint64_t retried; /* attempts the balancer resent to another replica */
   uint64_t sent_kind[AT_SIM_N_CLIENTS], within_kind[AT_SIM_N_CLIENTS];
   uint64_t early; /* refused before the planner: early for the client's slot */
+  uint64_t sent_class[2], within_class[2]; /* normal, high */
 } sim_acc;
 
 typedef struct sim {
@@ -135,6 +137,7 @@ typedef struct sim {
 
   at_rng r_arr, r_think, r_svc, r_misc;
   at_rng r_len; /* each attempt's text length (params.long_share) */
+  at_rng r_prio; /* each attempt's priority class (params.high_share) */
   sim_acc a;
   at_status err;
 } sim;

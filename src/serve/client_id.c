@@ -1,5 +1,6 @@
-/* src/serve/client_id.c — a request's client identity and the identified
- * clients' return slots (client_id.h says which identity wins and why).
+/* src/serve/client_id.c — a request's client identity, its priority class,
+ * and the identified clients' return slots (client_id.h says which identity
+ * wins and why).
  *
  * DESIGN
  *   Identities are hashed (FNV-1a over a kind tag and the value), so the
@@ -50,6 +51,18 @@ serve_client serve_client_from(const char *auth, const char *client_hdr, const c
   if (trust_forwarded && xff && (hop = last_hop(xff, &n))) return id_of('a', hop, n);
   if (xff || forwarded || via) return (serve_client){CLIENT_NONE, 0};
   return (serve_client){CLIENT_CONN, 0};
+}
+
+bool serve_priority_parse(const char *v, int *out) {
+  static const struct {
+    const char *name;
+    int prio;
+  } k[] = {{"high", 1}, {"1", 1}, {"normal", 0}, {"0", 0}, {"low", -1}, {"-1", -1}};
+  *out = 0;
+  if (!v) return true;
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+    if (!strcasecmp(v, k[i].name)) return *out = k[i].prio, true;
+  return false;
 }
 
 typedef struct slot {

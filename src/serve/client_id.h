@@ -37,6 +37,11 @@ serve_client serve_client_from(const char *auth, const char *client_hdr, const c
                                const char *forwarded, const char *via, bool keys_on,
                                bool trust_forwarded);
 
+/* A request's priority class from its x-priority header: "high" (1),
+ * "normal" (0), "low" (-1), or those numbers; NULL is normal. false for
+ * anything else. Pure. */
+bool serve_priority_parse(const char *v, int *out);
+
 /* The return slots of identified clients: a fixed table (cap entries, a
  * power of two) keyed by serve_client.id. When it is full, a client whose
  * slot has passed, else the one with the earliest slot in its probe run,

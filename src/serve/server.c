@@ -259,11 +259,18 @@ bool serve_refuse_early(req_ctx *r, const char *model, uint64_t now, enum MHD_Re
 bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                  double tokens, enum MHD_Result *res) {
   uint64_t now = at_now_ns();
+  int prio;
+  if (!serve_priority_parse(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-priority"),
+                            &prio)) {
+    *res = serve_error(r, 400, "x-priority must be high, normal or low (or 1, 0, -1)");
+    return false;
+  }
   if (serve_refuse_early(r, m->name, now, res)) return false;
   at_plan_request rq = {.deadline_s = deadline_s,
                         .age_s = (double)(now - r->t0_ns) / 1e9,
                         .n_texts = (int)n_texts,
-                        .tokens = tokens};
+                        .tokens = tokens,
+                        .priority = prio};
   at_plan_decision d;
   if (n_texts < 1 || n_texts > (size_t)INT32_MAX ||
       /* every policy, "none" and "limit" included, lives in the planner */

@@ -27,6 +27,8 @@ static void check_identity(const char *h) {
     if (!trust && x.kind != CLIENT_NONE) abort();
     if (x.kind == CLIENT_CONN || (x.kind == CLIENT_ID && !x.id)) abort();
   }
+  int prio = 7;
+  if (serve_priority_parse(h, &prio) ? prio < -1 || prio > 1 : prio != 0) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -83,6 +83,16 @@ grep -qi '^Retry-After:' <<<"$HEADERS" && fail "a request that can never fit was
 STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE/predict" -H 'x-deadline-ms: 1.5' \
          -d '{"inputs":"a good film"}')
 [ "$STATUS" != 422 ] || fail "one text of 0.3 ms refused as infeasible at 1.5 ms: $(cat "$SERVE_TMP/b")"; ok
+# x-priority: high, normal, low (or 1, 0, -1) are taken; anything else is a
+# 400 naming the header (docs/planner.md, "Priority classes")
+for pr in high normal low 1 0 -1 HIGH; do
+  STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE/predict" -H "x-priority: $pr" \
+           -d '{"inputs":"a good film"}')
+  [ "$STATUS" = 200 ] || fail "x-priority: $pr gave $STATUS: $(cat "$SERVE_TMP/b")"
+done
+STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE/predict" -H 'x-priority: urgent' \
+         -d '{"inputs":"a good film"}')
+BODY=$(cat "$SERVE_TMP/b"); expect 400 'x-priority must be high, normal or low'; ok
 
 # --- 1. a burst of 200 clients sending 4 texts each: shed with 429s
 before=$(msum '^anytime_requests_total\{route="/predict"')

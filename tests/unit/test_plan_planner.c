@@ -82,6 +82,56 @@ static void test_exactly_at_deadline_admits_just_over_rejects(void **state) {
   at_planner_destroy(p);
 }
 
+/* Priority classes: 2 texts in flight on one worker at 10 ms each, so a
+ * new text finishes in 30 ms. With a 40 ms deadline a normal request is
+ * admitted while no high-priority work is offered; once a high request has
+ * been seen in the window it may fill only priority_fill (0.5) of its
+ * budget, 20 ms: refused, while a high request is admitted; a low request
+ * beside normal traffic yields too; the window passes and it is admitted
+ * again. */
+static void test_priority_classes(void **state) {
+  (void)state;
+  at_plan_decision d;
+  at_plan_request rq = {.deadline_s = 0.040, .n_texts = 1};
+  at_planner *p = boundary_setup();
+  assert_int_equal(at_planner_decide_req(p, 500 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit); /* one class only: nothing changes */
+  at_planner_destroy(p);
+  p = boundary_setup();
+  rq.priority = 1;
+  rq.deadline_s = 5.0; /* a high request, admitted, seen in the window */
+  assert_int_equal(at_planner_decide_req(p, 500 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(at_planner_finished_n(p, 0, 1, 1, 0.01, 0, 501 * MS), AT_OK);
+  rq.priority = 0, rq.deadline_s = 0.040;
+  assert_int_equal(at_planner_decide_req(p, 502 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit); /* 30 ms > 0.5 x 40 ms */
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  rq.priority = 1;
+  assert_int_equal(at_planner_decide_req(p, 502 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit); /* 40 ms > 30 ms */
+  assert_int_equal(at_planner_finished_n(p, 0, 1, 1, 0.01, 0, 503 * MS), AT_OK);
+  /* past the demand window (0.3 s) the high class is gone */
+  rq.priority = 0;
+  assert_int_equal(at_planner_decide_req(p, 900 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  /* low beside normal traffic (just seen): fills half; 40 ms of budget,
+   * 30 ms of work ahead and its own: refused; with 80 ms it fits */
+  rq.priority = -1;
+  assert_int_equal(at_planner_decide_req(p, 900 * MS, &rq, &d), AT_OK);
+  assert_false(d.admit);
+  rq.deadline_s = 0.090;
+  assert_int_equal(at_planner_decide_req(p, 900 * MS, &rq, &d), AT_OK);
+  assert_true(d.admit);
+  at_planner_destroy(p);
+  /* priority_fill is checked */
+  at_planner_params pp = at_planner_default_params();
+  pp.priority_fill = 0;
+  at_plan_variant v = var1("only", 0.9, 0.01);
+  at_planner *q = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &q), AT_ERR_INVALID_ARG);
+}
+
 /* A (accurate, slow) and B (cheaper); 3 in flight on A. */
 static at_planner *two_setup(at_plan_policy pol, int with_dominated) {
   at_planner_params pp = at_planner_default_params();
@@ -1187,6 +1237,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exactly_at_deadline_admits_just_over_rejects),
       cmocka_unit_test(test_adaptive_vs_accurate_only),
+      cmocka_unit_test(test_priority_classes),
       cmocka_unit_test(test_dominated_never_chosen),
       cmocka_unit_test(test_all_reject_and_infeasible),
       cmocka_unit_test(test_infeasible_on_all_texts),

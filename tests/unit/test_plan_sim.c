@@ -182,6 +182,35 @@ static void test_client_slots_share_fairly(void **state) {
   assert_int_equal(bad, 0);
 }
 
+/* Issue 41: a high-priority class at half the capacity beside normal
+ * traffic that makes up load ρ (open loop): the high class has >= 99 % of
+ * its requests answered within the deadline at every load, and the total
+ * stays >= 0.9 x the oracle. priority_fill 1 (no yielding) is printed for
+ * comparison. */
+static void test_priority_class_protected(void **state) {
+  (void)state;
+  static const double loads[] = {1.3, 2, 3, 5};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof loads / sizeof *loads; i++) {
+    for (int yield = 1; yield >= 0; yield--) {
+      at_sim_params p = family_params(AT_SIM_POISSON, loads[i], AT_PLAN_ADAPTIVE);
+      p.duration_s = 4;
+      p.high_share = 0.5 / loads[i];
+      p.planner.priority_fill = yield ? 0.5 : 1.0;
+      at_sim_result r = run(&p);
+      double hi = r.sent_by_class[1] ? (double)r.within_by_class[1] / r.sent_by_class[1] : 0;
+      double lo = r.sent_by_class[0] ? (double)r.within_by_class[0] / r.sent_by_class[0] : 0;
+      print_message("rho %-4g fill %.1f: high %llu sent, %.4f within; normal %llu sent, %.4f "
+                    "within; goodput %.1f oracle %.1f (%.3f)\n",
+                    loads[i], p.planner.priority_fill, (unsigned long long)r.sent_by_class[1], hi,
+                    (unsigned long long)r.sent_by_class[0], lo, r.goodput_rps, r.oracle_rps,
+                    r.oracle_ratio);
+      if (yield && (!(hi >= 0.99) || !(r.oracle_ratio >= 0.9))) bad++;
+    }
+  }
+  assert_int_equal(bad, 0);
+}
+
 /* ρ = 0.4, Poisson: every admitted request goes to the most accurate. */
 static void test_light_load_is_most_accurate(void **state) {
   (void)state;
@@ -442,6 +471,7 @@ int main(void) {
       cmocka_unit_test(test_recovers_after_burst),
       cmocka_unit_test(test_hold_tames_retry_storm),
       cmocka_unit_test(test_client_slots_share_fairly),
+      cmocka_unit_test(test_priority_class_protected),
       cmocka_unit_test(test_adaptive_meets_oracle_everywhere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
