@@ -510,10 +510,18 @@ static bool admit(gcall *c, size_t n, double tokens) {
   at_server *s = c->g->s;
   served_model *m = c->m;
   uint64_t now = at_now_ns();
+  char pv[16];
+  int prio;
+  if (!serve_priority_parse(md_value(&c->md, "x-priority", pv, sizeof pv), &prio)) {
+    answer(c, NULL, GRPC_STATUS_INVALID_ARGUMENT,
+           "x-priority must be high, normal or low (or 1, 0, -1)");
+    return false;
+  }
   at_plan_request rq = {.deadline_s = call_deadline_s(c),
                         .age_s = (double)(now - c->t0_ns) / 1e9,
                         .n_texts = (int)n,
-                        .tokens = tokens};
+                        .tokens = tokens,
+                        .priority = prio};
   if (at_planner_decide_req(m->planner, now, &rq, &c->d) != AT_OK) {
     answer(c, NULL, GRPC_STATUS_INTERNAL, "admission failed: %s", at_last_error());
     return false;

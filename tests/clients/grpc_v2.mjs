@@ -118,6 +118,11 @@ if (mode === "rpcs") {
     grpc.status.INVALID_ARGUMENT, /holds 88 bytes; shape \[2, 6\] of INT64 needs 96/, "raw size");
   await refused(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("")] } }] },
     grpc.status.INVALID_ARGUMENT, /empty string/, "empty text");
+  const pmd = new grpc.Metadata(); pmd.set("x-priority", "high");
+  await ok(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("a film")] } }] }, pmd);
+  const bad = new grpc.Metadata(); bad.set("x-priority", "urgent");
+  const br = await call(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("a film")] } }] }, bad);
+  if (!br.err || br.err.code !== grpc.status.INVALID_ARGUMENT || !/x-priority must be/.test(br.err.details)) fail(`x-priority urgent: ${br.err ? br.err.details : "OK"}`);
   await refused(client, "ModelInfer", { model_name: model, inputs: [{ name: "text", datatype: "BYTES", shape: [1], contents: { bytes_contents: [Buffer.from("a film")] } }],
     outputs: [{ name: "logits", parameters: { classification: { int64_param: 2 } } }] },
     grpc.status.INVALID_ARGUMENT, /classification extension is not supported/, "classification output");
