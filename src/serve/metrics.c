@@ -222,11 +222,15 @@ char *at_metrics_render(at_metrics *m, int64_t queued, at_metrics_extra_fn extra
   pthread_mutex_unlock(&m->lock);
   put(&b, "# HELP anytime_queued_items Items waiting in the batcher.\n"
           "# TYPE anytime_queued_items gauge\nanytime_queued_items %lld\n", (long long)queued);
-  if (extra) {
-    size_t cap = 1u << 17;
+  for (size_t cap = 1u << 17; extra && cap <= (64u << 20); cap *= 2) {
     char *tmp = malloc(cap);
-    size_t n = tmp ? extra(extra_user, tmp, cap) : 0;
-    if (n > 0 && n < cap) put(&b, "%s", tmp);
+    if (!tmp) break;
+    size_t n = extra(extra_user, tmp, cap);
+    if (n < cap) { /* it fit (a server with many models and variants needs more room) */
+      if (n > 0) put(&b, "%.*s", (int)n, tmp);
+      free(tmp);
+      break;
+    }
     free(tmp);
   }
   if (!b.p) put(&b, "%s", "");

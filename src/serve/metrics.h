@@ -28,7 +28,9 @@ void at_metrics_rejection_add(at_metrics *m, const char *model, const char *reas
 /* Gauges. */
 void at_metrics_set_inflight(at_metrics *m, int64_t n);
 
-/* Extra gauge lines appended at render time (planner state etc.). */
+/* Extra gauge lines appended at render time (planner state etc.): writes
+ * them to buf and returns their length (< cap), or returns cap when they do
+ * not fit, and is then called again with twice the room (up to 64 MiB). */
 typedef size_t (*at_metrics_extra_fn)(void *user, char *buf, size_t cap);
 
 /* Render everything into a malloc'ed string (caller frees); *len gets its

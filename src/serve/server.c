@@ -665,7 +665,7 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                             m->variants[v].name, st.variants[v].service_scale_part);
   }
   if (s->n_lanes > 0 && o < cap) o = gen_metrics(s, buf, o, cap);
-  return o < cap ? o : 0;
+  return o < cap ? o : cap; /* did not fit: at_metrics_render asks again with more room */
 }
 
 /* GET /metrics (a route table handler, routes.c). */

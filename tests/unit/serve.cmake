@@ -7,6 +7,8 @@ at_unit_test(test_serve_hold tests/unit/test_serve_hold.c)
 at_unit_test(test_serve_parsers tests/unit/test_serve_parsers.c)
 # Incremental detokenisation of generated ids against decoding them at once.
 at_unit_test(test_serve_detok tests/unit/test_serve_detok.c)
+# The Prometheus renderer: protocol labels, extra lines of any length.
+at_unit_test(test_serve_metrics tests/unit/test_serve_metrics.c)
 # The error bodies of each protocol, read back with jansson.
 at_unit_test(test_serve_errors tests/unit/test_serve_errors.c)
 # API keys and the Bearer check.
