@@ -2,7 +2,8 @@
  * /v1/completions and /v1/chat/completions body validation
  * (src/serve/completion_req.c): any JSON the server can receive is either
  * refused with 400/404 (500 only for memory) and a message, or accepted with
- * every field inside its documented range — for chat, every message
+ * every field inside its documented range (chat's max_tokens 0 when absent)
+ * — for chat, every message
  * normalised to a known role and string content. Both parsers see every
  * input. Seeds: tests/fuzz/corpus/completion_req/. */
 #include <math.h>
@@ -45,7 +46,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
       if (!q.prompt || memchr(q.prompt, '\0', q.prompt_len) || q.messages) abort();
     }
-    if (q.max_tokens < 1 || q.max_tokens > 200) abort();
+    /* chat without max_tokens: 0, which the route makes the rest of the
+     * context (completion_req.h) */
+    if (q.max_tokens < (chat ? 0 : 1) || q.max_tokens > 200) abort();
     if (q.n < 1 || q.n > CMPL_MAX_N) abort();
     if (!(q.temperature >= 0 && q.temperature <= 2)) abort();
     if (!(q.top_p > 0 && q.top_p <= 1)) abort();
