@@ -98,38 +98,37 @@ void serve_slots_destroy(serve_slots *t) {
   free(t);
 }
 
-uint64_t serve_slots_get(serve_slots *t, uint64_t id) {
-  uint64_t told = 0;
-  pthread_mutex_lock(&t->lock);
+/* The entry client `id` has in its probe run, or, when it has none, the
+ * one it would take: the first empty entry, else the earliest slot of the
+ * run (a passed one first). Entries are never emptied, so an id is never
+ * past an empty one. *found says which. Caller holds t->lock. */
+static slot *probe(serve_slots *t, uint64_t id, bool *found) {
   size_t home = (size_t)(id ^ (id >> 29)) & t->mask;
-  for (size_t k = 0; k < SLOT_PROBE; k++)
-    if (t->s[(home + k) & t->mask].id == id) {
-      told = t->s[(home + k) & t->mask].told_ns;
-      break;
-    }
+  slot *take = &t->s[home];
+  for (size_t k = 0; k < SLOT_PROBE; k++) {
+    slot *e = &t->s[(home + k) & t->mask];
+    if (e->id == id) return *found = true, e;
+    if (take->id != 0 && (e->id == 0 || e->told_ns < take->told_ns)) take = e;
+  }
+  *found = false;
+  return take;
+}
+
+uint64_t serve_slots_get(serve_slots *t, uint64_t id) {
+  bool found;
+  pthread_mutex_lock(&t->lock);
+  slot *e = probe(t, id, &found);
+  uint64_t told = found ? e->told_ns : 0;
   pthread_mutex_unlock(&t->lock);
   return told;
 }
 
 uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns) {
-  uint64_t old = 0;
+  bool found;
   pthread_mutex_lock(&t->lock);
-  size_t home = (size_t)(id ^ (id >> 29)) & t->mask, take = home;
-  bool found = false;
-  for (size_t k = 0; k < SLOT_PROBE; k++) {
-    slot *e = &t->s[(home + k) & t->mask];
-    if (e->id == id) {
-      take = (home + k) & t->mask, found = true;
-      break;
-    }
-    /* the first empty entry, else the earliest slot of the run (a passed
-     * one first); entries are never emptied, so the id is not past an
-     * empty one */
-    if (t->s[take].id != 0 && (e->id == 0 || e->told_ns < t->s[take].told_ns))
-      take = (home + k) & t->mask;
-  }
-  if (found) old = t->s[take].told_ns;
-  t->s[take] = (slot){id, told_ns};
+  slot *e = probe(t, id, &found);
+  uint64_t old = found ? e->told_ns : 0;
+  *e = (slot){id, told_ns};
   pthread_mutex_unlock(&t->lock);
   return old;
 }

@@ -67,7 +67,6 @@
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,7 +148,7 @@ typedef struct gcall {
   bool want[3]; /* logits, probabilities, embedding */
   size_t n;     /* items: texts or rows */
   gitem *items;
-  int64_t *tok;                    /* token ids (text path; serve_text_ids' block) */
+  int64_t *tok;                    /* token ids (text path; serve_text_ids' ids) */
   size_t pool_skip;                /* text path: the prompt's tokens, left out of pooling */
   float *head;                     /* n x out_dim head outputs (text path) */
   int64_t *tensors[AT_MAX_INPUTS]; /* tensor path: input_ids, mask, types as int64 */
@@ -528,8 +527,7 @@ static bool admit(gcall *c, size_t n, double tokens) {
   }
   if (!c->d.admit) {
     at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(c->d.reason));
-    double ra = c->d.retry_after_s > 0 && isfinite(c->d.retry_after_s) ? c->d.retry_after_s : 0;
-    if (ra > 3600) ra = 3600;
+    double ra = serve_retry_after_s(&c->d);
     double ra_ms = ra * 1e3 < 1 ? 1 : ra * 1e3;
     char msg[640];
     const char *code;
@@ -704,6 +702,8 @@ static void infer_text(gcall *c) {
   c->pool_skip = t.pool_skip;
   c->n = n;
   c->tok_ns = t.ns;
+  t.ids = NULL;
+  serve_text_ids_free(&t);
   submit(c);
 }
 

@@ -344,8 +344,9 @@ typedef struct text_opts {
 
 /* The token ids of an admitted request's n texts (text_encode.c; both
  * fronts use it): text i has len[i] ids at ids + off[i], and with pairs its
- * len[i] type ids right after them. One allocation, freed by
- * serve_text_ids_free(). */
+ * len[i] type ids right after them. ids and off (len shares off's block)
+ * are freed by serve_text_ids_free(); a caller that keeps ids sets it NULL
+ * first. */
 typedef struct text_ids {
   int64_t *ids;
   size_t *off, *len;
@@ -404,6 +405,9 @@ enum MHD_Result serve_submit_job(req_ctx *r, job *j, void (*finish)(req_ctx *r))
  * the OpenAI error code in *code (NULL for a 429). */
 int serve_refusal_text(const served_model *m, const at_plan_decision *d, double ra_ms,
                        const char **code, char *msg, size_t cap);
+/* A refusal's retry advice in seconds: the decision's, 0 when it has none,
+ * at most an hour (as Retry-After). Both fronts. */
+double serve_retry_after_s(const at_plan_decision *d);
 
 /* ---- routes ---- */
 /* routes.c: the route table. serve_dispatch answers a request whose body

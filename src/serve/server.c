@@ -120,12 +120,16 @@ int serve_refusal_text(const served_model *m, const at_plan_decision *d, double 
   return 429;
 }
 
+double serve_retry_after_s(const at_plan_decision *d) {
+  double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
+  return ra_s > 3600 ? 3600 : ra_s; /* as Retry-After: at most an hour */
+}
+
 static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decision *d) {
   at_server *s = r->srv;
   at_metrics_rejection(s->metrics, m->name, at_plan_reason_name(d->reason));
   r->model_hdr = m->name;
-  double ra_s = d->retry_after_s > 0 && isfinite(d->retry_after_s) ? d->retry_after_s : 0;
-  if (ra_s > 3600) ra_s = 3600; /* as Retry-After: at most an hour */
+  double ra_s = serve_retry_after_s(d);
   /* The same request again, before the slot its connection was told, is
    * refused at that slot (serve_hold_decide: holdq.c) and told its next,
    * counted from when the answer leaves (the body and the headers alike). */

@@ -8,9 +8,9 @@
  * bytes per token.
  *
  * DESIGN
- *   One result block: a failure fills `e` (HTTP status, message, OpenAI
- *   error code and param) and leaves nothing allocated; success leaves one
- *   malloc in out->ids that serve_text_ids_free() frees. The caller owns the
+ *   A failure fills `e` (HTTP status, message, OpenAI error code and param)
+ *   and leaves nothing allocated; success leaves the ids and the
+ *   offsets/lengths (one block each) for serve_text_ids_free(). The caller owns the
  *   planner's hold on the texts and releases it on failure.
  *   Thread-safety: reads the model (immutable while serving) and updates its
  *   bytes-per-token average (atomic); the workspace is the calling thread's.
@@ -39,6 +39,7 @@ static at_status fail_with(text_ids_error *e, at_status st, int status, const ch
 
 void serve_text_ids_free(text_ids *t) {
   free(t->ids);
+  free(t->off); /* len shares its block */
   memset(t, 0, sizeof *t);
 }
 
@@ -81,50 +82,49 @@ at_status serve_text_ids(at_server *s, served_model *m, const char *const *texts
   }
   at_tok_workspace *ws = serve_workspace(s);
   at_encoding *enc = ws ? malloc(n * sizeof *enc) : NULL;
-  /* ids (+ type ids for pairs) per text, then the offsets and lengths */
-  int64_t *buf = NULL;
-  size_t cap = 0, used = 0;
-  at_status st = enc ? AT_OK : at_fail(AT_ERR_NOMEM, "out of memory");
+  size_t *off = enc ? malloc(2 * n * sizeof *off) : NULL, *len = off ? off + n : NULL;
+  int64_t *buf = NULL; /* text i's ids at off[i] (a pair's type ids right after) */
+  at_status st = off ? AT_OK : at_fail(AT_ERR_NOMEM, "out of memory");
   at_encode_params ep = at_encode_default_params();
   ep.max_length = o->truncate ? (int)m->max_tokens : 0;
   ep.pad_to = 0;
   ep.truncation_direction = o->trunc_dir;
-  if (st == AT_OK && !pairs) st = at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
-  /* Pairs are encoded one at a time; each encoding lives in the workspace
-   * until the next, so its ids and type ids are copied out at once. Single
-   * texts are copied after the batch call, all at once. */
-  size_t per = pairs ? 2 : 1, at_i = 0;
-  for (size_t i = 0; st == AT_OK && i < n; i++) {
-    at_i = i;
-    if (pairs)
-      st = at_tokenizer_encode(m->tok, ws, texts[i], lens[i], o->pairs[i],
-                               o->pairs[i] ? o->pair_lens[i] : 0, &ep, &enc[i]);
-    if (st == AT_OK && (pairs || i == 0)) {
-      size_t need = used + per * enc[i].n;
-      if (!pairs)
-        for (size_t k = 1; k < n; k++) need += enc[k].n;
-      need += 2 * n + 1; /* the offsets and lengths live after the ids */
-      if (need > cap) {
-        size_t nc = pairs ? need * 2 + 64 : need;
-        int64_t *nb = realloc(buf, nc * sizeof *nb);
-        if (nb) buf = nb, cap = nc;
-        else st = at_fail(AT_ERR_NOMEM, "out of memory");
-      }
-    }
-    if (st != AT_OK) break;
-    if (pairs) {
-      for (size_t k = 0; k < enc[i].n; k++) {
-        buf[used + k] = enc[i].ids[k];
-        buf[used + enc[i].n + k] = enc[i].type_ids[k];
-      }
-      used += 2 * enc[i].n;
-    } else {
+  size_t used = 0, at_i = 0;
+  if (st == AT_OK && !pairs) { /* one batch call, then one copy of every id */
+    st = at_tokenizer_encode_batch(m->tok, ws, texts, lens, n, &ep, enc);
+    size_t total = 0;
+    for (size_t i = 0; st == AT_OK && i < n; i++) total += enc[i].n;
+    if (st == AT_OK && !(buf = malloc((total ? total : 1) * sizeof *buf)))
+      st = at_fail(AT_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; st == AT_OK && i < n; i++) {
+      off[i] = used, len[i] = enc[i].n;
       for (size_t k = 0; k < enc[i].n; k++) buf[used + k] = enc[i].ids[k];
       used += enc[i].n;
     }
   }
+  /* Pairs are encoded one at a time; each encoding lives in the workspace
+   * until the next, so its ids and type ids are copied out at once. */
+  for (size_t i = 0, cap = 0; st == AT_OK && pairs && i < n; i++) {
+    at_i = i;
+    st = at_tokenizer_encode(m->tok, ws, texts[i], lens[i], o->pairs[i],
+                             o->pairs[i] ? o->pair_lens[i] : 0, &ep, &enc[i]);
+    if (st == AT_OK && used + 2 * enc[i].n > cap) {
+      size_t nc = (used + 2 * enc[i].n) * 2 + 64;
+      int64_t *nb = realloc(buf, nc * sizeof *nb);
+      if (nb) buf = nb, cap = nc;
+      else st = at_fail(AT_ERR_NOMEM, "out of memory");
+    }
+    if (st != AT_OK) break;
+    off[i] = used, len[i] = enc[i].n;
+    for (size_t k = 0; k < enc[i].n; k++) {
+      buf[used + k] = enc[i].ids[k];
+      buf[used + enc[i].n + k] = enc[i].type_ids[k];
+    }
+    used += 2 * enc[i].n;
+  }
+  free(enc);
   if (st != AT_OK) {
-    free(enc), free(buf), free(joined);
+    free(off), free(buf), free(joined);
     int status = serve_tokenise_status(st);
     const char *code = st == AT_ERR_LIMIT ? "context_length_exceeded" : NULL;
     if (pairs)
@@ -132,21 +132,6 @@ at_status serve_text_ids(at_server *s, served_model *m, const char *const *texts
                        at_last_error());
     return fail_with(e, st, status, code, "cannot tokenise the input: %s", at_last_error());
   }
-  /* offsets and lengths after the ids (as size_t in int64_t slots) */
-  if (used + 2 * n + 1 > cap) {
-    int64_t *nb = realloc(buf, (used + 2 * n + 1) * sizeof *nb);
-    if (!nb) {
-      free(enc), free(buf), free(joined);
-      return fail_with(e, AT_ERR_NOMEM, 500, NULL, "out of memory");
-    }
-    buf = nb;
-  }
-  size_t *off = (size_t *)(buf + used), *len = off + n;
-  for (size_t i = 0, o2 = 0; i < n; i++) {
-    off[i] = o2, len[i] = enc[i].n;
-    o2 += per * enc[i].n;
-  }
-  free(enc);
   /* Every id must index the model's tables. A tokenizer.json that gives ids
    * past config.json's vocab_size (or type ids past type_vocab_size) would
    * make the Run fail for the whole batch — other requests included — or,
@@ -157,7 +142,7 @@ at_status serve_text_ids(at_server *s, served_model *m, const char *const *texts
     for (size_t k = 0; k < len[i]; k++) {
       int64_t id = ids[k], ty = types ? types[k] : 0;
       if (id >= 0 && id < m->id_limit && ty >= 0 && ty < m->type_limit) continue;
-      free(buf), free(joined);
+      free(off), free(buf), free(joined);
       return fail_with(e, AT_ERR_MODEL, 500, NULL,
                        "the tokenizer gave input %zu the token id %lld (type %lld), outside the "
                        "model's %lld ids (%lld types): its tokenizer and its config.json "
@@ -169,7 +154,7 @@ at_status serve_text_ids(at_server *s, served_model *m, const char *const *texts
   for (size_t i = 0; i < n; i++) {
     if (len[i] > m->max_tokens) {
       size_t got = len[i];
-      free(buf), free(joined);
+      free(off), free(buf), free(joined);
       return fail_with(e, AT_ERR_LIMIT, 413, "context_length_exceeded",
                        "input %zu has %zu tokens; the limit is %zu (send \"truncate\": true to "
                        "cut it)",
