@@ -108,7 +108,10 @@ static at_status encode(const at_lm *lm, at_tok_workspace *ws, const char *text,
   at_encoding e;
   at_status st = at_tokenizer_encode(lm->tok, ws, text, len, NULL, 0, &ep, &e);
   if (st != AT_OK) return st;
-  bool bos = specials && lm->add_bos;
+  /* add_bos_token asks for one BOS; a Llama tokenizer.json's post-processor
+   * already adds it (as HF's fast tokenizer does, rebuilt from the same
+   * flag), and a second BOS changes every logit after it */
+  bool bos = specials && lm->add_bos && !(e.n > 0 && e.ids[0] == lm->bos_id);
   size_t total = e.n + (bos ? 1 : 0);
   if (total == 0) return at_fail(AT_ERR_INVALID_ARG, "the prompt is empty");
   if (total > (1u << 24)) return at_fail(AT_ERR_LIMIT, "the prompt has %zu tokens", total);

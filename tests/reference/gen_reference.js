@@ -117,7 +117,10 @@ async function post(p, body) {
       entries = answer.choices[0].logprobs.content.map((e) => ({ token: e.token, logprob: e.logprob, top: e.top_logprobs.map((t) => [t.token, t.logprob]) }));
     } else {
       ids = Array.from((await tok.encode(c)).getIds());
-      if (tcfg.add_bos_token && cfg.bos_token_id != null) ids.unshift(cfg.bos_token_id);
+      // add_bos_token asks for one BOS: a tokenizer.json whose post-processor
+      // adds it already has it (HF's Llama fast tokenizer rebuilds that
+      // post-processor from the same flag)
+      if (tcfg.add_bos_token && cfg.bos_token_id != null && ids[0] !== cfg.bos_token_id) ids.unshift(cfg.bos_token_id);
       answer = await post('/v1/completions', { model: modelName, prompt: c, max_tokens: MAX_TOKENS, temperature: 0, logprobs: TOP });
       const lp = answer.choices[0].logprobs;
       entries = lp.tokens.map((t, i) => ({ token: t, logprob: lp.token_logprobs[i], top: Object.entries(lp.top_logprobs[i]) }));
