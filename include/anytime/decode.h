@@ -9,7 +9,8 @@
  *
  * Ownership: every create has a matching destroy; arrays passed in are
  * copied unless a comment says otherwise.
- * Thread-safety: none of these objects is internally locked. An arena, its
+ * Thread-safety: none of these objects is internally locked (but for
+ * at_kv_prefix_probe, which may be called from any thread). An arena, its
  * sequences and a decoder are used by one thread at a time (the generator's
  * scheduler thread); the pure functions (at_kv_blocks_needed,
  * at_evict_order, at_linfit_*) may be called from any thread.
@@ -85,6 +86,38 @@ int at_kv_seq_shared_blocks(const at_kv_arena *a, const at_kv_seq *seq);
 void at_kv_seq_release(at_kv_arena *a, at_kv_seq *seq);
 /* Free the block table buffer (call after release). */
 void at_kv_seq_free(at_kv_seq *seq);
+
+/* ---- prefix cache: full blocks shared across sequences by their tokens */
+
+/* Turn the prefix cache on or off (off at create). Only while no block is
+ * held: AT_ERR_INVALID_ARG otherwise; AT_ERR_NOMEM. While on, a published
+ * block that no sequence holds stays cached and counts as free
+ * (at_kv_arena_free_blocks): it is handed out, least recently released
+ * first, only when the free list is empty. */
+at_status at_kv_arena_set_prefix_cache(at_kv_arena *a, bool on);
+/* For a sequence with nothing cached yet (len 0): make its leading blocks
+ * the published blocks that hold the same first positions of tok[0..n)
+ * (whole blocks only; a hit is checked token by token, never by hash
+ * alone). Blocks of its own that they replace go back to the arena; the
+ * table grows when it held fewer. Returns the positions now cached
+ * (seq->len), 0 when the cache is off or nothing matched. Never fails:
+ * on any shortage it attaches less. */
+int at_kv_prefix_attach(at_kv_arena *a, at_kv_seq *seq, const int32_t *tok, int n);
+/* Publish the full blocks among seq's first seq->len positions, whose
+ * tokens are tok[0..len). Blocks already published, or whose prefix is
+ * published in another block, are left as they are. No-op when off. */
+void at_kv_prefix_publish(at_kv_arena *a, const at_kv_seq *seq, const int32_t *tok);
+/* The positions of tok[0..n) that at_kv_prefix_attach would find cached
+ * now (whole blocks). The one arena call that any thread may make, at any
+ * time (it reads the table under the arena's own lock); 0 when off. */
+int at_kv_prefix_probe(at_kv_arena *a, const int32_t *tok, int n);
+typedef struct at_kv_prefix_counts {
+  uint64_t query_tokens; /* positions offered to at_kv_prefix_attach */
+  uint64_t hit_tokens;   /* of which found cached */
+  int cached_blocks;     /* published blocks no sequence holds */
+  int shared_blocks;     /* blocks held by more than one sequence */
+} at_kv_prefix_counts;
+void at_kv_prefix_stats(const at_kv_arena *a, at_kv_prefix_counts *out);
 
 /* Copy positions [0, seq->len) of (layer, kv: 0 keys, 1 values) into
  * dst[heads][P][head_dim] and zero positions [len, P). Requires len <= P. */

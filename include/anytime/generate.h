@@ -70,6 +70,11 @@ typedef struct at_gen_params {
    * margin for what the forecast cannot see coming (the sequences admitted
    * after it, the forecast's own error); 0.05..1, default 0.8. */
   double admit_fill;
+  /* Share full KV blocks across requests by their token prefix (a system
+   * prompt, a chat's earlier turns): a prefill starts after the longest
+   * cached prefix; cached blocks no one holds give way before any
+   * preemption (anytime/decode.h, at_kv_prefix_*). Default true. */
+  bool prefix_cache;
   /* The scheduler thread shared with other lanes (not owned); NULL: the
    * lane runs a scheduler thread of its own. Default NULL. */
   at_gen_turns *turns;
@@ -165,12 +170,22 @@ typedef struct at_gen_stats {
   uint64_t tokens_generated;
   uint64_t shared_tokens;  /* prompt positions taken from a fork instead of prefilled */
   uint64_t cancelled;      /* sequences ended by at_gen_cancel (a client that left) */
+  uint64_t prefix_query_tokens; /* prompt positions looked up in the prefix cache */
+  uint64_t prefix_hit_tokens;   /* of which found there (not prefilled) */
   int waiting, running, free_blocks, total_blocks;
+  int cached_blocks;       /* prefix-cache blocks no sequence holds (counted in free_blocks) */
+  int shared_blocks;       /* blocks held by more than one sequence */
   double step_a_s, step_b_s;       /* decode step ≈ a + b * cached tokens in the batch */
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (recompute price) */
 } at_gen_stats;
 
 void at_gen_stats_get(at_generator *g, at_gen_stats *out);
+
+/* Prompt positions of tok[0..n) the lane's prefix cache holds now (whole
+ * KV blocks), which a request with this prompt would not prefill; 0 with
+ * the cache off. Any thread. For forecasts: a hint, not a reservation (the
+ * blocks may be handed out before the request runs). */
+int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n);
 
 /* What the lane has in hand, published by the scheduler each turn (plus
  * what was submitted since), for forecasting a newcomer's latency. */

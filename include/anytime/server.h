@@ -86,6 +86,7 @@ typedef struct at_server_generator_config {
   int max_batch;          /* sequences per decode step; 8 */
   bool bucketing;         /* false */
   bool preempt;           /* true */
+  bool prefix_cache;      /* true: KV blocks shared across requests by token prefix */
   int max_waiting;        /* 256 */
   double ttft_slo_ms;     /* 2000 */
   double tpot_slo_ms;     /* 200 */

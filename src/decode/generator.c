@@ -40,6 +40,7 @@ typedef struct gseq {
   int n_tok, n_prompt, n_gen;
   at_kv_seq kv;
   int need_blocks;
+  int expect_hit; /* prompt positions the prefix cache held when it was queued */
   at_rng rng;
   uint64_t submitted_ns, admitted_ns, first_ns, last_tok_ns, deadline_ns, ttft_deadline_ns;
   uint64_t last_step;
@@ -106,7 +107,8 @@ at_gen_params at_gen_default_params(void) {
                          .max_waiting = 256,
                          .ttft_slo_s = 2.0,
                          .tpot_slo_s = 0.2,
-                         .admit_fill = 0.8};
+                         .admit_fill = 0.8,
+                         .prefix_cache = true};
 }
 
 const char *at_gen_finish_name(at_gen_finish f) {
@@ -244,6 +246,10 @@ static void publish(at_generator *g) {
   g->st.running = g->n_running;
   g->st.free_blocks = at_kv_arena_free_blocks(g->arena);
   g->st.total_blocks = at_kv_arena_total_blocks(g->arena);
+  at_kv_prefix_counts pc;
+  at_kv_prefix_stats(g->arena, &pc);
+  g->st.cached_blocks = pc.cached_blocks;
+  g->st.shared_blocks = pc.shared_blocks;
   bool fitted = at_linfit_get(&g->step_fit, &g->st.step_a_s, &g->st.step_b_s);
   at_linfit_get(&g->prefill_fit, &g->st.prefill_a_s, &g->st.prefill_b_s);
   at_gen_load l = {.sequences = g->n_running + g->n_waiting,
@@ -258,7 +264,8 @@ static void publish(at_generator *g) {
     int n = pass ? g->n_running : g->n_waiting;
     for (int i = 0; i < n; i++) {
       const gseq *q = arr[i];
-      int left = q->n_tok - 1 - q->kv.len;
+      /* not started: what the prefix cache held when it was queued is free */
+      int left = q->n_tok - 1 - q->kv.len - (q->kv.len == 0 ? q->expect_hit : 0);
       l.prefill_tokens += left > 0 ? left : 0;
       /* a prefilling sequence runs its left + 1 positions (the last prompt
        * token too) in chunks of at most W */
@@ -307,6 +314,7 @@ static bool wait_insert(at_generator *g, gseq *s) {
 }
 
 static void finish(at_generator *g, gseq *s, at_gen_finish why, at_status st, const char *err) {
+  at_kv_prefix_publish(g->arena, &s->kv, s->tok); /* its generated tokens too: a next turn */
   at_kv_seq_release(g->arena, &s->kv);
   at_gen_result r = {.finish = why,
                      .status = st,
@@ -357,6 +365,7 @@ static at_status ensure_room(at_generator *g, gseq *s, int want) {
 static void preempt(at_generator *g, int i) {
   gseq *s = g->running[i];
   remove_at(g->running, &g->n_running, i);
+  at_kv_prefix_publish(g->arena, &s->kv, s->tok); /* its recompute may find them */
   at_kv_seq_release(g->arena, &s->kv);
   s->preemptions++;
   s->evicted = true;
@@ -564,19 +573,29 @@ static void finish_running(at_generator *g, gseq *s, at_gen_finish why, at_statu
   finish(g, s, why, st, err);
 }
 
-/* One prefill chunk of the oldest prefilling sequence. */
-static bool prefill_one(at_generator *g) {
+/* One prefill chunk of at most `budget` positions of the oldest prefilling
+ * sequence. Returns the positions run; 0 when no sequence is prefilling,
+ * -1 when the turn's prefill should end (the sequence was preempted or
+ * failed). */
+static int prefill_one(at_generator *g, int budget) {
   int k = -1;
   for (int i = 0; i < g->n_running; i++)
     if (!is_decoding(g->running[i]) && (k < 0 || g->running[i]->id < g->running[k]->id)) k = i;
-  if (k < 0) return false;
+  if (k < 0) return 0;
   gseq *s = g->running[k];
+  /* before its first chunk: take what the prefix cache holds of every
+   * position but the last (whose logits are needed) */
+  if (s->kv.len == 0 && g->p.prefix_cache) {
+    int hit = at_kv_prefix_attach(g->arena, &s->kv, s->tok, s->n_tok - 1);
+    g->st.prefix_hit_tokens += (uint64_t)hit;
+    g->st.prefix_query_tokens += (uint64_t)(s->n_tok - 1);
+  }
   int S = s->n_tok - s->kv.len;
-  if (S > g->p.chunk_tokens) S = g->p.chunk_tokens;
+  if (S > budget) S = budget;
   at_status st = ensure_room(g, s, s->kv.len + S);
   if (st != AT_OK) { /* beyond its admission and the pool is dry: wait */
     preempt(g, k);
-    return true;
+    return -1;
   }
   at_decode_item it = {.seq = &s->kv, .tokens = s->tok + s->kv.len, .n_new = S};
   uint64_t t0 = at_now_ns();
@@ -586,16 +605,17 @@ static bool prefill_one(at_generator *g) {
   g->st.steps++;
   if (st != AT_OK) {
     finish_running(g, s, AT_GEN_ERROR, st, at_last_error());
-    return true;
+    return -1;
   }
   at_linfit_add(&g->prefill_fit, S, (double)(t1 - t0) / 1e9);
+  at_kv_prefix_publish(g->arena, &s->kv, s->tok);
   if (s->kv.len == s->n_tok) {
     s->last_step = g->st.decode_steps;
     int32_t tok = next_token(g, s, g->logits);
     int end = emit(g, s, tok, t1);
     if (end >= 0) finish_running(g, s, (at_gen_finish)end, AT_OK, NULL);
   }
-  return true;
+  return S;
 }
 
 /* One batched decode step. Uses the generator's step scratch (no
@@ -724,6 +744,7 @@ static int lane_turn(at_generator *g) {
   pthread_mutex_unlock(&g->lock);
   for (gseq *s = in, *nx; s; s = nx) {
     nx = s->next_in;
+    if (g->p.prefix_cache) s->expect_hit = at_kv_prefix_probe(g->arena, s->tok, s->n_tok - 1);
     if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory queueing");
   }
   if (stop) {
@@ -746,7 +767,10 @@ static int lane_turn(at_generator *g) {
   }
   handle_cancels(g);
   admit(g);
-  prefill_one(g);
+  /* a turn prefills at most chunk_tokens positions: one chunk of a long
+   * prompt, or the tails of several whose heads the prefix cache held */
+  for (int budget = g->p.chunk_tokens, used; budget > 0; budget -= used)
+    if ((used = prefill_one(g, budget)) <= 0) break;
   decode_one(g);
   publish(g);
   return TURN_WORKED;
@@ -899,6 +923,10 @@ at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generat
     return at_fail(AT_ERR_NOMEM, "generator buffers");
   }
   calibrate(g);
+  if (p.prefix_cache && (st = at_kv_arena_set_prefix_cache(g->arena, true)) != AT_OK) {
+    at_gen_destroy(g);
+    return st;
+  }
   g->st.total_blocks = g->st.free_blocks = p.n_blocks;
   publish(g); /* the calibrated fits, for a forecast before the first turn */
   if (p.turns) { /* the shared scheduler thread drives it */
@@ -1058,6 +1086,10 @@ static void mark_end(at_generator *g, uint64_t id, bool as_stop) {
 }
 
 void at_gen_cancel(at_generator *g, uint64_t id) { mark_end(g, id, false); }
+
+int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n) {
+  return g && g->p.prefix_cache ? at_kv_prefix_probe(g->arena, tok, n) : 0;
+}
 void at_gen_stop(at_generator *g, uint64_t id) { mark_end(g, id, true); }
 
 void at_gen_stats_get(at_generator *g, at_gen_stats *out) {

@@ -5,12 +5,25 @@
  * tensors the decoder graph reads and writes, and forks that share a
  * prompt's full blocks between sequences (reference counts per block).
  *
- * DESIGN: no locks; the generator's scheduler thread is the only user.
+ * Prefix cache (at_kv_arena_set_prefix_cache): a full block is published
+ * under the hash of every token up to its end; a later sequence whose
+ * tokens begin the same way attaches those blocks instead of computing
+ * them. A published block no one holds is kept (least recently released
+ * first out) and handed out as a free block when the free list is empty, so
+ * cached prefixes give way before any running sequence is preempted. A hit
+ * is exact, never a hash match alone: each block keeps its own tokens and
+ * the block (and that block's generation) holding the positions before it.
+ *
+ * DESIGN: the generator's scheduler thread is the only user, except
+ * at_kv_prefix_probe (any thread): the prefix table is changed only under
+ * table_m, which the probe takes to read it; the scheduler's own reads
+ * need no lock.
  * Block b's memory is float[layers][2][heads][block_tokens][head_dim], so
  * one (layer, kv, head) run of a block is block_tokens * head_dim contiguous
  * floats and a gather is a handful of memcpy calls per block.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +36,18 @@ struct at_kv_arena {
   float *mem;
   int *free_ids; /* stack of free block ids */
   int n_free;
-  int *refs;     /* holders of each block (0: free) */
+  int *refs;     /* holders of each block (0: free or cached) */
+  /* prefix cache; NULL arrays while it is off */
+  bool prefix;
+  uint64_t *hash;   /* per block: hash of every token up to the block's end */
+  bool *reg;        /* per block: published (findable by hash) */
+  int32_t *btok;    /* per block: its block_tokens tokens */
+  int *parent;      /* per block: the block before it in its prefix, -1 first */
+  uint32_t *gen, *parent_gen; /* bumped when a block is unpublished */
+  int *bucket, *chain, mask;  /* hash table: bucket -> block -> next block */
+  int *lru_prev, *lru_next, lru_head, lru_tail, n_lru; /* published, unheld */
+  uint64_t query_tokens, hit_tokens;
+  pthread_mutex_t table_m; /* held while the table changes, and by probes */
 };
 
 int at_kv_blocks_needed(int64_t tokens, double safety, int block_tokens) {
@@ -56,6 +80,7 @@ at_status at_kv_arena_create(const at_kv_layout *l, int n_blocks, at_kv_arena **
   if (!a) return at_fail(AT_ERR_NOMEM, "kv arena");
   a->l = *l;
   a->n_blocks = n_blocks;
+  pthread_mutex_init(&a->table_m, NULL);
   a->mem = calloc((size_t)n_blocks, at_kv_block_bytes(l));
   a->free_ids = malloc((size_t)n_blocks * sizeof *a->free_ids);
   a->refs = calloc((size_t)n_blocks, sizeof *a->refs);
@@ -70,17 +95,134 @@ at_status at_kv_arena_create(const at_kv_layout *l, int n_blocks, at_kv_arena **
   return AT_OK;
 }
 
+static void prefix_free(at_kv_arena *a) {
+  free(a->hash);
+  free(a->reg);
+  free(a->btok);
+  free(a->parent);
+  free(a->gen);
+  free(a->parent_gen);
+  free(a->bucket);
+  free(a->chain);
+  free(a->lru_prev);
+  free(a->lru_next);
+  a->hash = NULL, a->reg = NULL, a->btok = NULL, a->parent = NULL, a->gen = NULL;
+  a->parent_gen = NULL, a->bucket = NULL, a->chain = NULL, a->lru_prev = a->lru_next = NULL;
+  a->prefix = false;
+}
+
 void at_kv_arena_destroy(at_kv_arena *a) {
   if (!a) return;
   free(a->mem);
   free(a->free_ids);
   free(a->refs);
+  prefix_free(a);
+  pthread_mutex_destroy(&a->table_m);
   free(a);
 }
 
 const at_kv_layout *at_kv_arena_layout(const at_kv_arena *a) { return &a->l; }
 int at_kv_arena_total_blocks(const at_kv_arena *a) { return a->n_blocks; }
-int at_kv_arena_free_blocks(const at_kv_arena *a) { return a->n_free; }
+int at_kv_arena_free_blocks(const at_kv_arena *a) { return a->n_free + a->n_lru; }
+
+at_status at_kv_arena_set_prefix_cache(at_kv_arena *a, bool on) {
+  if (!a) return at_fail(AT_ERR_INVALID_ARG, "kv prefix cache: NULL arena");
+  if (on == a->prefix) return AT_OK;
+  if (a->n_free + a->n_lru != a->n_blocks)
+    return at_fail(AT_ERR_INVALID_ARG, "kv prefix cache: switched while blocks are held");
+  pthread_mutex_lock(&a->table_m);
+  if (!on) { /* the cached blocks become plain free ones */
+    for (int b = a->lru_head; b >= 0; b = a->lru_next[b]) a->free_ids[a->n_free++] = b;
+    a->n_lru = 0;
+    prefix_free(a);
+    pthread_mutex_unlock(&a->table_m);
+    return AT_OK;
+  }
+  size_t n = (size_t)a->n_blocks;
+  int buckets = 1;
+  while (buckets < 2 * a->n_blocks) buckets *= 2;
+  a->hash = calloc(n, sizeof *a->hash);
+  a->reg = calloc(n, sizeof *a->reg);
+  a->btok = calloc(n * (size_t)a->l.block_tokens, sizeof *a->btok);
+  a->parent = calloc(n, sizeof *a->parent);
+  a->gen = calloc(n, sizeof *a->gen);
+  a->parent_gen = calloc(n, sizeof *a->parent_gen);
+  a->bucket = malloc((size_t)buckets * sizeof *a->bucket);
+  a->chain = calloc(n, sizeof *a->chain);
+  a->lru_prev = calloc(n, sizeof *a->lru_prev);
+  a->lru_next = calloc(n, sizeof *a->lru_next);
+  if (!a->hash || !a->reg || !a->btok || !a->parent || !a->gen || !a->parent_gen ||
+      !a->bucket || !a->chain || !a->lru_prev || !a->lru_next) {
+    prefix_free(a);
+    pthread_mutex_unlock(&a->table_m);
+    return at_fail(AT_ERR_NOMEM, "kv prefix cache for %d blocks", a->n_blocks);
+  }
+  for (int i = 0; i < buckets; i++) a->bucket[i] = -1;
+  a->mask = buckets - 1;
+  a->lru_head = a->lru_tail = -1;
+  a->n_lru = 0;
+  a->prefix = true;
+  pthread_mutex_unlock(&a->table_m);
+  return AT_OK;
+}
+
+void at_kv_prefix_stats(const at_kv_arena *a, at_kv_prefix_counts *out) {
+  if (!out) return;
+  *out = (at_kv_prefix_counts){0};
+  if (!a) return;
+  out->query_tokens = a->query_tokens;
+  out->hit_tokens = a->hit_tokens;
+  out->cached_blocks = a->n_lru;
+  for (int b = 0; b < a->n_blocks; b++) out->shared_blocks += a->refs[b] > 1;
+}
+
+/* ---- the cached (published, unheld) blocks, oldest release first */
+static void lru_remove(at_kv_arena *a, int b) {
+  int p = a->lru_prev[b], n = a->lru_next[b];
+  if (p >= 0) a->lru_next[p] = n; else a->lru_head = n;
+  if (n >= 0) a->lru_prev[n] = p; else a->lru_tail = p;
+  a->n_lru--;
+}
+
+static void lru_append(at_kv_arena *a, int b) {
+  a->lru_prev[b] = a->lru_tail;
+  a->lru_next[b] = -1;
+  if (a->lru_tail >= 0) a->lru_next[a->lru_tail] = b; else a->lru_head = b;
+  a->lru_tail = b;
+  a->n_lru++;
+}
+
+static void unpublish(at_kv_arena *a, int b) {
+  pthread_mutex_lock(&a->table_m);
+  int *p = &a->bucket[a->hash[b] & (uint64_t)a->mask];
+  while (*p != b) p = &a->chain[*p];
+  *p = a->chain[b];
+  a->reg[b] = false;
+  a->gen[b]++;
+  pthread_mutex_unlock(&a->table_m);
+}
+
+/* A block for a new holder: the free list first, then the cached block
+ * released longest ago (unpublished). -1 when there is none. */
+static int take_block(at_kv_arena *a) {
+  int b = -1;
+  if (a->n_free > 0) {
+    b = a->free_ids[--a->n_free];
+  } else if (a->n_lru > 0) {
+    b = a->lru_head;
+    lru_remove(a, b);
+    unpublish(a, b);
+  }
+  if (b >= 0) a->refs[b] = 1;
+  return b;
+}
+
+/* One holder of b lets go; the last one returns it (kept if published). */
+static void drop_block(at_kv_arena *a, int b) {
+  if (--a->refs[b] > 0) return;
+  if (a->prefix && a->reg[b]) lru_append(a, b);
+  else a->free_ids[a->n_free++] = b;
+}
 
 /* Room for `want` entries in seq's block table. */
 static at_status table_room(at_kv_seq *seq, int want) {
@@ -97,14 +239,11 @@ static at_status table_room(at_kv_seq *seq, int want) {
 at_status at_kv_seq_grow(at_kv_arena *a, at_kv_seq *seq, int n) {
   if (!a || !seq || n < 0) return at_fail(AT_ERR_INVALID_ARG, "kv grow: bad arguments");
   if (n == 0) return AT_OK;
-  if (n > a->n_free)
-    return at_fail(AT_ERR_LIMIT, "kv arena: %d blocks wanted, %d free", n, a->n_free);
+  if (n > at_kv_arena_free_blocks(a))
+    return at_fail(AT_ERR_LIMIT, "kv arena: %d blocks wanted, %d free", n,
+                   at_kv_arena_free_blocks(a));
   if (table_room(seq, seq->n_blocks + n) != AT_OK) return AT_ERR_NOMEM;
-  for (int i = 0; i < n; i++) {
-    int b = a->free_ids[--a->n_free];
-    a->refs[b] = 1;
-    seq->blocks[seq->n_blocks++] = b;
-  }
+  for (int i = 0; i < n; i++) seq->blocks[seq->n_blocks++] = take_block(a);
   return AT_OK;
 }
 
@@ -114,16 +253,16 @@ at_status at_kv_seq_fork(at_kv_arena *a, const at_kv_seq *parent, at_kv_seq *chi
       positions > parent->len)
     return at_fail(AT_ERR_INVALID_ARG, "kv fork: bad arguments");
   int BT = a->l.block_tokens, full = positions / BT, part = positions % BT != 0;
-  if (part && a->n_free < 1) return at_fail(AT_ERR_LIMIT, "kv arena: no free block for a fork");
+  if (part && at_kv_arena_free_blocks(a) < 1)
+    return at_fail(AT_ERR_LIMIT, "kv arena: no free block for a fork");
   if (table_room(child, full + part) != AT_OK) return AT_ERR_NOMEM;
   for (int i = 0; i < full; i++) {
     int b = parent->blocks[i];
-    a->refs[b]++;
+    a->refs[b]++; /* held by the parent: never in the cached list */
     child->blocks[child->n_blocks++] = b;
   }
   if (part) {
-    int b = a->free_ids[--a->n_free];
-    a->refs[b] = 1;
+    int b = take_block(a);
     size_t bytes = at_kv_block_bytes(&a->l);
     memcpy((char *)a->mem + (size_t)b * bytes, (char *)a->mem + (size_t)parent->blocks[full] * bytes,
            bytes);
@@ -141,10 +280,8 @@ int at_kv_seq_shared_blocks(const at_kv_arena *a, const at_kv_seq *seq) {
 
 void at_kv_seq_release(at_kv_arena *a, at_kv_seq *seq) {
   if (!a || !seq) return;
-  for (int i = seq->n_blocks - 1; i >= 0; i--) {
-    int b = seq->blocks[i];
-    if (--a->refs[b] == 0) a->free_ids[a->n_free++] = b;
-  }
+  /* last block first: a prefix's tail is handed out again before its head */
+  for (int i = seq->n_blocks - 1; i >= 0; i--) drop_block(a, seq->blocks[i]);
   seq->n_blocks = 0;
   seq->len = 0;
 }
@@ -201,4 +338,109 @@ at_status at_kv_scatter(at_kv_arena *a, const at_kv_seq *seq, int layer, int kv,
     }
   }
   return AT_OK;
+}
+
+/* ------------------------------------------------------------ prefix cache */
+
+/* Hash of a prefix extended by one block's tokens (FNV-1a over the bytes,
+ * then a final mix). */
+static uint64_t chain_hash(uint64_t h, const int32_t *tok, int n) {
+  if (!h) h = 1469598103934665603ull;
+  for (int i = 0; i < n; i++) {
+    uint32_t t = (uint32_t)tok[i];
+    for (int k = 0; k < 4; k++) h = (h ^ ((t >> (8 * k)) & 0xffu)) * 1099511628211ull;
+  }
+  h ^= h >> 31;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (h ^ (h >> 29)) | 1; /* never 0: 0 starts a chain */
+}
+
+/* The published block holding tok[0..BT) after block `prev` (-1: first). */
+static int find_block(const at_kv_arena *a, uint64_t h, const int32_t *tok, int prev) {
+  int BT = a->l.block_tokens;
+  for (int b = a->bucket[h & (uint64_t)a->mask]; b >= 0; b = a->chain[b])
+    if (a->hash[b] == h && a->parent[b] == prev &&
+        (prev < 0 || a->parent_gen[b] == a->gen[prev]) &&
+        !memcmp(a->btok + (size_t)b * BT, tok, (size_t)BT * sizeof *tok))
+      return b;
+  return -1;
+}
+
+int at_kv_prefix_attach(at_kv_arena *a, at_kv_seq *seq, const int32_t *tok, int n) {
+  if (!a || !seq || !tok || n < 1 || seq->len != 0) return 0;
+  if (!a->prefix) return 0;
+  int BT = a->l.block_tokens, full = n / BT, prev = -1, i = 0;
+  uint64_t h = 0;
+  a->query_tokens += (uint64_t)n;
+  for (; i < full; i++) {
+    h = chain_hash(h, tok + (size_t)i * BT, BT);
+    int b = find_block(a, h, tok + (size_t)i * BT, prev);
+    if (b < 0) break;
+    if (i >= seq->n_blocks) {
+      if (table_room(seq, i + 1) != AT_OK) break;
+      seq->n_blocks = i + 1;
+    } else if (seq->blocks[i] == b) {
+      prev = b;
+      continue;
+    } else {
+      a->refs[b]++; /* taken before the old block goes: b never reaches the free list */
+      if (a->refs[b] == 1) lru_remove(a, b);
+      drop_block(a, seq->blocks[i]);
+      seq->blocks[i] = b;
+      prev = b;
+      continue;
+    }
+    if (++a->refs[b] == 1) lru_remove(a, b);
+    seq->blocks[i] = b;
+    prev = b;
+  }
+  seq->len = i * BT;
+  a->hit_tokens += (uint64_t)seq->len;
+  return seq->len;
+}
+
+void at_kv_prefix_publish(at_kv_arena *a, const at_kv_seq *seq, const int32_t *tok) {
+  if (!a || !seq || !tok || !a->prefix) return;
+  int BT = a->l.block_tokens, full = seq->len / BT, prev = -1;
+  uint64_t h = 0;
+  for (int i = 0; i < full; i++) {
+    const int32_t *bt = tok + (size_t)i * BT;
+    h = chain_hash(h, bt, BT);
+    int b = seq->blocks[i];
+    if (!a->reg[b]) {
+      int other = find_block(a, h, bt, prev);
+      if (other >= 0) { /* the same prefix is published in another block: keep that one */
+        prev = other;
+        continue;
+      }
+      pthread_mutex_lock(&a->table_m);
+      a->hash[b] = h;
+      a->parent[b] = prev;
+      a->parent_gen[b] = prev >= 0 ? a->gen[prev] : 0;
+      memcpy(a->btok + (size_t)b * BT, bt, (size_t)BT * sizeof *bt);
+      int *head = &a->bucket[h & (uint64_t)a->mask];
+      a->chain[b] = *head;
+      *head = b;
+      a->reg[b] = true;
+      pthread_mutex_unlock(&a->table_m);
+    }
+    prev = b;
+  }
+}
+
+int at_kv_prefix_probe(at_kv_arena *a, const int32_t *tok, int n) {
+  if (!a || !tok || n < 1) return 0;
+  pthread_mutex_lock(&a->table_m);
+  int found = 0;
+  if (a->prefix) {
+    int BT = a->l.block_tokens, prev = -1;
+    uint64_t h = 0;
+    for (int i = 0; i < n / BT; i++) {
+      h = chain_hash(h, tok + (size_t)i * BT, BT);
+      if ((prev = find_block(a, h, tok + (size_t)i * BT, prev)) < 0) break;
+      found += BT;
+    }
+  }
+  pthread_mutex_unlock(&a->table_m);
+  return found;
 }

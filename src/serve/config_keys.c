@@ -79,6 +79,7 @@ static const cfg_key keys[] = {
     INT("generator", "max_batch", generator.max_batch, 1, 256, 8),
     BOOL("generator", "bucketing", generator.bucketing, 0),
     BOOL("generator", "preempt", generator.preempt, 1),
+    BOOL("generator", "prefix_cache", generator.prefix_cache, 1),
     INT("generator", "max_waiting", generator.max_waiting, 1, 1 << 20, 256),
     DBL("generator", "ttft_slo_ms", generator.ttft_slo_ms, 0.001, 3600000, 2000),
     DBL("generator", "tpot_slo_ms", generator.tpot_slo_ms, 0.001, 3600000, 200),

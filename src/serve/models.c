@@ -463,6 +463,7 @@ static at_status load_lane(at_server *s, const char *variant, serve_gen_lane *L)
   gp.max_batch = gc->max_batch;
   gp.bucketing = gc->bucketing;
   gp.preempt = gc->preempt;
+  gp.prefix_cache = gc->prefix_cache;
   gp.max_waiting = gc->max_waiting;
   gp.ttft_slo_s = gc->ttft_slo_ms / 1e3;
   gp.tpot_slo_s = gc->tpot_slo_ms / 1e3;

@@ -716,8 +716,8 @@ static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, 
  * at_gen_choose_lane); when none does, refuse now with a Retry-After for
  * when the soonest lane's excess has drained. Returns the lane, or -1:
  * refused or a bad header, *res holds the answer. */
-static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, double *tpot_budget,
-                       enum MHD_Result *res) {
+static int choose_lane(req_ctx *r, const int32_t *ids, int n_ids, int n, long long max_tokens,
+                       double *tpot_budget, enum MHD_Result *res) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
   *tpot_budget = 0;
@@ -735,11 +735,19 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
   at_gen_params par[SERVE_MAX_GEN_LANES];
   at_gen_forecast f[SERVE_MAX_GEN_LANES];
   int sequences = 0;
+  /* the prompt's head a lane's prefix cache holds is not prefilled: the
+   * forecasts price n_pre positions, and the held ones as cached positions
+   * the decode steps read (the least any lane holds: one price for all) */
+  int hit = n_ids;
   for (int i = 0; i < s->n_lanes; i++) {
     at_gen_load_get(s->lanes[i].gen, &load[i]);
     par[i] = s->lanes[i].params;
     sequences += load[i].sequences;
+    int h = at_gen_prefix_probe(s->lanes[i].gen, ids, n_ids - 1);
+    if (h < hit) hit = h;
   }
+  int n_pre = n_ids - hit;
+  for (int i = 0; i < s->n_lanes; i++) load[i].cached_tokens += (long long)hit * n;
   /* A request no lane could answer within its budgets even when idle can
    * never be admitted: 422 at once, no Retry-After, and not counted as
    * demand (else tiny budgets sent on purpose would move every client to
@@ -747,7 +755,7 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
   bool feasible = false;
   at_gen_forecast idle[SERVE_MAX_GEN_LANES];
   for (int i = 0; i < s->n_lanes; i++) {
-    idle[i] = at_gen_idle_forecast(&load[i], &par[i], n_ids, n);
+    idle[i] = at_gen_idle_forecast(&load[i], &par[i], n_pre, n);
     if (idle[i].ttft_s <= ttft_b && idle[i].tpot_s <= tpot_b) feasible = true;
   }
   if (!feasible) {
@@ -777,7 +785,7 @@ static int choose_lane(req_ctx *r, int n_ids, int n, long long max_tokens, doubl
     demand.carrier = s->gen_carrier;
     pthread_mutex_unlock(&s->gen_demand_lock);
   }
-  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_ids, n, ttft_b, tpot_b,
+  int lane = at_gen_choose_lane(load, par, s->n_lanes, n_pre, n, ttft_b, tpot_b,
                                 s->n_lanes > 1 ? &demand : NULL, f);
   if (s->n_lanes > 1) {
     pthread_mutex_lock(&s->gen_demand_lock);
@@ -1029,7 +1037,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
                       n_ids);
     goto out;
   }
-  if ((lane = choose_lane(r, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
+  if ((lane = choose_lane(r, ids, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
       !(j = job_new(r, chat, &q, n_ids, lane, &res)))
     goto out;
   atomic_fetch_add(&s->lanes[lane].chosen, 1);

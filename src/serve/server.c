@@ -528,6 +528,8 @@ static size_t gen_metrics(at_server *s, char *buf, size_t o, size_t cap) {
     g.prefill_chunks += l.prefill_chunks, g.decode_steps += l.decode_steps;
     g.waiting += l.waiting, g.running += l.running;
     g.free_blocks += l.free_blocks, g.total_blocks += l.total_blocks;
+    g.prefix_query_tokens += l.prefix_query_tokens, g.prefix_hit_tokens += l.prefix_hit_tokens;
+    g.cached_blocks += l.cached_blocks, g.shared_blocks += l.shared_blocks;
   }
   const char *n = s->cfg.generator.name;
   o += (size_t)snprintf(
@@ -559,14 +561,21 @@ static size_t gen_metrics(at_server *s, char *buf, size_t o, size_t cap) {
       "# HELP anytime_gen_kv_blocks KV arena blocks (all lanes).\n"
       "# TYPE anytime_gen_kv_blocks gauge\n"
       "anytime_gen_kv_blocks{model=\"%s\",state=\"free\"} %d\n"
-      "anytime_gen_kv_blocks{model=\"%s\",state=\"total\"} %d\n",
+      "anytime_gen_kv_blocks{model=\"%s\",state=\"total\"} %d\n"
+      "anytime_gen_kv_blocks{model=\"%s\",state=\"cached\"} %d\n"
+      "anytime_gen_kv_blocks{model=\"%s\",state=\"shared\"} %d\n"
+      "# HELP anytime_gen_prefix_tokens_total Prompt positions looked up in the prefix cache, and those found there (not prefilled).\n"
+      "# TYPE anytime_gen_prefix_tokens_total counter\n"
+      "anytime_gen_prefix_tokens_total{model=\"%s\",result=\"queried\"} %llu\n"
+      "anytime_gen_prefix_tokens_total{model=\"%s\",result=\"hit\"} %llu\n",
       n, (unsigned long long)g.submitted, n, (unsigned long long)g.finished, n,
       (unsigned long long)g.rejected, n, (unsigned long long)atomic_load(&s->gen_refused), n,
       (unsigned long long)g.cancelled, n, (unsigned long long)g.preemptions, n,
       (unsigned long long)g.tokens_generated, n, (unsigned long long)g.shared_tokens, n,
       (unsigned long long)g.prefill_chunks, n,
       (unsigned long long)g.decode_steps, n, g.waiting, n, g.running, n, g.free_blocks, n,
-      g.total_blocks);
+      g.total_blocks, n, g.cached_blocks, n, g.shared_blocks, n,
+      (unsigned long long)g.prefix_query_tokens, n, (unsigned long long)g.prefix_hit_tokens);
   /* per lane: what admission gave it, what it made, its fitted costs */
   static const char *const help =
       "# HELP anytime_gen_variant_chosen_total Generation requests admission gave each decoder variant.\n"

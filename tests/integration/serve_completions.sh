@@ -3,7 +3,8 @@
 # server that runs both lanes (tests/data/serve/tiny.yaml: tiny encoders plus
 # the committed default decoder):
 #   - greedy text through the server equals `anytime generate --reference`
-#     (the present-feedback path, no arena, no HTTP) token for token;
+#     (the present-feedback path, no arena, no HTTP) token for token, also
+#     when a repeated prompt's head comes from the prefix cache;
 #   - streaming: SSE events, text deltas that add up to the plain answer,
 #     the final finish_reason and [DONE];
 #   - forecast admission: an unmeetable budget is refused at once (429 with
@@ -34,6 +35,23 @@ ref=$("$ANYTIME_BIN" generate --model "$ANYTIME_SOURCE_DIR/models/decoder" --var
 [ "$served" = "$ref" ] || fail "server text differs from the reference path:
   served:    $served
   reference: $ref"
+
+# 1b. prefix cache: the same long prompt again finds its whole KV blocks
+# cached (anytime_gen_prefix_tokens_total{result="hit"} moves by at least
+# two 16-position blocks) and still answers the reference path's text
+prefix_hits() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_prefix_tokens_total\{model="decoder",result="hit"\}/ { print $2 }'; }
+LP="$P are superb . the film is a masterpiece of quiet observation , and the script"
+lref=$("$ANYTIME_BIN" generate --model "$ANYTIME_SOURCE_DIR/models/decoder" --variant fp32 --reference \
+       --max-tokens 16 --json "$LP" | json_text)
+for k in 1 2; do
+  h0=$(prefix_hits)
+  req POST /v1/completions "{\"prompt\":\"$LP\",\"max_tokens\":16,\"temperature\":0}"
+  expect 200 '"object":"text_completion"'
+  [ "$(echo "$BODY" | json_text)" = "$lref" ] || fail "prefix cache: answer $k differs from the reference path"
+  hits=$(( $(prefix_hits) - h0 ))
+done
+[ "$hits" -ge 32 ] || fail "prefix cache: the repeated prompt found $hits positions cached, want >= 32"
+echo "prefix cache: the repeated prompt found $hits positions cached; same text"
 
 # 2. streaming: deltas add up to the plain text, then finish_reason, then [DONE]
 curl -sN "$BASE/v1/completions" -d "{\"prompt\":\"$P\",\"max_tokens\":24,\"temperature\":0,\"stream\":true}" \
@@ -221,7 +239,11 @@ exec 4>&-
 wait_lane_empty "a non-streamed client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 c_cut=$(( $(gen_cancelled) - c1 ))
-[ "$n_cut" -lt $(( n_full * 3 / 4 )) ] ||
+# generated in full the seeded request gives exactly n_full tokens; fewer,
+# with the cancelled counter moved by one (below), is the cancellation. No
+# bound on how many fewer: on a loaded host the /metrics poll that sees the
+# lane take the request can itself last most of the 0.15 s generation
+[ "$n_cut" -lt "$n_full" ] ||
   fail "a non-streamed client that hung up once its request ran still had $n_cut of $n_full tokens generated: not cancelled"
 [ "$c_cut" = 1 ] || fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1"
 # the lane empties when the sequence is cancelled; the HTTP side counts

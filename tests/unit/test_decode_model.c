@@ -50,8 +50,10 @@ typedef struct prompt {
   int n;
 } prompt;
 
-/* Prompts of many lengths: each text, and prefixes of the long one. */
-static int make_prompts(at_lm *lm, prompt *out, int cap) {
+/* Prompts of many lengths: each text, and prefixes of the long one. With
+ * `shared`, also the long text followed by each text (a shared "system
+ * prompt" of 40-odd tokens). */
+static int make_prompts_opt(at_lm *lm, prompt *out, int cap, bool shared) {
   at_tok_workspace *ws = NULL;
   assert_int_equal(at_tok_workspace_create(&ws), AT_OK);
   int n = 0;
@@ -69,9 +71,17 @@ static int make_prompts(at_lm *lm, prompt *out, int cap) {
     out[n].n = k;
     n++;
   }
+  for (size_t i = 0; shared && i < N_TEXTS && n < cap; i++) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s %s", k_texts[6], k_texts[i]);
+    assert_int_equal(at_lm_encode(lm, ws, buf, strlen(buf), &out[n].ids, &out[n].n), AT_OK);
+    n++;
+  }
   at_tok_workspace_destroy(ws);
   return n;
 }
+
+static int make_prompts(at_lm *lm, prompt *out, int cap) { return make_prompts_opt(lm, out, cap, false); }
 
 static int reference_greedy(at_decoder *d, const prompt *p, int max_tokens, int32_t eos,
                             int32_t *out) {
@@ -138,12 +148,14 @@ static at_generator *open_lane(const char *variant, const at_gen_params *gp, at_
 }
 
 /* Generate every prompt through a generator with `gp` and compare with the
- * reference. Returns the generator's preemption count. */
-static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
+ * reference; *out (optional) gets the lane's final stats. Returns the
+ * generator's preemption count. */
+static uint64_t identity_run_opt(const at_gen_params *gp, int max_tokens, bool shared,
+                                 at_gen_stats *out) {
   at_lm *lm = NULL;
   assert_int_equal(at_lm_open(model_dir(), "fp32", NULL, NULL, &lm), AT_OK);
   prompt p[32];
-  int np = make_prompts(lm, p, 32);
+  int np = make_prompts_opt(lm, p, 32, shared);
   int32_t (*want)[256] = calloc((size_t)np, sizeof *want);
   int *n_want = calloc((size_t)np, sizeof *n_want);
   for (int i = 0; i < np; i++) n_want[i] = reference_greedy(lm->dec, &p[i], max_tokens, lm->eos_id, want[i]);
@@ -184,6 +196,7 @@ static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
   assert_int_equal(mismatches, 0);
   assert_int_equal(st.finished, (uint64_t)np);
   assert_int_equal(st.free_blocks, st.total_blocks); /* every block came back */
+  if (out) *out = st;
   at_gen_destroy(g);
   for (int i = 0; i < np; i++) free(p[i].ids);
   free(want);
@@ -191,6 +204,10 @@ static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
   free(res);
   at_lm_close(lm);
   return st.preemptions;
+}
+
+static uint64_t identity_run(const at_gen_params *gp, int max_tokens) {
+  return identity_run_opt(gp, max_tokens, false, NULL);
 }
 
 static void test_identity_batched(void **state) {
@@ -220,6 +237,37 @@ static void test_identity_preempted(void **state) {
   uint64_t pre = identity_run(&gp, 32);
   print_message("preemptions: %llu\n", (unsigned long long)pre);
   assert_true(pre > 0);
+}
+
+/* Prefix cache: prompts that share a 40-odd-token head attach its cached
+ * blocks instead of prefilling them, and every token still equals the
+ * reference's; off, nothing is looked up. Then an arena so small that
+ * cached blocks are handed out again and sequences are preempted. */
+static void test_identity_prefix_cache(void **state) {
+  (void)state;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 4;
+  gp.chunk_tokens = 16;
+  gp.block_tokens = 8;
+  at_gen_stats st;
+  identity_run_opt(&gp, 24, true, &st);
+  print_message("prefix cache: %llu of %llu prompt positions hit, %d cached blocks\n",
+                (unsigned long long)st.prefix_hit_tokens,
+                (unsigned long long)st.prefix_query_tokens, st.cached_blocks);
+  assert_true(st.prefix_hit_tokens >= 8 * 40); /* >= 5 blocks for each of >= 8 prompts */
+  assert_true(st.cached_blocks > 0);
+  gp.prefix_cache = false;
+  identity_run_opt(&gp, 24, true, &st);
+  assert_int_equal(st.prefix_query_tokens, 0);
+  assert_int_equal(st.cached_blocks, 0);
+  gp.prefix_cache = true;
+  gp.n_blocks = 16; /* the longest prompt and its 24 tokens need 15 */
+  gp.preempt_always = true;
+  uint64_t pre = identity_run_opt(&gp, 24, true, &st);
+  print_message("small arena: %llu preemptions, %llu positions hit\n", (unsigned long long)pre,
+                (unsigned long long)st.prefix_hit_tokens);
+  assert_true(pre > 0);
+  assert_true(st.prefix_hit_tokens > 0);
 }
 
 /* Sampled tokens with a seed do not depend on what else runs. */
@@ -548,6 +596,7 @@ static void test_load_keeps_taken(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
+      cmocka_unit_test(test_identity_prefix_cache),
       cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
       cmocka_unit_test(test_refusals),         cmocka_unit_test(test_stop_from_outside),
       cmocka_unit_test(test_fresh_lane_forecasts), cmocka_unit_test(test_lanes_take_turns),

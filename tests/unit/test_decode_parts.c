@@ -505,6 +505,85 @@ static void test_arena_fork(void **state) {
   at_kv_arena_destroy(a);
 }
 
+/* Prefix cache: published full blocks are found by their tokens only
+ * (a different block, or the same block after a different prefix, is a
+ * miss), attached ones replace a sequence's own, unheld ones count as free
+ * and are handed out (tail of a prefix first) only when the free list is
+ * empty, after which they are no longer found. */
+static void test_arena_prefix(void **state) {
+  (void)state;
+  at_kv_layout l = {.layers = 1, .heads = 1, .head_dim = 2, .block_tokens = 4};
+  at_kv_arena *a = NULL;
+  assert_int_equal(at_kv_arena_create(&l, 6, &a), AT_OK);
+  assert_int_equal(at_kv_arena_set_prefix_cache(a, true), AT_OK);
+  int32_t tok[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  at_kv_seq s = {0}, t = {0}, u = {0};
+  assert_int_equal(at_kv_seq_grow(a, &s, 3), AT_OK);
+  float src[12 * 2];
+  for (int i = 0; i < 24; i++) src[i] = (float)i;
+  assert_int_equal(at_kv_scatter(a, &s, 0, 0, src, 12, 0, 10), AT_OK);
+  s.len = 10; /* two full blocks and half of the third */
+  at_kv_prefix_publish(a, &s, tok);
+  /* t holds fresh blocks; it attaches s's two full blocks in their place */
+  assert_int_equal(at_kv_seq_grow(a, &t, 3), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 0);
+  assert_int_equal(at_kv_prefix_probe(a, tok, 11), 8);
+  assert_int_equal(at_kv_prefix_attach(a, &t, tok, 11), 8);
+  assert_int_equal(t.len, 8);
+  assert_int_equal(t.blocks[0], s.blocks[0]);
+  assert_int_equal(t.blocks[1], s.blocks[1]);
+  assert_int_equal(at_kv_arena_free_blocks(a), 2); /* its own two went back */
+  assert_int_equal(at_kv_seq_shared_blocks(a, &t), 2);
+  /* the same second block after a different first one is not a hit */
+  int32_t other[8] = {1, 2, 3, 99, 5, 6, 7, 8};
+  assert_int_equal(at_kv_prefix_attach(a, &u, other, 8), 0);
+  /* a different second block: only the first is found */
+  int32_t half[8] = {1, 2, 3, 4, 5, 6, 7, 99};
+  assert_int_equal(at_kv_prefix_attach(a, &u, half, 8), 4);
+  assert_int_equal(u.n_blocks, 1);
+  at_kv_seq_release(a, &u);
+  /* at most n positions are looked at: 7 positions hold one whole block */
+  assert_int_equal(at_kv_prefix_attach(a, &u, tok, 7), 4);
+  at_kv_seq_release(a, &u);
+  at_kv_prefix_counts pc;
+  at_kv_prefix_stats(a, &pc);
+  assert_int_equal(pc.hit_tokens, 16);
+  assert_int_equal(pc.query_tokens, 11 + 8 + 8 + 7);
+  assert_int_equal(pc.shared_blocks, 2);
+  /* switching while blocks are held is refused */
+  assert_int_equal(at_kv_arena_set_prefix_cache(a, false), AT_ERR_INVALID_ARG);
+  /* everyone leaves: the two published blocks stay cached, counted free */
+  at_kv_seq_release(a, &s);
+  at_kv_seq_release(a, &t);
+  assert_int_equal(at_kv_arena_free_blocks(a), 6);
+  at_kv_prefix_stats(a, &pc);
+  assert_int_equal(pc.cached_blocks, 2);
+  assert_int_equal(at_kv_prefix_attach(a, &u, tok, 12), 8); /* still there */
+  at_kv_seq_release(a, &u);
+  /* five blocks from the free list (4) and the cached tail (block 2 of
+   * the prefix): its head is still found, its tail no longer */
+  assert_int_equal(at_kv_seq_grow(a, &s, 5), AT_OK);
+  at_kv_prefix_stats(a, &pc);
+  assert_int_equal(pc.cached_blocks, 1);
+  assert_int_equal(at_kv_prefix_attach(a, &u, tok, 12), 4);
+  assert_int_equal(at_kv_arena_free_blocks(a), 0);
+  assert_int_equal(at_kv_seq_grow(a, &t, 1), AT_ERR_LIMIT);
+  at_kv_seq_release(a, &u);
+  at_kv_seq_release(a, &s);
+  assert_int_equal(at_kv_arena_free_blocks(a), 6);
+  assert_int_equal(at_kv_prefix_probe(a, tok, 12), 4); /* the head, still cached */
+  /* off: the cached blocks are plain free blocks, nothing is found */
+  assert_int_equal(at_kv_arena_set_prefix_cache(a, false), AT_OK);
+  assert_int_equal(at_kv_arena_free_blocks(a), 6);
+  assert_int_equal(at_kv_prefix_probe(a, tok, 12), 0);
+  assert_int_equal(at_kv_seq_grow(a, &s, 6), AT_OK);
+  at_kv_seq_release(a, &s);
+  at_kv_seq_free(&s);
+  at_kv_seq_free(&t);
+  at_kv_seq_free(&u);
+  at_kv_arena_destroy(a);
+}
+
 /* at_logprobs_top against a plain reference: log-softmax in double, a full
  * sort by (logit desc, id asc). */
 static void test_logprobs_top(void **state) {
@@ -898,6 +977,7 @@ int main(void) {
       cmocka_unit_test(test_pick_bucketing),  cmocka_unit_test(test_logprobs_top),
       cmocka_unit_test(test_penalties),       cmocka_unit_test(test_forecast),
       cmocka_unit_test(test_arena_fork),      cmocka_unit_test(test_gen_policy),
+      cmocka_unit_test(test_arena_prefix),
       cmocka_unit_test(test_choose_lane),     cmocka_unit_test(test_choose_lane_whole_load),
       cmocka_unit_test(test_idle_forecast),
   };
