@@ -262,11 +262,16 @@ void at_decoder_destroy(at_decoder *d);
 const at_decoder_info *at_decoder_get_info(const at_decoder *d);
 
 /* One sequence's share of a step: `n_new` tokens at positions
- * [seq->len, seq->len + n_new). */
+ * [seq->len, seq->len + n_new). `id` names the sequence for the decoder's
+ * carried past (below); 0: never carried. Ids must be unique among the
+ * sequences alive; a sequence whose cache was rebuilt (preempted and
+ * recomputed) must appear in some step other than a continuation first
+ * (its recompute's prefill does that). */
 typedef struct at_decode_item {
   at_kv_seq *seq;
   const int32_t *tokens;
   int n_new;
+  uint64_t id;
 } at_decode_item;
 
 /* Run one step over `n` sequences. Every item must have the same n_new
@@ -275,9 +280,18 @@ typedef struct at_decode_item {
  * graph, scatters the new keys and values into the arena (the caller must
  * have grown each sequence to hold seq->len + n_new positions) and advances
  * seq->len. Writes the last position's logits of item i to
- * logits[i * vocab]. AT_ERR_LIMIT when positions would exceed the model's. */
+ * logits[i * vocab]. AT_ERR_LIMIT when positions would exceed the model's.
+ *
+ * Carried past: after a decode step (n_new 1, every id nonzero) the decoder
+ * keeps the graph's present tensors; a next step over the same ids (in any
+ * order), each advanced by exactly that one position, reads them as its
+ * past instead of gathering the arena, so a steady batch copies no KV but
+ * the new tail it scatters. A step that is not such a continuation and
+ * names any carried id drops them. */
 at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n,
                           float *logits);
+/* Steps that read the carried past, and steps that gathered the arena. */
+void at_decoder_carry_stats(const at_decoder *d, uint64_t *carried, uint64_t *gathered);
 
 /* The reference path (no arena): run `n_new` tokens of one sequence with
  * `past` as the past tensors (NULL for none), returning the last position's

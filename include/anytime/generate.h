@@ -172,6 +172,8 @@ typedef struct at_gen_stats {
   uint64_t cancelled;      /* sequences ended by at_gen_cancel (a client that left) */
   uint64_t prefix_query_tokens; /* prompt positions looked up in the prefix cache */
   uint64_t prefix_hit_tokens;   /* of which found there (not prefilled) */
+  uint64_t kv_carried_steps;    /* steps whose past was the last step's present (no gather) */
+  uint64_t kv_gathered_steps;   /* steps that gathered their past from the arena */
   int waiting, running, free_blocks, total_blocks;
   int cached_blocks;       /* prefix-cache blocks no sequence holds (counted in free_blocks) */
   int shared_blocks;       /* blocks held by more than one sequence */

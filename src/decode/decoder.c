@@ -6,7 +6,10 @@
  *
  * DESIGN: one thread at a time (the generator's scheduler thread, or a
  * test). The decoder keeps grow-only scratch buffers for the step inputs,
- * so a step allocates nothing once warm apart from ORT's outputs.
+ * so a step allocates nothing once warm apart from ORT's outputs. A decode
+ * step's outputs are kept (`carry`): while the batch stays the same, the
+ * next step's past is the last step's present, not a gather of the arena
+ * (the arena still gets every new tail, for the step after a change).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +34,23 @@ struct at_decoder {
   size_t past_cap;
   at_tensor *inputs; /* ids, mask, [positions,] then 2 * layers pasts */
   int n_fixed;       /* 3 with position_ids, else 2: where the pasts start */
+  /* the last decode step, whose presents may be the next step's past */
+  at_outputs *carry;     /* NULL: nothing carried */
+  int carry_n, carry_T;  /* sequences, positions in each present */
+  uint64_t *carry_id;    /* [carry_n] in the presents' row order */
+  int *carry_len;        /* [carry_n] each sequence's len after that step */
+  int64_t *carry_mask;   /* [carry_n][carry_T] the mask rows of those positions */
+  size_t carry_cap, carry_len_cap, carry_mask_cap;
+  int *perm;             /* [n] item index of row i for a carried step */
+  size_t perm_cap;
+  uint64_t carried_steps, gathered_steps;
 };
+
+static void carry_drop(at_decoder *d) {
+  at_outputs_free(d->carry);
+  d->carry = NULL;
+  d->carry_n = 0;
+}
 
 static void *grow(void *p, size_t *cap, size_t want, size_t elem) {
   if (want <= *cap) return p;
@@ -45,6 +64,11 @@ static void *grow(void *p, size_t *cap, size_t want, size_t elem) {
 
 void at_decoder_destroy(at_decoder *d) {
   if (!d) return;
+  carry_drop(d);
+  free(d->carry_id);
+  free(d->carry_len);
+  free(d->carry_mask);
+  free(d->perm);
   at_session_destroy(d->s);
   free(d->in_names);
   free(d->out_names);
@@ -182,6 +206,31 @@ static at_status fill_ids(at_decoder *d, int B, int S, int P, const int *len,
   return AT_OK;
 }
 
+/* Is this step the carried batch advanced by one position each (same ids,
+ * any order)? Fills d->perm[row] = item index. */
+static bool continues_carry(at_decoder *d, const at_decode_item *items, int n, int S) {
+  if (!d->carry || n != d->carry_n || S != 1) return false;
+  int *perm = grow(d->perm, &d->perm_cap, (size_t)n, sizeof *perm);
+  if (!perm) return false;
+  d->perm = perm;
+  for (int r = 0; r < n; r++) {
+    int k = -1;
+    for (int i = 0; i < n && k < 0; i++)
+      if (items[i].id == d->carry_id[r]) k = i;
+    if (k < 0 || items[k].seq->len != d->carry_len[r]) return false;
+    perm[r] = k;
+  }
+  return true;
+}
+
+/* Does the step name a carried sequence (and is not its continuation)? */
+static bool touches_carry(const at_decoder *d, const at_decode_item *items, int n) {
+  for (int i = 0; i < n; i++)
+    for (int r = 0; r < d->carry_n; r++)
+      if (items[i].id && items[i].id == d->carry_id[r]) return true;
+  return false;
+}
+
 at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n,
                           float *logits) {
   if (!d || !a || !items || n < 1 || !logits)
@@ -191,8 +240,6 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
   if (l->layers != in->layers || l->heads != in->heads || l->head_dim != in->head_dim)
     return at_fail(AT_ERR_INVALID_ARG, "decoder step: arena layout does not match the model");
   int S = items[0].n_new, P = 0;
-  int lens[256];
-  const int32_t *toks[256];
   if (n > 256) return at_fail(AT_ERR_LIMIT, "decoder step: at most 256 sequences per step");
   for (int i = 0; i < n; i++) {
     if (items[i].n_new != S || S < 1)
@@ -204,58 +251,122 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
     if (q->len + S > q->n_blocks * l->block_tokens)
       return at_fail(AT_ERR_LIMIT, "decoder step: sequence holds %d blocks, needs room for %d",
                      q->n_blocks, q->len + S);
-    lens[i] = q->len;
-    toks[i] = items[i].tokens;
     if (q->len > P) P = q->len;
-    if (!in->position_ids && q->len != lens[0])
+    if (!in->position_ids && q->len != items[0].seq->len)
       return at_fail(AT_ERR_INVALID_ARG, "decoder step: the graph takes no position_ids, so every "
                                          "sequence in a step needs the same past length");
   }
+  /* rows in the order of the carried presents when continuing them, else
+   * in item order */
+  int order[256], lens[256];
+  const int32_t *toks[256];
+  bool carried = continues_carry(d, items, n, S);
+  if (!carried && touches_carry(d, items, n)) carry_drop(d);
+  for (int r = 0; r < n; r++) {
+    order[r] = carried ? d->perm[r] : r;
+    lens[r] = items[order[r]].seq->len;
+    toks[r] = items[order[r]].tokens;
+  }
+  if (carried) P = d->carry_T;
   at_status st = fill_ids(d, n, S, P, lens, toks);
   if (st != AT_OK) return st;
   int H = in->heads, D = in->head_dim, L = in->layers;
-  size_t per = (size_t)n * H * P * D;
-  float *past = grow(d->past, &d->past_cap, per * 2 * L + 1, sizeof *past);
-  if (!past) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
-  d->past = past;
-  for (int li = 0; li < L; li++)
-    for (int kv = 0; kv < 2; kv++) {
-      float *dst = past + per * (size_t)(2 * li + kv);
-      for (int i = 0; i < n; i++)
-        at_kv_gather(a, items[i].seq, li, kv, dst + (size_t)i * H * P * D, P);
-      d->inputs[d->n_fixed + 2 * li + kv] =
-          (at_tensor){d->in_names[2 * li + kv], AT_DTYPE_FLOAT32, 4, {n, H, P, D}, dst};
+  if (carried) { /* the carried rows' own mask, then the new positions */
+    for (int r = 0; r < n; r++) {
+      int64_t *m = d->mask + (size_t)r * (P + S);
+      memcpy(m, d->carry_mask + (size_t)r * P, (size_t)P * sizeof *m);
+      for (int j = 0; j < S; j++) m[P + j] = 1;
     }
+    for (int li = 0; li < L; li++)
+      for (int kv = 0; kv < 2; kv++) {
+        at_tensor t;
+        at_outputs_get(d->carry, (size_t)1 + 2 * li + kv, &t);
+        d->inputs[d->n_fixed + 2 * li + kv] =
+            (at_tensor){d->in_names[2 * li + kv], AT_DTYPE_FLOAT32, 4, {n, H, P, D}, t.data};
+      }
+    d->carried_steps++;
+  } else {
+    size_t per = (size_t)n * H * P * D;
+    float *past = grow(d->past, &d->past_cap, per * 2 * L + 1, sizeof *past);
+    if (!past) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
+    d->past = past;
+    for (int li = 0; li < L; li++)
+      for (int kv = 0; kv < 2; kv++) {
+        float *dst = past + per * (size_t)(2 * li + kv);
+        for (int r = 0; r < n; r++)
+          at_kv_gather(a, items[order[r]].seq, li, kv, dst + (size_t)r * H * P * D, P);
+        d->inputs[d->n_fixed + 2 * li + kv] =
+            (at_tensor){d->in_names[2 * li + kv], AT_DTYPE_FLOAT32, 4, {n, H, P, D}, dst};
+      }
+    d->gathered_steps++;
+  }
   at_outputs *o = NULL;
   st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs, (size_t)1 + 2 * L,
                       &o);
-  if (st != AT_OK) return st;
+  if (st != AT_OK) {
+    carry_drop(d);
+    return st;
+  }
   at_tensor t;
   at_outputs_get(o, 0, &t);
   int V = in->vocab;
   if (t.ndim != 3 || t.shape[0] != n || t.shape[1] != S || t.shape[2] != V) {
     at_outputs_free(o);
+    carry_drop(d);
     return at_fail(AT_ERR_MODEL, "decoder step: logits came back with an unexpected shape");
   }
-  for (int i = 0; i < n; i++)
-    memcpy(logits + (size_t)i * V, (const float *)t.data + ((size_t)i * S + S - 1) * V,
+  for (int r = 0; r < n; r++)
+    memcpy(logits + (size_t)order[r] * V, (const float *)t.data + ((size_t)r * S + S - 1) * V,
            (size_t)V * sizeof(float));
   for (int li = 0; li < L && st == AT_OK; li++)
     for (int kv = 0; kv < 2 && st == AT_OK; kv++) {
       at_outputs_get(o, (size_t)1 + 2 * li + kv, &t);
-      if (t.ndim != 4 || t.shape[2] != P + S) {
+      if (t.ndim != 4 || t.shape[0] != n || t.shape[1] != H || t.shape[2] != P + S ||
+          t.shape[3] != D) {
         st = at_fail(AT_ERR_MODEL, "decoder step: present.%d has %lld positions, want %d", li,
                      (long long)(t.ndim == 4 ? t.shape[2] : -1), P + S);
         break;
       }
-      for (int i = 0; i < n && st == AT_OK; i++)
-        st = at_kv_scatter(a, items[i].seq, li, kv,
-                           (const float *)t.data + (size_t)i * H * (P + S) * D, P + S, P, S);
+      for (int r = 0; r < n && st == AT_OK; r++)
+        st = at_kv_scatter(a, items[order[r]].seq, li, kv,
+                           (const float *)t.data + (size_t)r * H * (P + S) * D, P + S, P, S);
     }
-  at_outputs_free(o);
-  if (st != AT_OK) return st;
+  if (st != AT_OK) {
+    at_outputs_free(o);
+    carry_drop(d);
+    return st;
+  }
   for (int i = 0; i < n; i++) items[i].seq->len += S;
+  /* a decode step of named sequences: its presents are the next past */
+  bool keep = S == 1;
+  for (int r = 0; r < n && keep; r++) keep = items[order[r]].id != 0;
+  uint64_t *cid = keep ? grow(d->carry_id, &d->carry_cap, (size_t)n, sizeof *cid) : NULL;
+  if (cid) d->carry_id = cid;
+  int *clen = cid ? grow(d->carry_len, &d->carry_len_cap, (size_t)n, sizeof *clen) : NULL;
+  if (clen) d->carry_len = clen;
+  int64_t *cm = clen ? grow(d->carry_mask, &d->carry_mask_cap, (size_t)n * (P + S), sizeof *cm)
+                     : NULL;
+  if (cm) d->carry_mask = cm;
+  if (!cm) {
+    at_outputs_free(o);
+    if (keep) carry_drop(d); /* keep nothing stale when the new one could not be kept */
+    return AT_OK;
+  }
+  at_outputs_free(d->carry);
+  d->carry = o;
+  d->carry_n = n;
+  d->carry_T = P + S;
+  for (int r = 0; r < n; r++) {
+    d->carry_id[r] = items[order[r]].id;
+    d->carry_len[r] = items[order[r]].seq->len;
+  }
+  memcpy(d->carry_mask, d->mask, (size_t)n * (P + S) * sizeof *cm);
   return AT_OK;
+}
+
+void at_decoder_carry_stats(const at_decoder *d, uint64_t *carried, uint64_t *gathered) {
+  if (carried) *carried = d ? d->carried_steps : 0;
+  if (gathered) *gathered = d ? d->gathered_steps : 0;
 }
 
 void at_decoder_past_free(at_decoder_past *p) {

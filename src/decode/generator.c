@@ -250,6 +250,7 @@ static void publish(at_generator *g) {
   at_kv_prefix_stats(g->arena, &pc);
   g->st.cached_blocks = pc.cached_blocks;
   g->st.shared_blocks = pc.shared_blocks;
+  at_decoder_carry_stats(g->dec, &g->st.kv_carried_steps, &g->st.kv_gathered_steps);
   bool fitted = at_linfit_get(&g->step_fit, &g->st.step_a_s, &g->st.step_b_s);
   at_linfit_get(&g->prefill_fit, &g->st.prefill_a_s, &g->st.prefill_b_s);
   at_gen_load l = {.sequences = g->n_running + g->n_waiting,
@@ -597,7 +598,7 @@ static int prefill_one(at_generator *g, int budget) {
     preempt(g, k);
     return -1;
   }
-  at_decode_item it = {.seq = &s->kv, .tokens = s->tok + s->kv.len, .n_new = S};
+  at_decode_item it = {.seq = &s->kv, .tokens = s->tok + s->kv.len, .n_new = S, .id = s->id};
   uint64_t t0 = at_now_ns();
   st = at_decoder_step(g->dec, g->arena, &it, 1, g->logits);
   uint64_t t1 = at_now_ns();
@@ -654,7 +655,7 @@ static bool decode_one(at_generator *g) {
     gseq *s = g->running[idx[pick[j]]];
     if (ensure_room(g, s, s->kv.len + 1) != AT_OK) continue; /* handled below */
     sel[b] = s;
-    items[b] = (at_decode_item){.seq = &s->kv, .tokens = s->tok + s->n_tok - 1, .n_new = 1};
+    items[b] = (at_decode_item){.seq = &s->kv, .tokens = s->tok + s->n_tok - 1, .n_new = 1, .id = s->id};
     if (s->kv.len > P) P = s->kv.len;
     b++;
   }

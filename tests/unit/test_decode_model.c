@@ -216,8 +216,14 @@ static void test_identity_batched(void **state) {
   gp.max_batch = 4;
   gp.chunk_tokens = 16;
   gp.block_tokens = 16;
-  uint64_t pre = identity_run(&gp, 40);
+  at_gen_stats st;
+  uint64_t pre = identity_run_opt(&gp, 40, false, &st);
   assert_int_equal(pre, 0);
+  /* steady batches read the last step's presents; the rest gathered */
+  print_message("decode steps: %llu carried, %llu gathered\n",
+                (unsigned long long)st.kv_carried_steps, (unsigned long long)st.kv_gathered_steps);
+  assert_true(st.kv_carried_steps > 0);
+  assert_true(st.kv_gathered_steps > 0);
   /* other block and chunk widths, bucketing on */
   gp.block_tokens = 7;
   gp.chunk_tokens = 5;
