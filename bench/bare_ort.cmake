@@ -7,6 +7,13 @@ target_include_directories(bare_ort PRIVATE "${ORT_INCLUDE_DIR}")
 target_compile_definitions(bare_ort PRIVATE "BARE_DEFAULT_LIB=\"${ORT_LIBRARY}\"")
 target_link_libraries(bare_ort PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 
+# The bare greedy decode loop with IO binding (bench/bare_ort/bare_decode.c),
+# the same rule: the limit the generation lane's decode step is held to.
+add_executable(bare_decode "${PROJECT_SOURCE_DIR}/bench/bare_ort/bare_decode.c")
+target_include_directories(bare_decode PRIVATE "${ORT_INCLUDE_DIR}")
+target_compile_definitions(bare_decode PRIVATE "BARE_DEFAULT_LIB=\"${ORT_LIBRARY}\"")
+target_link_libraries(bare_decode PRIVATE ${CMAKE_DL_LIBS})
+
 # It runs and prints the line bench/run_cost.sh reads (not a timing: a
 # fraction of a second of Runs on the shipped int8 classifier).
 if(AT_BUILD_TESTS)
@@ -16,4 +23,10 @@ if(AT_BUILD_TESTS)
                    --passes 2 --warmup 2 --csv)
   set_tests_properties(bare_ort_smoke PROPERTIES LABELS integration
                        PASS_REGULAR_EXPRESSION "\ncsv,11,2,1,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+,")
+  # the decode loop runs on the committed Llama export (not a timing)
+  add_test(NAME bare_decode_smoke
+           COMMAND bare_decode --model "${PROJECT_SOURCE_DIR}/tests/data/models/decoder-exports/llama/onnx/model.onnx"
+                   --batch 3 --cached 5 --steps 4 --passes 2)
+  set_tests_properties(bare_decode_smoke PROPERTIES LABELS integration
+                       PASS_REGULAR_EXPRESSION "\ncsv,3,5,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\n")
 endif()

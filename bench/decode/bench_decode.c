@@ -195,6 +195,81 @@ static void bench_steps(ctx *c, bool batch_mode) {
   at_decoder_destroy(d);
 }
 
+/* ------------------------------------------------------------ steady batch */
+
+/* The lane's decode path at one (batch, cached) point, for the comparison
+ * with bench/bare_ort/bare_decode (bench/decode_compare.sh): B sequences
+ * whose C cached positions are filled with small values straight into the
+ * arena (a prefill of a realistic model at C = 1,024 would take minutes and
+ * the values do not change the time), then `steps` consecutive decode steps
+ * through at_decoder_step (the carried past after the first) with a greedy
+ * pick of each row's next token. Per pass the median step; the last line:
+ *   csv,B,C,step_ms_median,tokens_per_s_median,lo,hi */
+static void bench_steady(ctx *c, int B, int C, int steps) {
+  at_decoder *d = open_decoder(c);
+  const at_decoder_info *in = at_decoder_get_info(d);
+  int bt = 16, blocks = (C + steps + 2 + bt - 1) / bt;
+  at_kv_layout l = {in->layers, in->heads, in->head_dim, bt};
+  at_kv_arena *a = NULL;
+  if (at_kv_arena_create(&l, B * blocks, &a) != AT_OK) {
+    fprintf(stderr, "bench_decode: %s\n", at_last_error());
+    exit(1);
+  }
+  at_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
+  size_t per = (size_t)in->heads * (C > 0 ? C : 1) * in->head_dim;
+  float *fill = malloc(per * sizeof *fill);
+  float *logits = malloc((size_t)B * in->vocab * sizeof *logits);
+  int32_t *tok = malloc((size_t)B * sizeof *tok);
+  at_decode_item *it = malloc((size_t)B * sizeof *it);
+  for (size_t k = 0; k < per; k++) fill[k] = (float)((k * 2654435761u) % 2001) / 1000.0f - 1.0f;
+  at_sample_params sp = at_sample_default_params(); /* greedy */
+  double tps[64], stepm[64];
+  for (int p = 0; p < c->passes + 1; p++) { /* the first pass warms up */
+    for (int i = 0; i < B; i++) {
+      at_kv_seq_release(a, &seqs[i]);
+      at_kv_seq_grow(a, &seqs[i], blocks);
+      for (int li = 0; li < in->layers; li++)
+        for (int kv = 0; kv < 2; kv++) at_kv_scatter(a, &seqs[i], li, kv, fill, C, 0, C);
+      seqs[i].len = C;
+      tok[i] = 100 + i;
+    }
+    double t[1024];
+    for (int k = 0; k < steps; k++) {
+      for (int i = 0; i < B; i++)
+        it[i] = (at_decode_item){.seq = &seqs[i], .tokens = &tok[i], .n_new = 1,
+                                 .id = (uint64_t)(p * 1000 + i + 1)};
+      uint64_t t0 = at_now_ns();
+      if (at_decoder_step(d, a, it, B, logits) != AT_OK) {
+        fprintf(stderr, "bench_decode: step: %s\n", at_last_error());
+        exit(1);
+      }
+      for (int i = 0; i < B; i++)
+        tok[i] = at_sample(logits + (size_t)i * in->vocab, in->vocab, &sp, NULL, NULL);
+      t[k] = (double)(at_now_ns() - t0) / 1e9;
+    }
+    if (p == 0) continue;
+    stepm[p - 1] = median(t, steps);
+    tps[p - 1] = B / stepm[p - 1];
+    printf("pass %d: batch %d, cached %d: step %.3f ms, %.1f tokens/s\n", p, B, C,
+           stepm[p - 1] * 1e3, tps[p - 1]);
+  }
+  double med, lo, hi;
+  double sm = median(stepm, c->passes);
+  mmm(tps, c->passes, &med, &lo, &hi);
+  printf("csv,%d,%d,%.4f,%.1f,%.1f,%.1f\n", B, C, sm * 1e3, med, lo, hi);
+  for (int i = 0; i < B; i++) {
+    at_kv_seq_release(a, &seqs[i]);
+    at_kv_seq_free(&seqs[i]);
+  }
+  free(seqs);
+  free(fill);
+  free(logits);
+  free(tok);
+  free(it);
+  at_kv_arena_destroy(a);
+  at_decoder_destroy(d);
+}
+
 /* ------------------------------------------------------------ generator runs */
 
 typedef struct rec {
@@ -419,7 +494,8 @@ int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help")) {
     fprintf(stderr,
             "usage: bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]\n"
-            "                    [--only step|batch|latency|arrivals] [--data heldout.csv]\n"
+            "                    [--only step|batch|latency|arrivals|steady] [--data heldout.csv]\n"
+            "                    [--batch B --cached C --steps N (steady: one point)]\n"
             "                    [--duration S (arrivals, default 6)] [--json OUT.json]\n");
     return 2;
   }
@@ -428,6 +504,7 @@ int main(int argc, char **argv) {
   ctx c = {.model = argv[1], .variant = "fp32", .data = data, .passes = 5, .threads = 1,
            .duration = 6.0};
   const char *only = NULL, *json = NULL;
+  int sb = 1, sc = 256, ss = 16;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--variant")) c.variant = argv[i + 1];
     else if (!strcmp(argv[i], "--passes")) c.passes = atoi(argv[i + 1]);
@@ -436,12 +513,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--data")) c.data = argv[i + 1];
     else if (!strcmp(argv[i], "--json")) json = argv[i + 1];
     else if (!strcmp(argv[i], "--duration")) c.duration = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--batch")) sb = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--cached")) sc = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--steps")) ss = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "bench_decode: unknown option %s\n", argv[i]);
       return 2;
     }
   }
   if (c.passes < 1 || c.passes > 64) c.passes = 5;
+  if (sb < 1 || sb > 256 || sc < 0 || sc > (1 << 20) || ss < 1 || ss > 1024) {
+    fprintf(stderr, "bench_decode: --batch 1..256, --cached >= 0, --steps 1..1024\n");
+    return 2;
+  }
   if (at_lm_open(c.model, c.variant, NULL, NULL, &c.lm) != AT_OK) {
     fprintf(stderr, "bench_decode: %s\n", at_last_error());
     return 1;
@@ -460,6 +544,7 @@ int main(int argc, char **argv) {
   if (!only || !strcmp(only, "batch")) bench_steps(&c, true);
   if (!only || !strcmp(only, "latency")) bench_latency(&c);
   if (!only || !strcmp(only, "arrivals")) bench_arrivals(&c);
+  if (only && !strcmp(only, "steady")) bench_steady(&c, sb, sc, ss);
   if (c.json) {
     fprintf(c.json, "\n]\n");
     fclose(c.json);

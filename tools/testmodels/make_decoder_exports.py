@@ -37,8 +37,17 @@ tokenizer.json, tokenizer_config.json and reference.json: four prompts of
 different lengths, their ids, and the greedy continuation computed here in
 float64 by recomputing the whole sequence at each step (no cache).
 Deterministic; Debian's python3-torch and python3-onnx:
-  /usr/bin/python3 tools/testmodels/make_decoder_exports.py [OUT]
+  /usr/bin/python3 tools/testmodels/make_decoder_exports.py [OUT [FAMILY...]]
 (default OUT: tests/data/models/decoder-exports)
+
+Realistic sizes, for benchmarks (random weights at the real shapes, no
+reference; fp32 written with its weights as ONNX external data, and
+onnx/model_quantized.onnx, int8 by tools/train/quantize.py's rewrite):
+  /usr/bin/python3 tools/testmodels/make_decoder_exports.py --size NAME OUT
+  NAME: gpt2-124m (GPT-2 small: 12 layers, 768 wide, 12 heads, vocab 50257)
+        qwen2-0.5b (Qwen2-0.5B: 24 layers, 896 wide, 14 query heads over 2
+        key/value heads of 64, 4864 MLP, vocab 151936, tied)
+Use tools/testmodels/decoder_sizes.sh, which builds them once into a cache.
 """
 import json
 import math
@@ -557,7 +566,69 @@ def build(name, fam):
           f"{[len(r['continuation_ids']) for r in ref]}")
 
 
+SIZES = {
+    "gpt2-124m": dict(arch="GPT2LMHeadModel", model_type="gpt2", tok="bytes", hidden=768,
+                      layers=12, heads=12, kv_heads=12, head_dim=64, ffn=3072, norm="layer",
+                      pos="learned", mlp="gelu", qkv_bias=True, o_bias=True, tied=True,
+                      positions=1024, vocab=50257, seed=1),
+    "qwen2-0.5b": dict(arch="Qwen2ForCausalLM", model_type="qwen2", tok="bytes", hidden=896,
+                       layers=24, heads=14, kv_heads=2, head_dim=64, ffn=4864, qkv_bias=True,
+                       tied=True, theta=1000000.0, positions=4096, vocab=151936, seed=2),
+}
+
+
+def build_size(name, d):
+    """A realistic-size decoder at d (fp32 + int8), random weights."""
+    sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
+    import onnx
+    import quantize
+    c = dict(BASE, **SIZES[name])
+    tok = ByteTokenizer()
+    torch.manual_seed(c["seed"])
+    m = Decoder(c, c["vocab"]).eval()
+    with torch.no_grad():
+        for pname, p in m.named_parameters():
+            if p.dim() == 1:
+                p.fill_(1.0) if pname.endswith("weight") else p.zero_()
+            else:
+                p.normal_(0.0, 0.02)
+    tmp = d + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "onnx"))
+    fp32 = os.path.join(tmp, "onnx", "model.onnx")
+    print(f"{name}: exporting fp32 ({sum(p.numel() for p in m.parameters()) / 1e6:.0f} M "
+          f"parameters)", flush=True)
+    export(m, fp32)
+    # with its external data when torch wrote it so (past 2 GB: one file per
+    # tensor); saved again with every weight in one model.onnx.data
+    model = onnx.load(fp32)
+    loose = [f for f in os.listdir(os.path.join(tmp, "onnx")) if f != "model.onnx"]
+    onnx.save(model, fp32, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="model.onnx.data", size_threshold=1024)
+    for f in loose:
+        if f != "model.onnx.data":
+            os.remove(os.path.join(tmp, "onnx", f))
+    print(f"{name}: int8", flush=True)
+    model = onnx.load(fp32)  # the save above moved the weights out of `model`
+    quantize.rewrite(model)
+    onnx.save(model, os.path.join(tmp, "onnx", "model_quantized.onnx"),
+              save_as_external_data=True, all_tensors_to_one_file=True,
+              location="model_quantized.onnx.data", size_threshold=1024)
+    eos = [tok.eos]
+    write_json(os.path.join(tmp, "config.json"), hf_config(name, c, c["vocab"], tok, eos))
+    write_json(os.path.join(tmp, "generation_config.json"), {"eos_token_id": eos[0]})
+    write_json(os.path.join(tmp, "tokenizer.json"), tok.json())
+    write_json(os.path.join(tmp, "tokenizer_config.json"),
+               dict(tok.config(), model_max_length=c["positions"]))
+    shutil.rmtree(d, ignore_errors=True)
+    os.rename(tmp, d)
+    print(f"{name}: {d}", flush=True)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--size":
+        build_size(sys.argv[2], sys.argv[3])
+        return
     names = sys.argv[2:] or list(FAMILIES)
     for name in names:
         build(name, FAMILIES[name])
