@@ -128,7 +128,9 @@ static double model_step(const at_gen_load *l, int B, long long S, long long pos
 }
 
 /* The prefill chunks before n_seqs newcomers of n_prompt tokens have their
- * first token: a turn prefills one chunk of one sequence, oldest first, so
+ * first token: priced as one chunk of one sequence per turn, oldest first (a
+ * turn may finish several short tails: an overestimate, on the side of
+ * refusing), so
  * the lane's count (never fewer than its positions packed in whole chunks),
  * then the newcomers' own. */
 static long long chunks_to_first(const at_gen_load *l, int W, int n_prompt, int n_seqs) {
