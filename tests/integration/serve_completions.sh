@@ -220,11 +220,14 @@ echo "cancellation: $n_cut of $n_full tokens generated after a hang-up at the fi
 # returning at once, 200 of 200 tokens and no cancellation counted — the
 # behaviour before 2026-12-02.)
 gen_cancelled() { req GET /metrics; echo "$BODY" | awk '/^anytime_gen_requests_total\{model="decoder",outcome="cancelled"\}/ { print $2 }'; }
-PLAIN_REQ=${CANCEL_REQ/,\"stream\":true/}
+# eight choices (seeds 3..10) make the lane's work long enough (eight
+# sequences, 200 steps) that the hang-up lands while it runs: one choice was
+# done in ~0.1 s, sometimes before the poll below saw it start
+PLAIN_REQ=${CANCEL_REQ/,\"stream\":true/,\"n\":8}
 t0=$(gen_tokens)
 curl -s "$BASE/v1/completions" -d "$PLAIN_REQ" > "$SERVE_TMP/full_plain" || fail "the whole non-streamed request failed"
 n_full=$(( $(gen_tokens) - t0 ))
-[ "$n_full" -ge 100 ] || fail "a whole non-streamed request generated only $n_full tokens"
+[ "$n_full" -ge 800 ] || fail "a whole non-streamed request of 8 choices generated only $n_full tokens"
 t1=$(gen_tokens)
 c1=$(gen_cancelled)
 exec 4<>"/dev/tcp/127.0.0.1/$PORT"
@@ -232,7 +235,7 @@ printf 'POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Type: application/js
   "${#PLAIN_REQ}" "$PLAIN_REQ" >&4
 for _ in $(seq 1 400); do # up to ~4 s for the lane to take it
   req GET /metrics
-  grep -q 'anytime_gen_sequences{model="decoder",state="running"} 1' <<<"$BODY" && break
+  grep -q 'anytime_gen_sequences{model="decoder",state="running"} [1-9]' <<<"$BODY" && break
   sleep 0.005
 done
 exec 4>&-
@@ -240,12 +243,13 @@ wait_lane_empty "a non-streamed client hung up"
 n_cut=$(( $(gen_tokens) - t1 ))
 c_cut=$(( $(gen_cancelled) - c1 ))
 # generated in full the seeded request gives exactly n_full tokens; fewer,
-# with the cancelled counter moved by one (below), is the cancellation. No
+# with the cancelled counter moved (below), is the cancellation. No
 # bound on how many fewer: on a loaded host the /metrics poll that sees the
 # lane take the request can itself last most of the 0.15 s generation
 [ "$n_cut" -lt "$n_full" ] ||
   fail "a non-streamed client that hung up once its request ran still had $n_cut of $n_full tokens generated: not cancelled"
-[ "$c_cut" = 1 ] || fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1"
+[ "$c_cut" -ge 1 ] && [ "$c_cut" -le 8 ] ||
+  fail "anytime_gen_requests_total{outcome=cancelled} moved by $c_cut, want 1..8 (its choices)"
 # the lane empties when the sequence is cancelled; the HTTP side counts
 # the request a moment later, when libmicrohttpd reports the connection
 # gone (CI once read /metrics between the two), so wait up to 5 s for it
