@@ -223,6 +223,20 @@ static bool continues_carry(at_decoder *d, const at_decode_item *items, int n, i
   return true;
 }
 
+/* Room in the carry's arrays for n rows of T positions. */
+static bool carry_room(at_decoder *d, int n, int T) {
+  uint64_t *id = grow(d->carry_id, &d->carry_cap, (size_t)n, sizeof *id);
+  if (!id) return false;
+  d->carry_id = id;
+  int *len = grow(d->carry_len, &d->carry_len_cap, (size_t)n, sizeof *len);
+  if (!len) return false;
+  d->carry_len = len;
+  int64_t *m = grow(d->carry_mask, &d->carry_mask_cap, (size_t)n * T, sizeof *m);
+  if (!m) return false;
+  d->carry_mask = m;
+  return true;
+}
+
 /* Does the step name a carried sequence (and is not its continuation)? */
 static bool touches_carry(const at_decoder *d, const at_decode_item *items, int n) {
   for (int i = 0; i < n; i++)
@@ -340,16 +354,13 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
   /* a decode step of named sequences: its presents are the next past */
   bool keep = S == 1;
   for (int r = 0; r < n && keep; r++) keep = items[order[r]].id != 0;
-  uint64_t *cid = keep ? grow(d->carry_id, &d->carry_cap, (size_t)n, sizeof *cid) : NULL;
-  if (cid) d->carry_id = cid;
-  int *clen = cid ? grow(d->carry_len, &d->carry_len_cap, (size_t)n, sizeof *clen) : NULL;
-  if (clen) d->carry_len = clen;
-  int64_t *cm = clen ? grow(d->carry_mask, &d->carry_mask_cap, (size_t)n * (P + S), sizeof *cm)
-                     : NULL;
-  if (cm) d->carry_mask = cm;
-  if (!cm) {
+  if (!keep) {
     at_outputs_free(o);
-    if (keep) carry_drop(d); /* keep nothing stale when the new one could not be kept */
+    return AT_OK;
+  }
+  if (!carry_room(d, n, P + S)) { /* keep nothing stale when the new one cannot be kept */
+    at_outputs_free(o);
+    carry_drop(d);
     return AT_OK;
   }
   at_outputs_free(d->carry);
@@ -360,7 +371,7 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
     d->carry_id[r] = items[order[r]].id;
     d->carry_len[r] = items[order[r]].seq->len;
   }
-  memcpy(d->carry_mask, d->mask, (size_t)n * (P + S) * sizeof *cm);
+  memcpy(d->carry_mask, d->mask, (size_t)n * (P + S) * sizeof *d->carry_mask);
   return AT_OK;
 }
 

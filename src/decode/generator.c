@@ -248,6 +248,8 @@ static void publish(at_generator *g) {
   g->st.total_blocks = at_kv_arena_total_blocks(g->arena);
   at_kv_prefix_counts pc;
   at_kv_prefix_stats(g->arena, &pc);
+  g->st.prefix_query_tokens = pc.query_tokens;
+  g->st.prefix_hit_tokens = pc.hit_tokens;
   g->st.cached_blocks = pc.cached_blocks;
   g->st.shared_blocks = pc.shared_blocks;
   at_decoder_carry_stats(g->dec, &g->st.kv_carried_steps, &g->st.kv_gathered_steps);
@@ -586,11 +588,7 @@ static int prefill_one(at_generator *g, int budget) {
   gseq *s = g->running[k];
   /* before its first chunk: take what the prefix cache holds of every
    * position but the last (whose logits are needed) */
-  if (s->kv.len == 0 && g->p.prefix_cache) {
-    int hit = at_kv_prefix_attach(g->arena, &s->kv, s->tok, s->n_tok - 1);
-    g->st.prefix_hit_tokens += (uint64_t)hit;
-    g->st.prefix_query_tokens += (uint64_t)(s->n_tok - 1);
-  }
+  if (s->kv.len == 0) at_kv_prefix_attach(g->arena, &s->kv, s->tok, s->n_tok - 1);
   int S = s->n_tok - s->kv.len;
   if (S > budget) S = budget;
   at_status st = ensure_room(g, s, s->kv.len + S);
@@ -745,7 +743,7 @@ static int lane_turn(at_generator *g) {
   pthread_mutex_unlock(&g->lock);
   for (gseq *s = in, *nx; s; s = nx) {
     nx = s->next_in;
-    if (g->p.prefix_cache) s->expect_hit = at_kv_prefix_probe(g->arena, s->tok, s->n_tok - 1);
+    s->expect_hit = at_kv_prefix_probe(g->arena, s->tok, s->n_tok - 1); /* 0 when off */
     if (!wait_insert(g, s)) finish(g, s, AT_GEN_ERROR, AT_ERR_NOMEM, "out of memory queueing");
   }
   if (stop) {
@@ -1087,11 +1085,12 @@ static void mark_end(at_generator *g, uint64_t id, bool as_stop) {
 }
 
 void at_gen_cancel(at_generator *g, uint64_t id) { mark_end(g, id, false); }
-
-int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n) {
-  return g && g->p.prefix_cache ? at_kv_prefix_probe(g->arena, tok, n) : 0;
-}
 void at_gen_stop(at_generator *g, uint64_t id) { mark_end(g, id, true); }
+
+/* the arena is created with the generator and outlives every caller */
+int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n) {
+  return g ? at_kv_prefix_probe(g->arena, tok, n) : 0;
+}
 
 void at_gen_stats_get(at_generator *g, at_gen_stats *out) {
   if (!g || !out) return;

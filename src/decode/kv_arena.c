@@ -376,22 +376,16 @@ int at_kv_prefix_attach(at_kv_arena *a, at_kv_seq *seq, const int32_t *tok, int 
     h = chain_hash(h, tok + (size_t)i * BT, BT);
     int b = find_block(a, h, tok + (size_t)i * BT, prev);
     if (b < 0) break;
-    if (i >= seq->n_blocks) {
+    if (i >= seq->n_blocks) { /* a slot with no block of its own yet */
       if (table_room(seq, i + 1) != AT_OK) break;
-      seq->n_blocks = i + 1;
-    } else if (seq->blocks[i] == b) {
-      prev = b;
-      continue;
-    } else {
-      a->refs[b]++; /* taken before the old block goes: b never reaches the free list */
-      if (a->refs[b] == 1) lru_remove(a, b);
-      drop_block(a, seq->blocks[i]);
-      seq->blocks[i] = b;
-      prev = b;
-      continue;
+      seq->blocks[seq->n_blocks++] = -1;
     }
-    if (++a->refs[b] == 1) lru_remove(a, b);
-    seq->blocks[i] = b;
+    if (seq->blocks[i] != b) {
+      /* b is taken before the old block goes, so it never reaches the free list */
+      if (++a->refs[b] == 1) lru_remove(a, b);
+      if (seq->blocks[i] >= 0) drop_block(a, seq->blocks[i]);
+      seq->blocks[i] = b;
+    }
     prev = b;
   }
   seq->len = i * BT;
