@@ -29,4 +29,9 @@ if(AT_BUILD_TESTS)
                    --batch 3 --cached 5 --steps 4 --passes 2)
   set_tests_properties(bare_decode_smoke PROPERTIES LABELS integration
                        PASS_REGULAR_EXPRESSION "\ncsv,3,5,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\n")
+  # the GroupQueryAttention form decode_compare.sh measures is a decoder
+  # (float64 reference through onnxruntime-node) and --gqa drives it
+  add_test(NAME bare_decode_gqa
+           COMMAND bash "${PROJECT_SOURCE_DIR}/tests/integration/gqa_decoder.sh" $<TARGET_FILE:bare_decode>)
+  set_tests_properties(bare_decode_gqa PROPERTIES LABELS "integration;reference" TIMEOUT 300)
 endif()

@@ -1,24 +1,35 @@
 /* bench/bare_ort/bare_decode.c — a bare ONNX Runtime greedy decode loop over
- * a Hugging Face "with past" export that shares no code with anytime: the
- * physical limit the generation lane's decode step is measured against
- * (bench/decode_compare.sh).
+ * a Hugging Face "with past" export (or, with --gqa, a GroupQueryAttention
+ * graph) that shares no code with anytime: the physical limit the generation
+ * lane's decode step is measured against (bench/decode_compare.sh).
  *
  * ONNX Runtime's C header and libc only (tests/integration/layering.sh
  * checks bench/bare_ort/). One session with default options plus anytime's
  * thread settings (intra-op T, inter-op 1, no spinning, ORT_ENABLE_ALL), and
- * IO binding: every step binds the last step's `present.*` values as the
- * `past_key_values.*` inputs and lets ONNX Runtime allocate the outputs, so
- * nothing is copied between steps by this program. B sequences of the same
- * length (no padding), their past first filled with C positions of small
- * random values (the timing does not depend on the values); then N steps,
- * each feeding every row's argmax as its next token.
+ * IO binding: by default every step binds the last step's `present.*` values
+ * as the `past_key_values.*` inputs and lets ONNX Runtime allocate the
+ * outputs, so nothing is copied between steps by this program. B sequences
+ * of the same length (no padding), their past first filled with C positions
+ * of small random values (the timing does not depend on the values); then N
+ * steps, each feeding every row's argmax as its next token.
+ *
+ * --gqa MAXLEN instead drives a graph whose attention is ONNX Runtime's
+ * com.microsoft GroupQueryAttention (tools/testmodels/make_gqa_decoder.py:
+ * inputs input_ids, seqlens_k, total_sequence_length, past_key_values.*):
+ * one buffer of [B, kv_heads, MAXLEN, head_dim] per layer key/value,
+ * allocated here once per pass, is bound both as the past input and as the
+ * present output (past-present share buffer: the kernel writes each step's
+ * new row in place and copies no past), its first C positions filled as
+ * above; each step binds seqlens_k = C + s (total - 1) per row and
+ * total_sequence_length = C + s + 1. Needs C + N <= MAXLEN.
  *
  * Per pass: the median step time; after P passes the median and range of
  * tokens/s = B / step. The last line is machine-readable:
  *   csv,B,C,step_ms_median,tokens_per_s_median,tokens_per_s_lo,tokens_per_s_hi
  *
  *   bare_decode --model M.onnx --batch B --cached C [--steps N (16)]
- *               [--passes P (3)] [--threads T (1)] [--lib libonnxruntime.so]
+ *               [--passes P (3)] [--threads T (1)] [--gqa MAXLEN]
+ *               [--lib libonnxruntime.so]
  *
  * Build alone (no CMake, no anytime):
  *   cc -O2 -std=c11 -I ORT_INCLUDE bench/bare_ort/bare_decode.c -o bare_decode -ldl
@@ -142,6 +153,25 @@ static size_t present_of(const char *past) {
   return 0;
 }
 
+/* Greedy: each row's argmax over the last position's logits [B, S, V] is
+ * its next token. */
+static void greedy(OrtValue *logits_v, int B, int64_t *ids) {
+  float *logits;
+  OrtTensorTypeAndShapeInfo *info;
+  int64_t ld[3];
+  check(ort->GetTensorMutableData(logits_v, (void **)&logits), "logits");
+  check(ort->GetTensorTypeAndShape(logits_v, &info), "logits shape");
+  check(ort->GetDimensions(info, ld, 3), "logits dims");
+  ort->ReleaseTensorTypeAndShapeInfo(info);
+  for (int b = 0; b < B; b++) {
+    const float *row = logits + (size_t)b * ld[1] * ld[2] + (size_t)(ld[1] - 1) * ld[2];
+    int64_t best = 0;
+    for (int64_t v = 1; v < ld[2]; v++)
+      if (row[v] > row[best]) best = v;
+    ids[b] = best;
+  }
+}
+
 /* One pass: fill the past with C positions, run `steps` steps; returns the
  * median step time in seconds. */
 static double pass(int B, int C, int steps) {
@@ -188,21 +218,7 @@ static double pass(int B, int C, int steps) {
     check(ort->GetAllocatorWithDefaultOptions(&alloc), "allocator");
     OrtValue **got;
     check(ort->GetBoundOutputValues(bind, alloc, &got, &n_bound), "GetBoundOutputValues");
-    /* greedy: each row's argmax is its next token */
-    float *logits;
-    OrtTensorTypeAndShapeInfo *info;
-    int64_t ld[3];
-    check(ort->GetTensorMutableData(got[0], (void **)&logits), "logits");
-    check(ort->GetTensorTypeAndShape(got[0], &info), "logits shape");
-    check(ort->GetDimensions(info, ld, 3), "logits dims");
-    ort->ReleaseTensorTypeAndShapeInfo(info);
-    for (int b = 0; b < B; b++) {
-      const float *row = logits + (size_t)b * ld[1] * ld[2] + (size_t)(ld[1] - 1) * ld[2];
-      int64_t best = 0;
-      for (int64_t v = 1; v < ld[2]; v++)
-        if (row[v] > row[best]) best = v;
-      ids[b] = best;
-    }
+    greedy(got[0], B, ids);
     /* the presents become the next step's pasts; the last ones are let go */
     for (size_t i = 0; i < n_in; i++)
       if (past[i] && !strncmp(in_names[i], "past_key_values.", 16)) {
@@ -232,14 +248,109 @@ static double pass(int B, int C, int steps) {
   return median(t, steps);
 }
 
+static OrtValue *int32_tensor(int32_t *data, const int64_t *shape, size_t ndims, size_t count) {
+  OrtValue *v;
+  check(ort->CreateTensorWithDataAsOrtValue(mem, data, count * sizeof *data, shape, ndims,
+                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, &v),
+        "int32 tensor");
+  return v;
+}
+
+/* The index in in_names of past_key_values.X.Y for output present.X.Y, or
+ * n_in when there is none. */
+static size_t past_of(const char *present) {
+  char want[256];
+  if (strncmp(present, "present.", 8)) return n_in;
+  snprintf(want, sizeof want, "past_key_values.%s", present + 8);
+  for (size_t i = 0; i < n_in; i++)
+    if (!strcmp(in_names[i], want)) return i;
+  return n_in;
+}
+
+/* One pass of --gqa mode: one [B, kv_heads, maxlen, head_dim] buffer per past
+ * input, bound as that past and as its present (share buffer), its first C
+ * positions filled; `steps` steps; returns the median step time in seconds. */
+static double pass_gqa(int B, int C, int steps, int maxlen) {
+  OrtIoBinding *bind;
+  check(ort->CreateIoBinding(sess, &bind), "CreateIoBinding");
+  OrtValue *kv[MAX_IO] = {0};
+  float *buf[MAX_IO] = {0};
+  size_t rows = (size_t)B * kv_heads, row = (size_t)maxlen * head_dim, seed = (size_t)C * head_dim;
+  for (size_t i = 0; i < n_in; i++) {
+    if (strncmp(in_names[i], "past_key_values.", 16)) continue;
+    buf[i] = calloc(rows * row, sizeof(float));
+    if (!buf[i]) die("out of memory", NULL);
+    for (size_t r = 0; r < rows; r++)
+      for (size_t k = 0; k < seed; k++)
+        buf[i][r * row + k] = (float)(((r * seed + k) * 2654435761u) % 2001) / 1000.0f - 1.0f;
+    int64_t shape[4] = {B, kv_heads, maxlen, head_dim};
+    check(ort->CreateTensorWithDataAsOrtValue(mem, buf[i], rows * row * sizeof(float), shape, 4,
+                                              ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &kv[i]),
+          "past/present buffer");
+  }
+  int64_t *ids = malloc((size_t)B * sizeof *ids);
+  int32_t *seqlens = malloc((size_t)B * sizeof *seqlens), total = 0;
+  if (!ids || !seqlens) die("out of memory", NULL);
+  for (int b = 0; b < B; b++) ids[b] = 100 + b;
+  int64_t b_shape[1] = {B};
+  double t[MAX_STEPS];
+  for (int s = 0; s < steps; s++) {
+    for (int b = 0; b < B; b++) seqlens[b] = C + s; /* total length - 1 */
+    total = C + s + 1;
+    OrtValue *v_ids = int64_tensor(ids, B, 1);
+    OrtValue *v_seq = int32_tensor(seqlens, b_shape, 1, (size_t)B);
+    OrtValue *v_total = int32_tensor(&total, NULL, 0, 1);
+    double t0 = now_s();
+    for (size_t i = 0; i < n_in; i++) {
+      OrtValue *v = !strcmp(in_names[i], "input_ids")               ? v_ids
+                    : !strcmp(in_names[i], "seqlens_k")             ? v_seq
+                    : !strcmp(in_names[i], "total_sequence_length") ? v_total
+                                                                    : kv[i];
+      if (!v) die("an input this loop does not know", in_names[i]);
+      check(ort->BindInput(bind, in_names[i], v), "BindInput");
+    }
+    /* logits first, so it is the first bound output value */
+    check(ort->BindOutputToDevice(bind, "logits", mem), "BindOutput logits");
+    for (size_t i = 0; i < n_out; i++) {
+      if (!strcmp(out_names[i], "logits")) continue;
+      size_t p = past_of(out_names[i]);
+      if (p == n_in) die("an output this loop does not know", out_names[i]);
+      check(ort->BindOutput(bind, out_names[i], kv[p]), "BindOutput present");
+    }
+    check(ort->RunWithBinding(sess, NULL, bind), "RunWithBinding");
+    OrtAllocator *alloc;
+    check(ort->GetAllocatorWithDefaultOptions(&alloc), "allocator");
+    OrtValue **got;
+    size_t n_bound;
+    check(ort->GetBoundOutputValues(bind, alloc, &got, &n_bound), "GetBoundOutputValues");
+    greedy(got[0], B, ids);
+    t[s] = now_s() - t0;
+    for (size_t i = 0; i < n_bound; i++) ort->ReleaseValue(got[i]);
+    check(ort->AllocatorFree(alloc, got), "free bound outputs");
+    ort->ClearBoundInputs(bind);
+    ort->ClearBoundOutputs(bind);
+    ort->ReleaseValue(v_ids);
+    ort->ReleaseValue(v_seq);
+    ort->ReleaseValue(v_total);
+  }
+  for (size_t i = 0; i < n_in; i++) {
+    if (kv[i]) ort->ReleaseValue(kv[i]);
+    free(buf[i]);
+  }
+  free(ids);
+  free(seqlens);
+  ort->ReleaseIoBinding(bind);
+  return median(t, steps);
+}
+
 int main(int argc, char **argv) {
   const char *model = NULL, *lib = BARE_DEFAULT_LIB;
-  int B = 1, C = 16, steps = 16, passes = 3, threads = 1;
+  int B = 1, C = 16, steps = 16, passes = 3, threads = 1, gqa = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       printf("usage: bare_decode --model M.onnx --batch B --cached C [--steps N] [--passes P]\n"
-             "                   [--threads T] [--lib libonnxruntime.so]\n"
+             "                   [--threads T] [--gqa MAXLEN] [--lib libonnxruntime.so]\n"
              "A bare ONNX Runtime greedy decode loop with IO binding (see the file's top comment).\n");
       return 0;
     }
@@ -251,15 +362,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--steps")) steps = (int)arg_long(v, a, 1, MAX_STEPS);
     else if (!strcmp(a, "--passes")) passes = (int)arg_long(v, a, 1, 64);
     else if (!strcmp(a, "--threads")) threads = (int)arg_long(v, a, 1, 256);
+    else if (!strcmp(a, "--gqa")) gqa = (int)arg_long(v, a, 1, 1 << 20);
     else die("unknown option", a);
     i++;
   }
   if (!model) die("--model is required", NULL);
+  if (gqa && (long)C + (steps > 2 ? steps : 2) > gqa)
+    die("--gqa MAXLEN must be at least C + N", NULL);
   open_session(lib, model, threads);
-  pass(B, C, 2); /* warm */
+  if (gqa) pass_gqa(B, C, 2, gqa); /* warm */
+  else pass(B, C, 2);
   double step[64], tps[64];
   for (int p = 0; p < passes; p++) {
-    step[p] = pass(B, C, steps);
+    step[p] = gqa ? pass_gqa(B, C, steps, gqa) : pass(B, C, steps);
     tps[p] = B / step[p];
     printf("pass %d: batch %d, cached %d: step %.3f ms, %.1f tokens/s\n", p + 1, B, C,
            step[p] * 1e3, tps[p]);

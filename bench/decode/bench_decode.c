@@ -11,12 +11,17 @@
  *   arrivals  an open-loop Poisson arrival sweep with held-out review
  *             prompts through the generator, TTFT and TPOT attainment with
  *             and without preemption, on an arena that holds only a few
- *             sequences (so memory admission and eviction matter).
+ *             sequences (so memory admission and eviction matter);
+ *   steady    one (batch, cached) point of the decode step alone
+ *             (at_decoder_step with the carried past + at_sample);
+ *   generator the same point through the whole generator (scheduler
+ *             thread, prefix cache, callbacks), bench/decode_compare.sh.
  *
  * Every figure is the median of --passes passes with the range across
  * passes. Usage:
  *   bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]
- *                [--only step|batch|latency|arrivals] [--data heldout.csv]
+ *                [--only step|batch|latency|arrivals|steady|generator]
+ *                [--batch B --cached C --steps N] [--data heldout.csv]
  *                [--duration S] [--json OUT.json]
  */
 #include <math.h>
@@ -31,19 +36,12 @@
 #include "cli/dataset.h"
 #include "core/internal.h"
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/* Medians are the library's (at_profile_median: sorts v in place). */
+static double median(double *v, int n) { return at_profile_median(v, (size_t)n); }
 static void mmm(double *v, int n, double *med, double *lo, double *hi) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  *med = at_profile_median(v, (size_t)n);
   *lo = v[0];
   *hi = v[n - 1];
-  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 typedef struct ctx {
@@ -316,6 +314,17 @@ static at_generator *open_gen(ctx *c, const at_gen_params *gp) {
   return g;
 }
 
+/* Queue r, counted in g_w (its on_done must be on_done). */
+static void submit_req(at_generator *g, const at_gen_request *r) {
+  pthread_mutex_lock(&g_w.lock);
+  g_w.remaining++;
+  pthread_mutex_unlock(&g_w.lock);
+  if (at_gen_submit(g, r, NULL) != AT_OK) {
+    fprintf(stderr, "bench_decode: submit: %s\n", at_last_error());
+    exit(1);
+  }
+}
+
 static void submit(at_generator *g, const int32_t *p, int n, int max_tokens, rec *x) {
   at_gen_request r = {.prompt = p,
                       .n_prompt = n,
@@ -324,13 +333,90 @@ static void submit(at_generator *g, const int32_t *p, int n, int max_tokens, rec
                       .eos_id = -1,
                       .on_done = on_done,
                       .user = x};
-  pthread_mutex_lock(&g_w.lock);
-  g_w.remaining++;
-  pthread_mutex_unlock(&g_w.lock);
-  if (at_gen_submit(g, &r, NULL) != AT_OK) {
-    fprintf(stderr, "bench_decode: submit: %s\n", at_last_error());
-    exit(1);
+  submit_req(g, &r);
+}
+
+/* The whole generator at one steady point: B requests whose prompts share C
+ * tokens, so one warm-up prefill puts the prompt in the prefix cache and
+ * every pass starts B sequences on it at once (a prefill of C positions per
+ * sequence at a realistic size would take minutes). Each then generates
+ * steps + 1 tokens greedily through the scheduler thread, the decoder's
+ * carried past, sampling and the callbacks. Step time = the median gap
+ * between a sequence's consecutive tokens while all B are decoding;
+ * tokens/s = B / step. Same csv line as --only steady. */
+typedef struct grec {
+  rec r; /* first: on_done takes the user pointer as a rec */
+  uint64_t t[1026];
+} grec;
+
+static bool on_gen_token(void *user, int32_t token, int n) {
+  (void)token;
+  grec *x = user;
+  if (n >= 1 && n <= 1026) x->t[n - 1] = at_now_ns();
+  return false;
+}
+
+static void bench_gen_steady(ctx *c, int B, int C, int steps) {
+  int bt = 16, n = C > 0 ? C : 1;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = B;
+  gp.block_tokens = bt;
+  gp.n_blocks = B * ((n + steps + 2) / bt + 2) + n / bt + 8;
+  gp.prefix_cache = true;
+  gp.ttft_slo_s = 3600.0; /* nothing here is late: the point is the steps */
+  gp.tpot_slo_s = 60.0;
+  at_generator *g = open_gen(c, &gp);
+  int32_t *prompt = malloc((size_t)n * sizeof *prompt);
+  for (int i = 0; i < n; i++) prompt[i] = 1 + (int32_t)((i * 131) % 3000);
+  grec *x = calloc((size_t)B, sizeof *x);
+  double tps[64], stepm[64];
+  for (int p = 0; p < c->passes + 1; p++) { /* pass 0: the prompt into the cache, warm-up */
+    memset(x, 0, (size_t)B * sizeof *x);
+    for (int i = 0; i < B; i++) {
+      at_gen_request r = {.prompt = prompt, .n_prompt = n, .max_tokens = steps + 1,
+                          .sample = at_sample_default_params(), .eos_id = -1,
+                          .on_token = on_gen_token, .on_done = on_done, .user = &x[i]};
+      submit_req(g, &r);
+      if (p == 0) wait_all(); /* one at a time: the first fills the cache */
+    }
+    wait_all();
+    if (p == 0) continue;
+    uint64_t from = 0, to = UINT64_MAX;
+    for (int i = 0; i < B; i++) {
+      if (x[i].r.n != steps + 1) {
+        fprintf(stderr, "bench_decode: a sequence ended after %d of %d tokens\n", x[i].r.n,
+                steps + 1);
+        exit(1);
+      }
+      if (x[i].t[0] > from) from = x[i].t[0];
+      if (x[i].t[steps] < to) to = x[i].t[steps];
+    }
+    double *gap = malloc((size_t)B * (size_t)steps * sizeof *gap);
+    int m = 0;
+    for (int i = 0; i < B; i++)
+      for (int k = 1; k <= steps; k++)
+        if (x[i].t[k - 1] >= from && x[i].t[k] <= to)
+          gap[m++] = (double)(x[i].t[k] - x[i].t[k - 1]) / 1e9;
+    if (m == 0) {
+      fprintf(stderr, "bench_decode: the %d sequences never decoded together\n", B);
+      exit(1);
+    }
+    stepm[p - 1] = median(gap, m);
+    free(gap);
+    tps[p - 1] = B / stepm[p - 1];
+    printf("pass %d: generator, batch %d, cached %d: step %.3f ms, %.1f tokens/s (%d gaps)\n",
+           p, B, C, stepm[p - 1] * 1e3, tps[p - 1], m);
   }
+  at_gen_stats st;
+  at_gen_stats_get(g, &st);
+  printf("generator: %llu steps with the past carried, %llu gathered\n",
+         (unsigned long long)st.kv_carried_steps, (unsigned long long)st.kv_gathered_steps);
+  double med, lo, hi, sm = median(stepm, c->passes);
+  mmm(tps, c->passes, &med, &lo, &hi);
+  printf("csv,%d,%d,%.4f,%.1f,%.1f,%.1f\n", B, C, sm * 1e3, med, lo, hi);
+  free(x);
+  free(prompt);
+  at_gen_destroy(g);
 }
 
 static void bench_latency(ctx *c) {
@@ -494,8 +580,9 @@ int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help")) {
     fprintf(stderr,
             "usage: bench_decode MODEL_DIR [--variant fp32|int8] [--passes N] [--threads N]\n"
-            "                    [--only step|batch|latency|arrivals|steady] [--data heldout.csv]\n"
-            "                    [--batch B --cached C --steps N (steady: one point)]\n"
+            "                    [--only step|batch|latency|arrivals|steady|generator]\n"
+            "                    [--data heldout.csv]\n"
+            "                    [--batch B --cached C --steps N (steady, generator: one point)]\n"
             "                    [--duration S (arrivals, default 6)] [--json OUT.json]\n");
     return 2;
   }
@@ -545,6 +632,7 @@ int main(int argc, char **argv) {
   if (!only || !strcmp(only, "latency")) bench_latency(&c);
   if (!only || !strcmp(only, "arrivals")) bench_arrivals(&c);
   if (only && !strcmp(only, "steady")) bench_steady(&c, sb, sc, ss);
+  if (only && !strcmp(only, "generator")) bench_gen_steady(&c, sb, sc, ss);
   if (c.json) {
     fprintf(c.json, "\n]\n");
     fclose(c.json);
