@@ -74,16 +74,11 @@ static double median_us(uint64_t *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_u64);
   return (n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2])) / 1000.0;
 }
-static double median_d(double *v, int n) {
+/* the median of v[0..n) without reordering v (at_profile_median sorts) */
+static double median_d(const double *v, int n) {
   double t[64];
   memcpy(t, v, (size_t)n * sizeof *v);
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-      double x = t[j];
-      t[j] = t[j - 1];
-      t[j - 1] = x;
-    }
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return at_profile_median(t, (size_t)n);
 }
 
 typedef struct {

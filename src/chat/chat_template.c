@@ -6,13 +6,11 @@
  * A compiled template is read-only after compile; every render allocates its
  * own arena and output buffer, so renders on many threads need no lock.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "anytime/chat.h"
 #include "chat/jinja.h"
@@ -78,39 +76,6 @@ const char *at_chat_template_eos(const at_chat_template *t) {
 }
 
 /* ---- loading ------------------------------------------------------------------- */
-/* Read a whole file (NUL-terminated). AT_ERR_NOT_FOUND when it does not exist. */
-static at_status read_file(const char *path, char **data, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (errno == ENOENT) return AT_ERR_NOT_FOUND;
-    return at_fail(AT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
-    fclose(f);
-    return at_fail(AT_ERR_IO, "cannot stat %s", path);
-  }
-  if ((size_t)st.st_size > (size_t)64 << 20) {
-    fclose(f);
-    return at_fail(AT_ERR_LIMIT, "%s is larger than 64 MiB", path);
-  }
-  char *buf = malloc((size_t)st.st_size + 1);
-  if (!buf) {
-    fclose(f);
-    return at_fail(AT_ERR_NOMEM, "out of memory");
-  }
-  size_t n = fread(buf, 1, (size_t)st.st_size, f);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return at_fail(AT_ERR_IO, "cannot read %s", path);
-  }
-  buf[n] = '\0';
-  *data = buf;
-  *len = n;
-  return AT_OK;
-}
 
 /* A special token: a string, or an AddedToken object {"content": ...}. */
 static char *token_text(json_t *cfg, const char *key) {
@@ -156,7 +121,7 @@ at_status at_chat_template_load(const char *model_dir, at_chat_template **out) {
   char *data = NULL;
   size_t len = 0;
   json_t *cfg = NULL;
-  at_status st = read_file(path, &data, &len);
+  at_status st = at_read_file(path, (size_t)64 << 20, "chat template", &data, &len);
   if (st == AT_OK) {
     json_error_t je;
     cfg = json_loadb(data, len, 0, &je);
@@ -182,7 +147,7 @@ at_status at_chat_template_load(const char *model_dir, at_chat_template **out) {
   size_t srclen = src ? strlen(src) : 0;
   if (!src) {
     snprintf(path, dl + 64, "%s/chat_template.jinja", model_dir);
-    st = read_file(path, &data, &len);
+    st = at_read_file(path, (size_t)64 << 20, "chat template", &data, &len);
     if (st == AT_ERR_NOT_FOUND)
       st = at_fail(AT_ERR_NOT_FOUND,
                    "%s has no chat template (no \"chat_template\" in tokenizer_config.json, no "

@@ -63,6 +63,7 @@
 
 #include "anytime/clock.h"
 #include "anytime/plan.h"
+#include "anytime/profile.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
 #include "cli/loadgen.h"
@@ -215,11 +216,6 @@ static double self_cpu_s(void) {
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* A fixed piece of arithmetic timed on this machine: how fast the host is
  * right now, independently of anytime. 96x96 float matrix products (36 KB
  * per matrix, in cache), as dense arithmetic as a Run's, repeated for about
@@ -250,8 +246,7 @@ static double host_probe_ms(void) {
     t[k] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   }
   (void)sink;
-  qsort(t, 5, sizeof *t, cmp_d);
-  return t[2];
+  return at_profile_median(t, 5);
 }
 
 /* Median of n <= MAX_POINTS values that are not NaN (NaN if none). */
@@ -261,8 +256,7 @@ static double med(const double *v, int n) {
   for (int i = 0; i < n; i++)
     if (!isnan(v[i])) t[k++] = v[i];
   if (k == 0) return NAN;
-  qsort(t, (size_t)k, sizeof *t, cmp_d);
-  return k % 2 ? t[k / 2] : 0.5 * (t[k / 2 - 1] + t[k / 2]);
+  return at_profile_median(t, (size_t)k);
 }
 static void minmax(const double *v, int n, double *lo, double *hi) {
   *lo = *hi = NAN;

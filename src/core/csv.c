@@ -2,12 +2,10 @@
  * input, field text copied into one buffer, records as index ranges into a
  * field table. Used by `anytime eval` for labelled datasets; fuzzed by
  * tests/fuzz/fuzz_text_csv.c. */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "anytime/csv.h"
 #include "core/internal.h"
@@ -118,26 +116,10 @@ at_status at_csv_parse(const char *data, size_t len, at_csv **out) {
 
 at_status at_csv_load(const char *path, at_csv **out) {
   if (!path || !out) return at_fail(AT_ERR_INVALID_ARG, "at_csv_load: NULL argument");
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (errno == ENOENT) return at_fail(AT_ERR_NOT_FOUND, "csv: %s: no such file", path);
-    return at_fail(AT_ERR_IO, "csv: %s: %s", path, strerror(errno));
-  }
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    fclose(f);
-    return at_fail(AT_ERR_IO, "csv: %s: not a regular file", path);
-  }
-  if ((size_t)sb.st_size > AT_CSV_MAX_BYTES) {
-    fclose(f);
-    return at_fail(AT_ERR_LIMIT, "csv: %s is larger than %zu bytes", path, AT_CSV_MAX_BYTES);
-  }
-  char *buf = malloc((size_t)sb.st_size + 1);
-  if (!buf) { fclose(f); return at_fail(AT_ERR_NOMEM, "csv: out of memory"); }
-  size_t n = fread(buf, 1, (size_t)sb.st_size, f);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) { free(buf); return at_fail(AT_ERR_IO, "csv: %s: read error", path); }
+  char *buf = NULL;
+  size_t n = 0;
+  at_status rs = at_read_file(path, AT_CSV_MAX_BYTES, "csv", &buf, &n);
+  if (rs != AT_OK) return rs;
   at_status st = at_csv_parse(buf, n, out);
   free(buf);
   if (st != AT_OK) {

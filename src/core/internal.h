@@ -1,9 +1,10 @@
 /* src/core/internal.h — helpers shared by every module of libanytime:
- * setting the thread's error detail, logging to the installed sink, and the
- * monotonic clock. Not part of the public API. */
+ * setting the thread's error detail, logging to the installed sink, the
+ * monotonic clock and reading a whole file. Not part of the public API. */
 #ifndef ANYTIME_CORE_INTERNAL_H
 #define ANYTIME_CORE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "anytime/clock.h"
@@ -26,5 +27,13 @@ int at_log_enabled(at_log_level level);
  * /proc/PID/task/TID/comm. libanytime's threads are "at-worker",
  * "at-batcher", "at-holdq", "at-gen" and "at-gen-turns". */
 void at_thread_name(const char *name);
+
+/* Read a whole regular file into a malloc'ed, NUL-terminated buffer (*out,
+ * the caller frees it; *len its length without the NUL, len may be NULL).
+ * Returns AT_OK, AT_ERR_NOT_FOUND (no such file), AT_ERR_IO (not a regular
+ * file, a read error), AT_ERR_LIMIT (over max_bytes), AT_ERR_NOMEM; the
+ * detail starts with `what` and names the path. Any thread (src/core/file.c). */
+at_status at_read_file(const char *path, size_t max_bytes, const char *what, char **out,
+                       size_t *len);
 
 #endif /* ANYTIME_CORE_INTERNAL_H */

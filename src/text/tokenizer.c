@@ -666,32 +666,6 @@ void at_tokenizer_destroy(at_tokenizer *t) {
 }
 
 /* ---------------------------------------------------------------- loading */
-static at_status read_file(const char *path, char **buf, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (errno == ENOENT) return at_fail(AT_ERR_NOT_FOUND, "tokenizer: %s: no such file", path);
-    return at_fail(AT_ERR_IO, "tokenizer: %s: %s", path, strerror(errno));
-  }
-  struct stat stt;
-  if (fstat(fileno(f), &stt) != 0 || !S_ISREG(stt.st_mode)) {
-    fclose(f);
-    return at_fail(AT_ERR_IO, "tokenizer: %s: not a regular file", path);
-  }
-  if ((size_t)stt.st_size > AT_TOKENIZER_MAX_JSON_BYTES) {
-    fclose(f);
-    return at_fail(AT_ERR_LIMIT, "tokenizer: %s is larger than %zu bytes", path,
-                   (size_t)AT_TOKENIZER_MAX_JSON_BYTES);
-  }
-  *buf = malloc((size_t)stt.st_size + 1);
-  if (!*buf) { fclose(f); return at_fail(AT_ERR_NOMEM, "tokenizer: out of memory"); }
-  *len = fread(*buf, 1, (size_t)stt.st_size, f);
-  bool err = ferror(f);
-  fclose(f);
-  if (err) { free(*buf); return at_fail(AT_ERR_IO, "tokenizer: %s: read error", path); }
-  (*buf)[*len] = '\0';
-  return AT_OK;
-}
-
 static bool ends_with(const char *s, const char *suf) {
   size_t a = strlen(s), b = strlen(suf);
   return a >= b && strcmp(s + a - b, suf) == 0;
@@ -712,7 +686,7 @@ at_status at_tokenizer_load(const char *path, at_tokenizer **out) {
   }
   char *buf = NULL;
   size_t len = 0;
-  at_status st = read_file(path, &buf, &len);
+  at_status st = at_read_file(path, AT_TOKENIZER_MAX_JSON_BYTES, "tokenizer", &buf, &len);
   if (st != AT_OK) return st;
   if (ends_with(path, ".txt")) st = at_tokenizer_from_vocab_txt(buf, len, true, out);
   else st = at_tokenizer_from_json(buf, len, out);

@@ -38,7 +38,7 @@ printf '#include <stdio.h>\n#include <utf8proc.h>\nint main(void) { printf("%%s 
 cc "$tmp/v.c" -o "$tmp/v" $flags && u8=$("$tmp/v") || fail "cannot ask libutf8proc its version"
 
 src=("$here/probe_anytime.c" "$root"/src/text/*.c "$root/src/core/status.c" "$root/src/core/log.c"
-     "$root/src/core/tensor.c")
+     "$root/src/core/tensor.c" "$root/src/core/file.c")
 # shellcheck disable=SC2086
 cc -O2 -DTK_NO_COMPAT -I"$root/include" -I"$root/src" "${src[@]}" -o "$tmp/probe_raw" $flags || fail "building the probe without the table"
 # shellcheck disable=SC2086
