@@ -239,6 +239,21 @@ at_status at_server_config_load(const char *path, at_server_config *cfg);
 at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
                                  at_server_config *cfg);
 
+/* One setting, "SECTION.KEY=VALUE" (a key of docs/configuration.md's
+ * server, engine, batching, planner or generator sections), over `cfg`'s
+ * current values, with exactly the YAML parser's checks (type, range,
+ * choices, the rules between keys); relative paths resolve against the
+ * current directory. `anytime serve --set` and its flags use it. Returns
+ * AT_OK, AT_ERR_INVALID_ARG (not a setting, a value out of range: the
+ * detail names the key), AT_ERR_PARSE (a value of the wrong type). */
+at_status at_server_config_set(at_server_config *cfg, const char *assignment);
+
+/* Every setting of `cfg`, its models' and their variants' against the
+ * table's ranges and choices and the rules between keys, whatever set
+ * them (a file, --set, code that fills the struct): at_server_start runs
+ * it first. Returns AT_OK or AT_ERR_INVALID_ARG naming the key. */
+at_status at_server_config_check(const at_server_config *cfg);
+
 /* Is `name` usable as a model, variant or generator name? 1..63 of
  * [A-Za-z0-9._:-], not starting with '.' or '-'. Names are echoed in
  * headers (x-model, x-variant), Prometheus labels, JSON and V2 URLs

@@ -22,7 +22,7 @@ static void usage(FILE *f) {
           "                     [--rate-basis offered|admitted] [--max-batch N] [--max-delay-us US] [--port-file PATH]\n"
           "                     [--cache-dir DIR | --no-cache]\n"
           "                     [--api-key KEY]... [--api-key-file FILE] [--tls-cert PEM --tls-key PEM]\n"
-          "                     [--access-log FILE] [--grpc-port PORT]\n\n"
+          "                     [--access-log FILE] [--grpc-port PORT] [--set SECTION.KEY=VALUE]...\n\n"
           "Serves text models over HTTP: KServe V2 (/v2/...), OpenAI-compatible\n"
           "/v1/embeddings and /v1/models, TEI-style /embed /predict /tokenize /info\n"
           "/health, and Prometheus /metrics. See docs/api.md.\n"
@@ -39,8 +39,19 @@ static void usage(FILE *f) {
           "Optimised graphs are kept in the compiled-artifact cache (--cache-dir, else\n"
           "$ANYTIME_CACHE_DIR, $XDG_CACHE_HOME/anytime, ~/.cache/anytime); --no-cache\n"
           "turns it off.\n"
-          "Flags override the file. --port 0 picks a free port; --port-file writes the\n"
-          "bound port to PATH once the server is ready (for scripts).\n"
+          "Flags override the file, in the order given. --set SECTION.KEY=VALUE sets any\n"
+          "key of docs/configuration.md's server, engine, batching, planner and\n"
+          "generator sections (e.g. --set planner.wait_quantile=0.9); these flags are\n"
+          "the same settings by other names, with the same ranges and messages:\n"
+          "  --host server.host, --port server.port, --grpc-port server.grpc_port,\n"
+          "  --workers engine.workers, --max-batch batching.max_batch_size,\n"
+          "  --max-delay-us batching.max_queue_delay_us, --policy planner.policy,\n"
+          "  --rate-basis planner.rate_basis, --inflight-limit planner.inflight_limit,\n"
+          "  --deadline-ms planner.deadline_ms (also raising planner.max_deadline_ms\n"
+          "  to it), --api-key-file server.api_key_file, --tls-cert server.tls_cert,\n"
+          "  --tls-key server.tls_key, --access-log server.access_log.\n"
+          "--port 0 picks a free port; --port-file writes the bound port to PATH once\n"
+          "the server is ready (for scripts).\n"
           "Access: with an API key (--api-key, repeatable; $ANYTIME_API_KEY; or\n"
           "--api-key-file / server.api_key_file, one key per line) every route but\n"
           "/health, /v2/health/live and /v2/health/ready needs \"Authorization: Bearer\n"
@@ -66,74 +77,86 @@ static void usage(FILE *f) {
           "SIGINT/SIGTERM: stop accepting, finish every admitted request, exit 0.\n");
 }
 
-static int num_arg(const char *flag, const char *v, long lo, long hi, long *out) {
-  char *end;
-  long x = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || x < lo || x > hi) {
-    fprintf(stderr, "anytime serve: %s needs an integer in %ld..%ld\n", flag, lo, hi);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
+/* Flags that are a setting of docs/configuration.md by another name: they
+ * go through at_server_config_set like --set, so each has the table's
+ * type, range and message, and the file's value stands unless the flag is
+ * given. */
+static const struct {
+  const char *flag, *key;
+} aliases[] = {
+    {"--host", "server.host"},
+    {"--port", "server.port"},
+    {"--grpc-port", "server.grpc_port"},
+    {"--workers", "engine.workers"},
+    {"--max-batch", "batching.max_batch_size"},
+    {"--max-delay-us", "batching.max_queue_delay_us"},
+    {"--policy", "planner.policy"},
+    {"--rate-basis", "planner.rate_basis"},
+    {"--inflight-limit", "planner.inflight_limit"},
+    {"--deadline-ms", "planner.deadline_ms"},
+    {"--api-key-file", "server.api_key_file"},
+    {"--tls-cert", "server.tls_cert"},
+    {"--tls-key", "server.tls_key"},
+    {"--access-log", "server.access_log"},
+};
+#define N_ALIASES (sizeof aliases / sizeof aliases[0])
+#define MAX_SETS 128
 
-/* The command line, as given (NULL / -1: not given). */
+/* The command line, as given (NULL: not given). */
 typedef struct serve_opts {
-  const char *config, *host, *policy, *port_file, *basis, *model, *variant, *cache_dir;
-  const char *keys[AT_SERVER_MAX_API_KEYS], *key_file, *tls_cert, *tls_key, *access_log;
+  const char *config, *port_file, *model, *variant, *cache_dir;
+  const char *keys[AT_SERVER_MAX_API_KEYS];
   const char *served_name;
   int n_keys;
   bool no_cache;
-  long port, grpc_port, workers, max_batch, max_delay, inflight_limit;
-  double deadline;
+  /* settings in command-line order: set_key[i] is an alias's key with
+   * set_val[i] its value, or NULL with set_val[i] a --set KEY=VALUE */
+  const char *set_key[MAX_SETS], *set_val[MAX_SETS];
+  int n_sets;
 } serve_opts;
 
 /* Returns -1 when the arguments are fine, else the exit code. */
 static int parse_args(int argc, char **argv, serve_opts *o) {
-  *o = (serve_opts){.port = -1, .grpc_port = -1, .workers = -1, .max_batch = -1, .max_delay = -1,
-                    .inflight_limit = -1, .deadline = -1};
+  memset(o, 0, sizeof *o);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int rc = 0;
-    if (!strcmp(a, "--config") && v) o->config = v, i++;
-    else if (!strcmp(a, "--host") && v) o->host = v, i++;
-    else if (!strcmp(a, "--policy") && v) o->policy = v, i++;
-    else if (!strcmp(a, "--rate-basis") && v) o->basis = v, i++;
-    else if (!strcmp(a, "--port-file") && v) o->port_file = v, i++;
-    else if (!strcmp(a, "--model") && v) o->model = v, i++;
-    else if (!strcmp(a, "--variant") && v) o->variant = v, i++;
-    else if (!strcmp(a, "--cache-dir") && v) o->cache_dir = v, i++;
-    else if (!strcmp(a, "--no-cache")) o->no_cache = true;
-    else if (!strcmp(a, "--api-key") && v) {
+    size_t al = 0;
+    while (al < N_ALIASES && strcmp(a, aliases[al].flag)) al++;
+    if (!strcmp(a, "--no-cache")) {
+      o->no_cache = true;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "anytime serve: unknown or incomplete option '%s'\n\n", a);
+      usage(stderr);
+      return AT_EXIT_USAGE;
+    }
+    i++;
+    if (al < N_ALIASES || !strcmp(a, "--set")) {
+      if (o->n_sets == MAX_SETS) {
+        fprintf(stderr, "anytime serve: at most %d settings on the command line\n", MAX_SETS);
+        return AT_EXIT_USAGE;
+      }
+      o->set_key[o->n_sets] = al < N_ALIASES ? aliases[al].key : NULL;
+      o->set_val[o->n_sets++] = v;
+    } else if (!strcmp(a, "--config")) o->config = v;
+    else if (!strcmp(a, "--port-file")) o->port_file = v;
+    else if (!strcmp(a, "--model")) o->model = v;
+    else if (!strcmp(a, "--variant")) o->variant = v;
+    else if (!strcmp(a, "--cache-dir")) o->cache_dir = v;
+    else if (!strcmp(a, "--name")) o->served_name = v;
+    else if (!strcmp(a, "--api-key")) {
       if (o->n_keys == AT_SERVER_MAX_API_KEYS) {
         fprintf(stderr, "anytime serve: at most %d --api-key (use --api-key-file for more)\n",
                 AT_SERVER_MAX_API_KEYS);
         return AT_EXIT_USAGE;
       }
-      o->keys[o->n_keys++] = v, i++;
-    } else if (!strcmp(a, "--api-key-file") && v) o->key_file = v, i++;
-    else if (!strcmp(a, "--tls-cert") && v) o->tls_cert = v, i++;
-    else if (!strcmp(a, "--tls-key") && v) o->tls_key = v, i++;
-    else if (!strcmp(a, "--access-log") && v) o->access_log = v, i++;
-    else if (!strcmp(a, "--name") && v) o->served_name = v, i++;
-    else if (!strcmp(a, "--port")) rc = num_arg(a, v, 0, 65535, &o->port), i++;
-    else if (!strcmp(a, "--grpc-port")) rc = num_arg(a, v, 0, 65535, &o->grpc_port), i++;
-    else if (!strcmp(a, "--workers")) rc = num_arg(a, v, 1, 1024, &o->workers), i++;
-    else if (!strcmp(a, "--max-batch")) rc = num_arg(a, v, 1, 1024, &o->max_batch), i++;
-    else if (!strcmp(a, "--max-delay-us")) rc = num_arg(a, v, 0, 10000000, &o->max_delay), i++;
-    else if (!strcmp(a, "--inflight-limit")) rc = num_arg(a, v, 1, 1000000, &o->inflight_limit), i++;
-    else if (!strcmp(a, "--deadline-ms") && v) {
-      char *end;
-      o->deadline = strtod(v, &end);
-      if (*end || !(o->deadline > 0))
-        rc = -1, fprintf(stderr, "anytime serve: --deadline-ms needs a positive number\n");
-      i++;
+      o->keys[o->n_keys++] = v;
     } else {
       fprintf(stderr, "anytime serve: unknown or incomplete option '%s'\n\n", a);
       usage(stderr);
       return AT_EXIT_USAGE;
     }
-    if (rc) return AT_EXIT_USAGE;
   }
   if (o->config && o->model) {
     fprintf(stderr, "anytime serve: give --config or --model, not both\n");
@@ -144,14 +167,33 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
                     "not starting with '.' or '-'\n");
     return AT_EXIT_USAGE;
   }
-  if (o->basis && strcmp(o->basis, "admitted") && strcmp(o->basis, "offered")) {
-    fprintf(stderr, "anytime serve: --rate-basis must be admitted or offered\n");
-    return AT_EXIT_USAGE;
-  }
-  if (o->policy && strcmp(o->policy, "adaptive") && strcmp(o->policy, "accurate-only") &&
-      strcmp(o->policy, "none") && strcmp(o->policy, "limit")) {
-    fprintf(stderr, "anytime serve: --policy must be adaptive, accurate-only, none or limit\n");
-    return AT_EXIT_USAGE;
+  return -1;
+}
+
+/* The command line's settings over cfg, in order. --deadline-ms also
+ * raises planner.max_deadline_ms to its value when that is below it. */
+static int apply_settings(const serve_opts *o, at_server_config *cfg) {
+  for (int i = 0; i < o->n_sets; i++) {
+    const char *k = o->set_key[i], *v = o->set_val[i];
+    size_t cap = (k ? strlen(k) : 0) + strlen(v) + 2;
+    char *a = malloc(cap);
+    if (!a) return cli_report("serve", AT_ERR_NOMEM);
+    if (k) snprintf(a, cap, "%s=%s", k, v);
+    else snprintf(a, cap, "%s", v);
+    at_status st = AT_OK;
+    char *end = NULL;
+    double d = k && !strcmp(k, "planner.deadline_ms") ? strtod(v, &end) : 0;
+    if (d > cfg->max_deadline_ms && end && !*end) {
+      char m[96];
+      snprintf(m, sizeof m, "planner.max_deadline_ms=%s", v);
+      st = at_server_config_set(cfg, m);
+    }
+    if (st == AT_OK) st = at_server_config_set(cfg, a);
+    free(a);
+    if (st != AT_OK) {
+      fprintf(stderr, "anytime serve: %s\n", at_last_error());
+      return AT_EXIT_USAGE;
+    }
   }
   return -1;
 }
@@ -183,7 +225,8 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
   if (!o->no_cache && at_artifact_cache_dir(o->cache_dir, cfg->artifact_cache_dir,
                                             sizeof cfg->artifact_cache_dir) != AT_OK)
     cfg->artifact_cache_dir[0] = '\0';
-  if (o->host) snprintf(cfg->host, sizeof cfg->host, "%s", o->host);
+  int rc = apply_settings(o, cfg);
+  if (rc >= 0) return rc;
   /* keys: the flags, else $ANYTIME_API_KEY, plus the config's file */
   const char *env_key = getenv("ANYTIME_API_KEY");
   const char *const *keys = o->keys;
@@ -196,22 +239,6 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
     }
     snprintf(cfg->api_keys[cfg->n_api_keys++], sizeof cfg->api_keys[0], "%s", keys[k]);
   }
-  if (o->key_file) snprintf(cfg->api_key_file, sizeof cfg->api_key_file, "%s", o->key_file);
-  if (o->tls_cert) snprintf(cfg->tls_cert, sizeof cfg->tls_cert, "%s", o->tls_cert);
-  if (o->tls_key) snprintf(cfg->tls_key, sizeof cfg->tls_key, "%s", o->tls_key);
-  if (o->access_log) snprintf(cfg->access_log, sizeof cfg->access_log, "%s", o->access_log);
-  if (o->port >= 0) cfg->port = (int)o->port;
-  if (o->grpc_port >= 0) cfg->grpc_port = (int)o->grpc_port;
-  if (o->workers > 0) cfg->workers = (int)o->workers;
-  if (o->max_batch > 0) cfg->max_batch_size = (int)o->max_batch;
-  if (o->max_delay >= 0) cfg->max_queue_delay_us = (int)o->max_delay;
-  if (o->deadline > 0) {
-    cfg->deadline_ms = o->deadline;
-    if (cfg->max_deadline_ms < o->deadline) cfg->max_deadline_ms = o->deadline;
-  }
-  if (o->basis) snprintf(cfg->rate_basis, sizeof cfg->rate_basis, "%s", o->basis);
-  if (o->policy) snprintf(cfg->policy, sizeof cfg->policy, "%s", o->policy);
-  if (o->inflight_limit > 0) cfg->inflight_limit = (int)o->inflight_limit;
   return -1;
 }
 

@@ -522,6 +522,22 @@ static at_status get_bool(ctx *c, yaml_node_t *n, const char *key, bool *out) {
   return AT_OK;
 }
 
+/* Is s one of "a|b|c"? When not, `list` gets them as "a, b or c". One
+ * pass for the parser and the range check. */
+static bool in_choices(const char *choices, const char *s, char *list, size_t cap) {
+  size_t len = strlen(s), o = 0;
+  list[0] = '\0';
+  for (const char *p = choices; *p;) {
+    const char *e = strchr(p, '|');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == len && !strncmp(p, s, n)) return true;
+    const char *sep = !e ? "" : strchr(e + 1, '|') ? ", " : " or ";
+    if (o < cap) o += (size_t)snprintf(list + o, cap - o, "%.*s%s", (int)n, p, sep);
+    p += n + (e ? 1 : 0);
+  }
+  return false;
+}
+
 /* A value of table key k from node v into base (the at_server_config, or
  * the models/variants entry its section names). */
 static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, void *base) {
@@ -549,18 +565,8 @@ static at_status get_key(ctx *c, yaml_node_t *v, const cfg_key *k, void *base) {
   case CFG_PATH: return get_path(c, v, k->key, f, k->size);
   case CFG_CHOICE: {
     if ((s = get_str(c, v, k->key, f, k->size))) return s;
-    /* one pass over "a|b|c": a match, or the message's "a, b or c" */
     char m[200], list[120];
-    size_t len = strlen(f), o = 0;
-    for (const char *p = k->choices; *p;) {
-      const char *e = strchr(p, '|');
-      size_t n = e ? (size_t)(e - p) : strlen(p);
-      if (n == len && !strncmp(p, f, n)) return AT_OK;
-      const char *sep = !e ? "" : strchr(e + 1, '|') ? ", " : " or ";
-      if (o < sizeof list)
-        o += (size_t)snprintf(list + o, sizeof list - o, "%.*s%s", (int)n, p, sep);
-      p += n + (e ? 1 : 0);
-    }
+    if (in_choices(k->choices, f, list, sizeof list)) return AT_OK;
     snprintf(m, sizeof m, "'%s' must be %s", k->key, list);
     return bad(c, v, m);
   }
@@ -605,8 +611,6 @@ static at_status parse_generator(ctx *c, yaml_node_t *n, at_server_config *cfg) 
   if (s) return s;
   at_server_generator_config *g = &cfg->generator;
   if (!g->model[0]) return bad(c, n, "'generator' needs 'model'");
-  if (g->default_max_tokens > g->max_tokens)
-    return bad(c, n, "'default_max_tokens' is above 'max_tokens'");
   g->enabled = true;
   return AT_OK;
 }
@@ -664,6 +668,69 @@ static at_status no_duplicate_keys(ctx *c) {
   return AT_OK;
 }
 
+/* ---- one range check, whatever set the values ---------------------------- */
+
+/* Table key k's value in base against its range or choices; a key its
+ * flags call unset passes. `sec` names the section in the message. */
+static at_status check_key(const void *base, const cfg_key *k, const char *sec, const char *who) {
+  const void *f = serve_cfg_value(base, k);
+  double v;
+  switch (k->type) {
+  case CFG_INT: v = *(const int *)f; break;
+  case CFG_SIZE: v = (double)*(const size_t *)f; break;
+  case CFG_DOUBLE: v = *(const double *)f; break;
+  case CFG_CHOICE: {
+    char list[120];
+    const char *s = f;
+    if (!s[0] && (k->flags & CFG_REQUIRED)) return AT_OK; /* the entry's own check names it */
+    if (in_choices(k->choices, s, list, sizeof list)) return AT_OK;
+    return at_fail(AT_ERR_INVALID_ARG, "%s: %s.%s = '%s' must be %s", who, sec, k->key, s, list);
+  }
+  default: return AT_OK;
+  }
+  if ((k->flags & CFG_UNSET_NEG) && (v < 0 || ((k->flags & CFG_UNSET_ZERO) && v == 0)))
+    return AT_OK;
+  if (!(v >= k->lo && v <= k->hi)) /* a NaN fails too */
+    return at_fail(AT_ERR_INVALID_ARG, "%s: %s.%s = %g is out of range [%g, %g]", who, sec, k->key,
+                   v, k->lo, k->hi);
+  return AT_OK;
+}
+
+/* Every key of the table in cfg, its models and their variants, and the
+ * rules between keys. */
+static at_status check_config(const at_server_config *cfg, const char *who) {
+  size_t n;
+  const cfg_key *keys = serve_cfg_keys(&n);
+  at_status s;
+  for (size_t i = 0; i < n; i++) {
+    const cfg_key *k = &keys[i];
+    if (!strcmp(k->section, "models")) {
+      for (int m = 0; m < cfg->n_models; m++)
+        if ((s = check_key(&cfg->models[m], k, cfg->models[m].name, who))) return s;
+    } else if (!strcmp(k->section, "variants")) {
+      for (int m = 0; m < cfg->n_models; m++)
+        for (int j = 0; j < cfg->models[m].n_variants; j++)
+          if ((s = check_key(&cfg->models[m].variants[j], k, cfg->models[m].variants[j].name, who)))
+            return s;
+    } else if ((s = check_key(cfg, k, k->section, who))) {
+      return s;
+    }
+  }
+  if (cfg->max_deadline_ms < cfg->deadline_ms)
+    return at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
+                   who, cfg->max_deadline_ms, cfg->deadline_ms);
+  if (cfg->generator.enabled && cfg->generator.default_max_tokens > cfg->generator.max_tokens)
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "%s: generator.default_max_tokens (%d) is above generator.max_tokens (%d)", who,
+                   cfg->generator.default_max_tokens, cfg->generator.max_tokens);
+  return AT_OK;
+}
+
+at_status at_server_config_check(const at_server_config *cfg) {
+  if (!cfg) return at_fail(AT_ERR_INVALID_ARG, "config check: NULL config");
+  return check_config(cfg, "config");
+}
+
 /* Parse a YAML document already attached to `parser`; `name` is used in
  * messages and `dir` resolves relative paths. */
 static at_status load_from_parser(yaml_parser_t *parser, const char *name, const char *dir,
@@ -677,9 +744,7 @@ static at_status load_from_parser(yaml_parser_t *parser, const char *name, const
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   at_status s = root ? no_duplicate_keys(&c) : at_fail(AT_ERR_PARSE, "%s: empty document", name);
   if (s == AT_OK) s = parse_root(&c, root, cfg);
-  if (s == AT_OK && cfg->max_deadline_ms < cfg->deadline_ms)
-    s = at_fail(AT_ERR_INVALID_ARG, "%s: planner.max_deadline_ms (%g) is below deadline_ms (%g)",
-                name, cfg->max_deadline_ms, cfg->deadline_ms);
+  if (s == AT_OK) s = check_config(cfg, name);
   yaml_document_delete(&doc);
   return s;
 }
@@ -751,6 +816,59 @@ at_status at_server_config_parse(const char *yaml, size_t len, const char *base_
   yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
   at_status s = load_from_parser(&parser, "(config)", base_dir ? base_dir : ".", cfg);
   yaml_parser_delete(&parser);
+  return s;
+}
+
+at_status at_server_config_set(at_server_config *cfg, const char *assignment) {
+  if (!cfg || !assignment) return at_fail(AT_ERR_INVALID_ARG, "config set: NULL argument");
+  const char *eq = strchr(assignment, '=');
+  const char *dot = eq ? memchr(assignment, '.', (size_t)(eq - assignment)) : NULL;
+  char section[32], key[64];
+  if (!dot || dot == assignment || dot + 1 == eq || (size_t)(dot - assignment) >= sizeof section ||
+      (size_t)(eq - dot - 1) >= sizeof key)
+    return at_fail(AT_ERR_INVALID_ARG, "'%.80s': a setting is SECTION.KEY=VALUE, e.g. planner.deadline_ms=20",
+                   assignment);
+  snprintf(section, sizeof section, "%.*s", (int)(dot - assignment), assignment);
+  snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+  if (!strcmp(section, "models") || !strcmp(section, "variants") || !serve_cfg_key(section, key))
+    return at_fail(AT_ERR_INVALID_ARG,
+                   "'%s.%s' is not a setting (docs/configuration.md lists server, engine, "
+                   "batching, planner and generator keys)", section, key);
+  /* the value as a one-line YAML document, so that it meets exactly the
+   * parser's checks; a double-quoted scalar takes any printable text */
+  const char *v = eq + 1;
+  size_t vl = strlen(v);
+  if (vl > AT_PATH_CAP) return at_fail(AT_ERR_INVALID_ARG, "%s.%s: the value is too long", section, key);
+  char *doc = malloc(2 * vl + 128);
+  if (!doc) return at_fail(AT_ERR_NOMEM, "out of memory");
+  size_t o = (size_t)sprintf(doc, "{%s: {%s: \"", section, key);
+  for (const char *p = v; *p; p++) {
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+      free(doc);
+      return at_fail(AT_ERR_INVALID_ARG, "%s.%s: the value has a control character", section, key);
+    }
+    if (*p == '"' || *p == '\\') doc[o++] = '\\';
+    doc[o++] = *p;
+  }
+  o += (size_t)sprintf(doc + o, "\"}}");
+  char who[128];
+  snprintf(who, sizeof who, "--set %s.%s", section, key);
+  /* onto a copy: the parser writes a value before its later checks, and a
+   * refused setting must leave cfg as it was */
+  at_server_config *tmp = malloc(sizeof *tmp);
+  if (!tmp) {
+    free(doc);
+    return at_fail(AT_ERR_NOMEM, "out of memory");
+  }
+  *tmp = *cfg;
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)doc, o);
+  at_status s = load_from_parser(&parser, who, ".", tmp);
+  yaml_parser_delete(&parser);
+  if (s == AT_OK) *cfg = *tmp;
+  free(tmp);
+  free(doc);
   return s;
 }
 

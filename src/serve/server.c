@@ -34,7 +34,6 @@
  *   Lock: `lock` guards inflight and stopping only.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -899,23 +898,8 @@ at_status serve_load_models(at_server *s); /* models.c */
 /* A whole small file (keys, PEM) as a NUL-terminated string; NULL with
  * at_last_error() set when it cannot be read or is over 1 MiB. */
 static char *read_small_file(const char *path, const char *what, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    at_fail(AT_ERR_NOT_FOUND, "%s '%s': %s", what, path, strerror(errno));
-    return NULL;
-  }
-  char *buf = malloc((1 << 20) + 1);
-  size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0;
-  int more = buf && fgetc(f) != EOF;
-  fclose(f);
-  if (!buf || more) {
-    free(buf);
-    at_fail(buf ? AT_ERR_LIMIT : AT_ERR_NOMEM, "%s '%s' is over 1 MiB", what, path);
-    return NULL;
-  }
-  buf[n] = '\0';
-  if (len) *len = n;
-  return buf;
+  char *buf = NULL;
+  return at_read_file(path, (size_t)1 << 20, what, &buf, len) == AT_OK ? buf : NULL;
 }
 
 /* API keys and TLS material from the configuration, before anything loads. */
@@ -960,6 +944,8 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
   *out = NULL;
   if (cfg->n_models < 1 && !cfg->generator.enabled)
     return at_fail(AT_ERR_INVALID_ARG, "no models configured");
+  at_status cst = at_server_config_check(cfg); /* whatever filled it: file, flags, code */
+  if (cst != AT_OK) return cst;
   for (int m = 0; m < cfg->n_models; m++) {
     const at_server_model_config *mc = &cfg->models[m];
     if (!at_server_name_valid(mc->name))

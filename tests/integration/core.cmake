@@ -38,6 +38,7 @@ target_link_libraries(yaml2json PRIVATE PkgConfig::JANSSON PkgConfig::YAML)
 at_script_test(deploy_manifests tests/integration/deploy_manifests.sh)
 set_property(TEST deploy_manifests APPEND PROPERTY ENVIRONMENT "YAML2JSON_BIN=$<TARGET_FILE:yaml2json>")
 at_script_test(serve_limits tests/integration/serve_limits.sh)
+at_script_test(serve_flags tests/integration/serve_flags.sh)
 at_script_test(serve_faults tests/integration/serve_faults.sh)
 at_script_test(generate_eos tests/integration/generate_eos.sh)
 # The generation routes' tokens and log-probabilities against onnxruntime-node.

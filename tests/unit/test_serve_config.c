@@ -279,6 +279,94 @@ static void test_docs_name_every_key(void **state) {
   free(seen);
 }
 
+/* at_server_config_set: every settings key of the table through the one
+ * setter (its default value written back as text, so it must be taken),
+ * then the parser's own refusals, word for word; at_server_config_check
+ * catches what code put straight into the struct. */
+static void test_set_and_check(void **state) {
+  (void)state;
+  at_server_config c = at_server_config_default();
+  size_t n;
+  const cfg_key *k = serve_cfg_keys(&n);
+  int tried = 0;
+  for (size_t i = 0; i < n; i++, k++) {
+    if (!strcmp(k->section, "models") || !strcmp(k->section, "variants") || k->type == CFG_MODEL ||
+        !strcmp(k->section, "generator"))
+      continue; /* generator keys need generator.model: below */
+    char a[256];
+    switch (k->type) {
+    case CFG_INT: case CFG_SIZE: case CFG_DOUBLE:
+      snprintf(a, sizeof a, "%s.%s=%.17g", k->section, k->key, k->flags & CFG_UNSET_NEG ? k->lo : k->def);
+      break;
+    case CFG_BOOL: snprintf(a, sizeof a, "%s.%s=%s", k->section, k->key, k->def ? "true" : "false"); break;
+    case CFG_CHOICE: snprintf(a, sizeof a, "%s.%s=%s", k->section, k->key, k->sdef); break;
+    default: snprintf(a, sizeof a, "%s.%s=x", k->section, k->key); break;
+    }
+    if (at_server_config_set(&c, a) != AT_OK) fail_msg("%s: %s", a, at_last_error());
+    tried++;
+  }
+  assert_true(tried > 30);
+  assert_int_equal(at_server_config_set(&c, "planner.deadline_ms=25"), AT_OK);
+  assert_true(c.deadline_ms == 25);
+  assert_int_equal(at_server_config_set(&c, "server.host=0.0.0.0"), AT_OK);
+  assert_string_equal(c.host, "0.0.0.0");
+  /* a value with quotes and a backslash is taken as text */
+  assert_int_equal(at_server_config_set(&c, "server.client_id_header=a\"b\\c"), AT_OK);
+  assert_string_equal(c.client_id_header, "a\"b\\c");
+  /* the parser's messages */
+  assert_int_equal(at_server_config_set(&c, "planner.deadline_ms=0"), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "'deadline_ms' = 0 is out of range [0.01, 3.6e+06]"));
+  assert_int_equal(at_server_config_set(&c, "server.port=80.5"), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'port' must be a whole number"));
+  assert_int_equal(at_server_config_set(&c, "planner.policy=greedy"), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'policy' must be adaptive, accurate-only, none or limit"));
+  assert_int_equal(at_server_config_set(&c, "planner.max_deadline_ms=10"), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "max_deadline_ms (10) is below deadline_ms (25)"));
+  assert_int_equal(at_server_config_set(&c, "planner.nope=1"), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "'planner.nope' is not a setting"));
+  assert_int_equal(at_server_config_set(&c, "models.name=x"), AT_ERR_INVALID_ARG);
+  assert_int_equal(at_server_config_set(&c, "port=1"), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "SECTION.KEY=VALUE"));
+  assert_int_equal(at_server_config_set(&c, "server.host=a\nb"), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "control character"));
+  assert_int_equal(at_server_config_set(&c, "generator.chunk_tokens=8"), AT_ERR_PARSE);
+  assert_non_null(strstr(at_last_error(), "'generator' needs 'model'"));
+  /* a refused setting leaves the value as it was */
+  assert_true(c.deadline_ms == 25);
+  assert_string_equal(c.policy, "adaptive");
+  /* one check whatever filled the struct */
+  at_server_config d = at_server_config_default();
+  assert_int_equal(at_server_config_check(&d), AT_OK);
+  d.deadline_ms = 0;
+  assert_int_equal(at_server_config_check(&d), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "planner.deadline_ms = 0 is out of range"));
+  d = at_server_config_default();
+  d.workers = 5000;
+  assert_int_equal(at_server_config_check(&d), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "engine.workers = 5000 is out of range [1, 1024]"));
+  d = at_server_config_default();
+  snprintf(d.policy, sizeof d.policy, "fast");
+  assert_int_equal(at_server_config_check(&d), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "planner.policy = 'fast' must be adaptive"));
+  d = at_server_config_default();
+  d.wait_quantile = -1; /* a tuning key's "unset" passes */
+  d.adaptive_fill = 0;
+  assert_int_equal(at_server_config_check(&d), AT_OK);
+  d.adaptive_fill = 0.05;
+  assert_int_equal(at_server_config_check(&d), AT_ERR_INVALID_ARG);
+  d = at_server_config_default();
+  d.n_models = 1;
+  d.models[0].n_variants = 1;
+  snprintf(d.models[0].variants[0].name, sizeof d.models[0].variants[0].name, "v");
+  d.models[0].variants[0].accuracy = 1.5;
+  assert_int_equal(at_server_config_check(&d), AT_ERR_INVALID_ARG);
+  assert_non_null(strstr(at_last_error(), "v.accuracy = 1.5 is out of range [0, 1]"));
+  /* the server refuses such a struct before it loads anything */
+  at_server *srv = NULL;
+  assert_int_equal(at_server_start(&d, &srv), AT_ERR_INVALID_ARG);
+  assert_null(srv);
+}
+
 /* Whole-number keys refuse fractions; choices name what they accept. */
 static void test_key_checks(void **state) {
   (void)state;
@@ -428,6 +516,7 @@ int main(void) {
       cmocka_unit_test(test_docs_name_every_key),
       cmocka_unit_test(test_models_offered),
       cmocka_unit_test(test_key_checks),
+      cmocka_unit_test(test_set_and_check),
       cmocka_unit_test(test_length_model_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
