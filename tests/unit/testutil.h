@@ -34,4 +34,28 @@ static inline const char *test_source(const char *rel) {
   return test_path_under("ANYTIME_SOURCE_DIR", rel, buf);
 }
 
+/* Does ONNX Runtime sum this CPU's int8 products exactly? On x86 it does
+ * with a dot-product instruction (AVX-512 VNNI, AVX-VNNI, AMX); without one
+ * its u8 x s8 kernels add pairs of products in 16 bits with saturation
+ * (docs/quantization.md), so an int8 graph's outputs move away from exact
+ * integer arithmetic, and from the references recorded with it. Elsewhere
+ * (not x86): assumed exact. Reads /proc/cpuinfo's first flags line. */
+static inline int host_int8_exact(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return 1;
+  char line[8192];
+  int exact = 1;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "flags", 5)) continue;
+    exact = strstr(line, " avx512_vnni") || strstr(line, " avx_vnni") || strstr(line, " amx_int8");
+    break;
+  }
+  fclose(f);
+  return exact;
+#else
+  return 1;
+#endif
+}
+
 #endif
