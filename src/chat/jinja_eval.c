@@ -99,7 +99,7 @@ static jv *arith(ev *E, jop op, const jv *l, const jv *rt) {
   double a = l->num, b = rt->num, res = 0;
   bool isf = l->kind == JV_FLOAT || rt->kind == JV_FLOAT;
   /* as Python: x / 0, x // 0 and x % 0 raise, for integers and floats alike (a NaN
-   * "integer" from -0 // 0 once indexed a list: fuzz_chat_template, 2026-12-04) */
+   * "integer" from -0 // 0 could otherwise index a list) */
   if ((op == OP_DIV || op == OP_FLOORDIV || op == OP_MOD) && b == 0)
     return fail(E, "division by zero", NULL);
   switch (op) {

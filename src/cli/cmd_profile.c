@@ -204,11 +204,11 @@ static void usage(FILE *f) {
 }
 
 /* A growing text buffer for the written configuration: the YAML has no
- * size limit (64 variants with 4 KiB paths are about 300 KiB). It used to be
- * a 64 KiB stack buffer filled with `yo += snprintf(yaml + yo, sizeof yaml -
- * yo, ...)`, which ran off the stack once a write was truncated. The
- * buffers are file-static so that an early return leaves them reachable,
- * not leaked; the command frees them when it finishes. */
+ * size limit (64 variants with 4 KiB paths are about 300 KiB), and a fixed
+ * buffer filled with `o += snprintf(buf + o, cap - o, ...)` runs off its
+ * end once a write is truncated. The buffers are file-static so that an
+ * early return leaves them reachable, not leaked; the command frees them
+ * when it finishes. */
 typedef struct ybuf {
   char *s;
   size_t len, cap;

@@ -532,8 +532,8 @@ static bool beside(const sweep *sw, int seed, double *cap, double *cores) {
   return true;
 }
 
-/* The CSV's columns: the 31 of the sweeps before 2026-12-02 15:00 UTC
- * (--from-csv still reads those), then the oracle beside the point. */
+/* The CSV's columns: the first 31 (all that older sweep files have;
+ * --from-csv still reads those), then the oracle beside the point. */
 #define CSV_COLS_OLD 31
 #define CSV_COLS 36
 static void csv_header(FILE *csv, bool old) {
@@ -610,8 +610,7 @@ static int run_all(sweep *sw, FILE *csv) {
   for (int r = 0; r < sw->repeats; r++) {
     /* A measured C_cheap is measured again before every repeat, and that
      * repeat's points take their oracle from it: one measurement at the
-     * start of a 35-minute sweep can be 1.5x what the host gives later
-     * (2026-12-01: 4,365 req/s at the start, 2,705-2,970 right after). */
+     * start of a 35-minute sweep can be 1.5x what the host gives later. */
     if (sw->cheap_measured && r > 0 &&
         measure_capacity(sw, sw->cheap_cfg, &sw->cheap_capacity, &sw->cheap_s_busy,
                          &sw->cheap_lg_cores) != 0)
@@ -635,10 +634,9 @@ static int run_all(sweep *sw, FILE *csv) {
       sw->cap_pid = 0;
     }
     /* The policies take turns going first: repeat r starts with policy r.
-     * In a fixed order (before 2026-12-02) a drift of the host's speed
-     * within a repeat lands on the same policy every time: the sweep of
-     * 2026-12-02 08:34 had adaptive below cheap-only at open-loop rho = 3
-     * in all three repeats, and an A/B minutes later did not reproduce it. */
+     * In a fixed order a drift of the host's speed within a repeat would
+     * land on the same policy every time and read as a difference between
+     * policies. */
     for (int step = 0; step < sw->n_pol; step++) {
       int pi = (step + r) % sw->n_pol;
       const char *pol = all_policies[sw->pol[pi]];

@@ -689,8 +689,8 @@ static bool decode_one(at_generator *g) {
    * the arena's copies, then sampling and the callbacks of b sequences.
    * Fitting the Run alone left the rest to the forecast's calibration
    * factor, which is clamped at 4: when sampling cost more than the Run
-   * (a comparison sort of the vocabulary per token, until 2026-12-03) the
-   * forecast admitted what the lane could not carry. */
+   * (a comparison sort of the vocabulary per token, say) the forecast
+   * would admit what the lane could not carry. */
   at_linfit_add(&g->step_fit, (double)b * (P + 1), (double)(at_now_ns() - t0) / 1e9);
   return true;
 }

@@ -38,9 +38,9 @@
  *     max_batch_size per batch); the oldest item always goes. So bucketing
  *     delays an item by at most max_wait_us, plus the batches that carry the
  *     overdue items ahead of it, beyond its arrival-order turn.
- *     (A first version timed max_wait_us from enqueue: under a backlog older
- *     than max_wait_us every item was overdue and bucketing fell back to
- *     arrival order exactly when batches form — measured, 2026-12-04.)
+ *     (Not from enqueue: under a backlog older than max_wait_us every item
+ *     would be overdue and bucketing would fall back to arrival order
+ *     exactly when batches form.)
  *     Readiness (max_batch_size items or the head's max_queue_delay_us) is
  *     unchanged: a batch that bucketing leaves short still closes, and what
  *     it left behind is ready for the next free worker. Items of one
@@ -308,8 +308,7 @@ static batch *take_ready_locked(at_batcher *b, uint64_t *next_ns) {
  * not touch `b` again: with nothing in flight and no one driving, destroy
  * may already be freeing it. (A batch dispatched by this thread can finish
  * on another worker before this thread takes again: counting only batches
- * in flight let destroy free the batcher under it; ASan saw it in the
- * profile test, 2026-12-02.) */
+ * in flight would let destroy free the batcher under it.) */
 static batch *release_and_take(at_batcher *b, batch *done, bool held) {
   uint64_t next;
   pthread_mutex_lock(&b->lock);

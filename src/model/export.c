@@ -1,7 +1,7 @@
 /* src/model/export.c — what a model's export files say about serving it.
  * One reader, used by model resolution (`run`, `eval`, `profile`, `serve
- * --model`) and by the server for the models its configuration names; each
- * of those used to read config.json its own way.
+ * --model`) and by the server for the models its configuration names, so
+ * that they all read config.json the same way.
  *
  *   config.json                 architecture, model_type, labels (id2label,
  *                               else label2id), sizes, problem_type, the

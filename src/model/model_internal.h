@@ -1,5 +1,5 @@
 /* src/model/model_internal.h — what the files of src/model/ share beyond
- * the public model.h: the ONNX graph-output scanner used to guess a model's
+ * the public model.h: the ONNX graph-output scanner that guesses a model's
  * task, and the artifact-cache hook that src/ort/session.c calls. Not part
  * of the public API. */
 #ifndef ANYTIME_MODEL_INTERNAL_H

@@ -382,7 +382,7 @@ static double class_overrun(at_planner *p, int cls, uint64_t now) {
  * (the host writing it late while the load generator holds a core) shows
  * in both and comes off: refusing queued work cannot prevent it, and
  * counting it made the allowance climb to the whole deadline, so that only
- * requests finding an idle worker were admitted (docs/planner.md, "The
+ * requests finding an idle worker were admitted (results/planner_history.md, "The
  * overrun allowance pinned at its cap"). The floor keeps a routine Run's
  * noise and hand-off in the allowance; the cap says that past half the
  * deadline the lateness is the host's. With no idle answers in the window

@@ -860,8 +860,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 /* libmicrohttpd's warnings (a client that sends garbage, hangs up, or is
  * refused past a connection cap) are rate-limited: at most
  * MHD_LOG_BURST lines per MHD_LOG_WINDOW_S; the next line after a window
- * with suppressed ones says how many were not shown. 3,000 misbehaving
- * connections used to write 3,000 lines. */
+ * with suppressed ones says how many were not shown, so that thousands of
+ * misbehaving connections cannot write thousands of lines. */
 #define MHD_LOG_BURST 10
 #define MHD_LOG_WINDOW_S 10
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -1051,8 +1051,8 @@ void at_server_stop(at_server *s) {
      * MHD_quiesce_daemon() is not used: with MHD_USE_EPOLL and a thread
      * pool it races the worker that removes the listen socket from its
      * epoll set at the connection limit, and libmicrohttpd 0.9.75 aborts
-     * the process ("Failed to remove listen FD from epoll set", seen in
-     * serve_soak on 2026-12-02). */
+     * the process ("Failed to remove listen FD from epoll set"; serve_soak
+     * drives it). */
     serve_holdq_flush(s->holdq); /* held refusals are answered now */
     /* Drain: every admitted request is answered before the daemon stops.
      * A drain that takes over 5 s says where the requests are, every 5 s
