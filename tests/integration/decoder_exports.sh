@@ -9,7 +9,11 @@
 #   - `anytime generate --temperature 0`, every prompt at once, with the
 #     defaults and again with small prefill chunks, KV blocks and decode
 #     batches (chunk and block boundaries inside the prompts);
-#   - the served /v1/completions, the four requests at once.
+#   - the served /v1/completions, the four requests at once;
+#   - where the maker also wrote the GroupQueryAttention form (gqa/, the
+#     same weights), onnxruntime-node decoding it with one shared past/
+#     present buffer per layer, alone and with rows of different lengths
+#     batched, equals the float64 reference (tests/reference/gqa_exports.js).
 # Issue 43: a Llama export whose tokenizer.json adds <s> and whose
 # tokenizer_config.json says add_bos_token got two BOS ids and diverged.
 set -euo pipefail
@@ -24,7 +28,7 @@ prompts() { # model_dir -> the reference's prompts, one per line
   node -e 'for (const p of JSON.parse(require("fs").readFileSync(process.argv[1] + "/reference.json")).prompts) console.log(p.text)' "$1"
 }
 
-n=0
+n=0 g=0
 for dir in "$root"/*/; do
   dir=${dir%/}
   fam=$(basename "$dir")
@@ -47,8 +51,14 @@ YAML
   start_server "$TMP/$fam.yaml"
   node "$ref" "$dir" "$TMP/$fam.json" "$BASE" "$fam" || fail "$fam: /v1/completions differs from ORT's loop"
   stop_server
+  # the same weights in the GroupQueryAttention form, where the family has one
+  if [ -f "$dir/gqa/model.onnx" ]; then
+    node "$ANYTIME_SOURCE_DIR/tests/reference/gqa_exports.js" "$dir" || fail "$fam: the GQA form differs"
+    g=$((g + 1))
+  fi
   n=$((n + 1))
 done
 [ "$n" -ge 5 ] || fail "only $n exporter-made decoders under $root"
+[ "$g" -ge 1 ] || fail "no GroupQueryAttention form under $root"
 rm -rf "$TMP"
-echo "decoder_exports: PASS ($n families)"
+echo "decoder_exports: PASS ($n families, $g in the GQA form too)"

@@ -499,6 +499,50 @@ def export(m, path):
                           dynamic_axes=axes, opset_version=14, do_constant_folding=True)
 
 
+def gqa_form(c):
+    """Can this family be written in the GroupQueryAttention form
+    (make_gqa_decoder.py's graph: RMSNorm, full rotary, SwiGLU, sequential
+    blocks), and can ONNX Runtime's CPU kernel run it (head_dim a multiple of
+    16)? Of the families, Llama; Mistral's and Qwen2's stand-ins have
+    head_dim 8, GPT-2 and Phi other blocks."""
+    return (c["norm"] == "rms" and c["pos"] == "rope" and c["rotary_frac"] == 1.0 and
+            c["mlp"] == "swiglu" and not c["parallel"] and not c["o_bias"] and
+            not c["head_bias"] and c["head_dim"] % 16 == 0)
+
+
+def export_gqa(m, path, vocab):
+    """The same weights in the GroupQueryAttention form (one fused attention
+    op per layer, past and present sharing one buffer; inputs input_ids,
+    seqlens_k, total_sequence_length, past_key_values.*): the graph
+    onnxruntime-genai's model builder writes, for holding the lane to it.
+    fp32, one file."""
+    import onnx
+    sys.path.insert(0, HERE)
+    import make_gqa_decoder as gqa
+    c = m.c
+    sd = {k: v.detach().float().numpy() for k, v in m.state_dict().items()}
+    w = {"embed_tokens.weight": sd["embed_tokens.weight"]}
+    for i in range(c["layers"]):
+        p, t = f"layers.{i}.", f"layers.{i}."
+        w[t + "input_layernorm.weight"] = sd[p + "input_layernorm.weight"]
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            wt = sd[p + "self_attn." + proj + ".weight"]
+            w[t + proj + ".weight"] = np.ascontiguousarray(wt.T)
+            w[t + proj + ".bias"] = sd.get(p + "self_attn." + proj + ".bias",
+                                           np.zeros(wt.shape[0], np.float32))
+        w[t + "o_proj.weight"] = np.ascontiguousarray(sd[p + "self_attn.o_proj.weight"].T)
+        w[t + "post_attention_layernorm.weight"] = sd[p + "post_attention_layernorm.weight"]
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            w[t + proj + ".weight"] = np.ascontiguousarray(sd[p + "mlp." + proj + ".weight"].T)
+    w["norm.weight"] = sd["norm.weight"]
+    head = sd["embed_tokens.weight"] if c["tied"] else sd["lm_head.weight"]
+    w["lm_head.weight"] = np.ascontiguousarray(head.T)
+    gc = dict(layers=c["layers"], hidden=c["hidden"], heads=c["heads"], kv_heads=c["kv_heads"],
+              head_dim=c["head_dim"], ffn=c["ffn"], vocab=vocab, theta=c["theta"], eps=c["eps"],
+              positions=c["positions"])
+    onnx.save(gqa.build_graph(gc, w), path)
+
+
 def hf_config(name, c, vocab, tok, eos):
     if c["model_type"] == "gpt2":
         return {"architectures": [c["arch"]], "model_type": "gpt2", "vocab_size": vocab,
@@ -553,6 +597,9 @@ def build(name, fam):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "onnx"))
     export(m, os.path.join(d, "onnx", "model.onnx"))
+    if gqa_form(c):  # outside onnx/: not a variant the model loader lists
+        os.makedirs(os.path.join(d, "gqa"))
+        export_gqa(m, os.path.join(d, "gqa", "model.onnx"), vocab)
     write_json(os.path.join(d, "config.json"), hf_config(name, c, vocab, tok, eos))
     gen = {"eos_token_id": eos if len(eos) > 1 else eos[0], "do_sample": False}
     if tok.bos is not None:
