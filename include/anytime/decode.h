@@ -254,8 +254,13 @@ typedef struct at_decoder_info {
 
 /* Open a decoder over `model_path` (an ONNX export with input_ids,
  * attention_mask, optionally position_ids, and past_key_values.{i}.key/value
- * in; logits and present.{i}.key/value out). `n_positions` (0 = unknown)
- * bounds positions. AT_ERR_MODEL names what the signature lacks. */
+ * in; logits and present.{i}.key/value out). A graph in the
+ * GroupQueryAttention form (input_ids, int32 seqlens_k and
+ * total_sequence_length instead of the mask and positions, as
+ * onnxruntime-genai's model builder writes it) runs with one past/present
+ * buffer per layer key/value shared in place (decoder.c says how); the
+ * same calls serve both. `n_positions` (0 = unknown) bounds positions.
+ * AT_ERR_MODEL names what the signature lacks. */
 at_status at_decoder_create(const char *model_path, const at_session_params *sp,
                             int n_positions, at_decoder **out);
 void at_decoder_destroy(at_decoder *d);

@@ -40,10 +40,13 @@ typedef struct at_lm {
   int n_eos;
   int32_t eos_ids[AT_GEN_MAX_EOS];
   bool add_bos;          /* prepend bos_id to prompts */
+  char *own_path;        /* a variant given as a file inside the model's directory (owned) */
 } at_lm;
 
 /* Open `spec` with variant `variant` (NULL = the family's first, most
- * accurate). `sp` may be NULL for default session options, `rp` NULL for
+ * accurate; or an .onnx file inside the model's directory given by its
+ * relative path, e.g. "gqa/model.onnx", for a graph the directory does not
+ * list as a variant). `sp` may be NULL for default session options, `rp` NULL for
  * default resolution plus ./models. AT_ERR_NOT_FOUND (no such model or
  * variant; the detail lists the variants), AT_ERR_MODEL (not a decoder or no
  * tokenizer.json), and the statuses of the pieces. */

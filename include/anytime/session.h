@@ -111,6 +111,17 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
                          const char *const *output_names, size_t n_outputs,
                          at_outputs **out);
 
+/* at_session_run with memory for some outputs: where into[i].data is not
+ * NULL (i in the order requested), ONNX Runtime writes output i there, with
+ * into[i]'s dtype and shape, instead of allocating it (into[i].name is not
+ * read). The buffer may be one of the inputs' (a decoder's past and present
+ * sharing memory). *out's view of such an output points at into[i].data;
+ * the caller keeps that memory alive until at_outputs_free. into == NULL is
+ * at_session_run. Same statuses. */
+at_status at_session_run_into(at_session *s, const at_tensor *inputs, size_t n_inputs,
+                              const char *const *output_names, size_t n_outputs,
+                              const at_tensor *into, at_outputs **out);
+
 /* Number of tensors in `o`. */
 size_t at_outputs_count(const at_outputs *o);
 /* View of output i (in the order requested). The view points into memory

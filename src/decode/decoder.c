@@ -10,6 +10,15 @@
  * step's outputs are kept (`carry`): while the batch stays the same, the
  * next step's past is the last step's present, not a gather of the arena
  * (the arena still gets every new tail, for the step after a change).
+ *
+ * A graph in the GroupQueryAttention form (inputs seqlens_k and
+ * total_sequence_length, as onnxruntime-genai's model builder writes it)
+ * runs its steps in one [B, heads, M, head_dim] buffer per layer key/value
+ * that is both the past input and the present output: ONNX Runtime writes
+ * each new position in place. The buffer is filled from the arena when the
+ * batch changes and kept while it does not (the carry rule above); a step
+ * of more than one new position runs one sequence per Run (the kernel takes
+ * several new positions with a past only at batch 1).
  */
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +53,15 @@ struct at_decoder {
   int *perm;             /* [n] item index of row i for a carried step */
   size_t perm_cap;
   uint64_t carried_steps, gathered_steps;
+  /* the GroupQueryAttention form */
+  bool gqa;
+  float *gbuf;           /* [2 * layers][gB][heads][gM][head_dim] */
+  size_t gbuf_cap;
+  int gB, gM;            /* rows and positions of the buffer as last filled */
+  int gcarry_n;          /* rows the buffer holds for the carried batch; 0: none */
+  int32_t *seqlens;       /* [rows] then total_sequence_length */
+  size_t seqlens_cap;
+  int total_rank;         /* total_sequence_length: a scalar (0) or [1] (1) */
 };
 
 static void carry_drop(at_decoder *d) {
@@ -65,6 +83,8 @@ static void *grow(void *p, size_t *cap, size_t want, size_t elem) {
 void at_decoder_destroy(at_decoder *d) {
   if (!d) return;
   carry_drop(d);
+  free(d->gbuf);
+  free(d->seqlens);
   free(d->carry_id);
   free(d->carry_len);
   free(d->carry_mask);
@@ -100,11 +120,22 @@ at_status at_decoder_create(const char *model_path, const at_session_params *sp,
     return st;
   }
   const at_model_info *mi = at_session_info(d->s);
+  /* the GroupQueryAttention form: positions from seqlens_k, no mask */
+  const at_value_info *sk = find(mi->inputs, mi->n_inputs, "seqlens_k");
+  const at_value_info *tsl = find(mi->inputs, mi->n_inputs, "total_sequence_length");
+  d->gqa = sk != NULL;
+  d->total_rank = tsl ? (int)tsl->ndim : 0;
+  if (d->gqa && (sk->dtype != AT_DTYPE_INT32 || sk->ndim != 1 || !tsl ||
+                 tsl->dtype != AT_DTYPE_INT32 || tsl->ndim > 1)) {
+    at_decoder_destroy(d);
+    return at_fail(AT_ERR_MODEL, "decoder %s: a GroupQueryAttention graph needs int32 "
+                   "seqlens_k [batch] and int32 total_sequence_length inputs", model_path);
+  }
   /* position_ids is optional: older GPT-2 exports count positions from the
    * past's length inside the graph */
   const char *need[] = {"input_ids", "attention_mask", "position_ids"};
-  bool has_pos = find(mi->inputs, mi->n_inputs, "position_ids") != NULL;
-  for (int i = 0; i < (has_pos ? 3 : 2); i++) {
+  bool has_pos = d->gqa || find(mi->inputs, mi->n_inputs, "position_ids") != NULL;
+  for (int i = 0; i < (d->gqa ? 1 : has_pos ? 3 : 2); i++) {
     const at_value_info *v = find(mi->inputs, mi->n_inputs, need[i]);
     if (!v || v->dtype != AT_DTYPE_INT64 || v->ndim != 2) {
       at_decoder_destroy(d);
@@ -146,7 +177,7 @@ at_status at_decoder_create(const char *model_path, const at_session_params *sp,
                               .vocab = (int)lg->dims[2],
                               .max_positions = n_positions,
                               .position_ids = has_pos};
-  d->n_fixed = has_pos ? 3 : 2;
+  d->n_fixed = has_pos ? 3 : 2; /* GQA: input_ids, seqlens_k, total_sequence_length */
   d->in_names = calloc((size_t)2 * layers, sizeof *d->in_names);
   d->out_names = calloc((size_t)1 + 2 * layers, sizeof *d->out_names);
   d->out_ptrs = calloc((size_t)1 + 2 * layers, sizeof *d->out_ptrs);
@@ -245,6 +276,156 @@ static bool touches_carry(const at_decoder *d, const at_decode_item *items, int 
   return false;
 }
 
+/* ---- the GroupQueryAttention form ---------------------------------------- */
+
+/* The fixed inputs of a GQA Run of n rows of S new tokens: ids, seqlens_k
+ * (each row's total length - 1) and total_sequence_length (the longest). */
+static at_status gqa_fixed(at_decoder *d, int n, int S, const int *len,
+                           const int32_t *const *tok) {
+  int64_t *ids = grow(d->ids, &d->ids_cap, (size_t)n * S, sizeof *ids);
+  if (!ids) return at_fail(AT_ERR_NOMEM, "decoder ids");
+  d->ids = ids;
+  int32_t *sl = grow(d->seqlens, &d->seqlens_cap, (size_t)n + 1, sizeof *sl);
+  if (!sl) return at_fail(AT_ERR_NOMEM, "decoder seqlens");
+  d->seqlens = sl;
+  int32_t total = 0;
+  for (int r = 0; r < n; r++) {
+    for (int j = 0; j < S; j++) ids[(size_t)r * S + j] = tok[r][j];
+    sl[r] = len[r] + S - 1;
+    if (len[r] + S > total) total = len[r] + S;
+  }
+  sl[n] = total;
+  d->inputs[0] = (at_tensor){"input_ids", AT_DTYPE_INT64, 2, {n, S}, ids};
+  d->inputs[1] = (at_tensor){"seqlens_k", AT_DTYPE_INT32, 1, {n}, sl};
+  d->inputs[2] = (at_tensor){"total_sequence_length", AT_DTYPE_INT32, d->total_rank, {1}, &sl[n]};
+  return AT_OK;
+}
+
+/* Run with buf ([2 * layers][n][heads][M][head_dim]) as every past and
+ * present; *o holds the logits (and views of buf). */
+static at_status gqa_exec(at_decoder *d, int n, int M, float *buf, size_t n_out, at_outputs **o) {
+  const at_decoder_info *in = &d->info;
+  int H = in->heads, D = in->head_dim, L = in->layers;
+  size_t per = (size_t)n * H * M * D;
+  at_tensor into[1 + 2 * MAX_LAYERS];
+  memset(into, 0, sizeof into);
+  for (int i = 0; i < 2 * L; i++) {
+    float *b = buf + per * (size_t)i;
+    d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {n, H, M, D}, b};
+    into[1 + i] = (at_tensor){d->out_names[1 + i], AT_DTYPE_FLOAT32, 4, {n, H, M, D}, b};
+  }
+  return at_session_run_into(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs, n_out,
+                             into, o);
+}
+
+/* Is this step the carried batch, in the same row order, one position on? */
+static bool gqa_continues(const at_decoder *d, const at_decode_item *items, int n, int S) {
+  if (S != 1 || d->gcarry_n != n) return false;
+  for (int r = 0; r < n; r++)
+    if (!items[r].id || items[r].id != d->carry_id[r] || items[r].seq->len != d->carry_len[r])
+      return false;
+  return true;
+}
+
+/* One Run over n sequences (n == 1 when S > 1) in the shared buffer: filled
+ * from the arena unless it holds this batch already, the new positions
+ * scattered back. */
+static at_status gqa_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n, int S,
+                          float *logits) {
+  const at_decoder_info *in = &d->info;
+  int H = in->heads, D = in->head_dim, L = in->layers, V = in->vocab;
+  int lens[256], total = 0;
+  const int32_t *toks[256];
+  for (int r = 0; r < n; r++) {
+    lens[r] = items[r].seq->len;
+    toks[r] = items[r].tokens;
+    if (lens[r] + S > total) total = lens[r] + S;
+  }
+  if (gqa_continues(d, items, n, S) && total <= d->gM) {
+    d->carried_steps++;
+  } else {
+    d->gcarry_n = 0;
+    /* room for this step and, when decoding, the next 64 */
+    int M = ((total + 63) / 64) * 64 + (S == 1 ? 64 : 0);
+    if (in->max_positions > 0 && M > in->max_positions)
+      M = in->max_positions > total ? in->max_positions : total;
+    size_t per = (size_t)n * H * M * D;
+    float *g = grow(d->gbuf, &d->gbuf_cap, per * 2 * L, sizeof *g);
+    if (!g) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
+    d->gbuf = g;
+    d->gB = n;
+    d->gM = M;
+    for (int i = 0; i < 2 * L; i++)
+      for (int r = 0; r < n; r++)
+        at_kv_gather(a, items[r].seq, i / 2, i % 2, g + per * (size_t)i + (size_t)r * H * M * D, M);
+    d->gathered_steps++;
+  }
+  int M = d->gM;
+  size_t per = (size_t)n * H * M * D;
+  at_status st = gqa_fixed(d, n, S, lens, toks);
+  at_outputs *o = NULL;
+  if (st == AT_OK) st = gqa_exec(d, n, M, d->gbuf, (size_t)1 + 2 * L, &o);
+  if (st != AT_OK) {
+    d->gcarry_n = 0;
+    return st;
+  }
+  at_tensor t;
+  at_outputs_get(o, 0, &t);
+  if (t.ndim != 3 || t.shape[0] != n || t.shape[1] != S || t.shape[2] != V) {
+    at_outputs_free(o);
+    d->gcarry_n = 0;
+    return at_fail(AT_ERR_MODEL, "decoder step: logits came back with an unexpected shape");
+  }
+  for (int r = 0; r < n; r++)
+    memcpy(logits + (size_t)r * V, (const float *)t.data + ((size_t)r * S + S - 1) * V,
+           (size_t)V * sizeof(float));
+  at_outputs_free(o);
+  for (int i = 0; i < 2 * L && st == AT_OK; i++)
+    for (int r = 0; r < n && st == AT_OK; r++)
+      st = at_kv_scatter(a, items[r].seq, i / 2, i % 2,
+                         d->gbuf + per * (size_t)i + (size_t)r * H * M * D, M, lens[r], S);
+  if (st != AT_OK) {
+    d->gcarry_n = 0;
+    return st;
+  }
+  for (int r = 0; r < n; r++) items[r].seq->len += S;
+  bool keep = S == 1 && carry_room(d, n, 1);
+  for (int r = 0; r < n && keep; r++) keep = items[r].id != 0;
+  d->gcarry_n = keep ? n : 0;
+  for (int r = 0; r < n && keep; r++) {
+    d->carry_id[r] = items[r].id;
+    d->carry_len[r] = items[r].seq->len;
+  }
+  return AT_OK;
+}
+
+/* One sequence with its past (P positions of [heads][P][head_dim] per
+ * tensor, NULL when P is 0) and n_new tokens in a buffer of exactly
+ * P + n_new positions: the reference step and the NLL. *o: the outputs;
+ * d->gbuf then holds the presents, [2 * layers][heads][P + n_new][head_dim]. */
+static at_status gqa_single(at_decoder *d, float *const *past, int P, const int32_t *tokens,
+                            int n_new, size_t n_out, at_outputs **o) {
+  const at_decoder_info *in = &d->info;
+  int H = in->heads, D = in->head_dim, L = in->layers, T = P + n_new;
+  d->gcarry_n = 0; /* the buffer is this sequence's now */
+  size_t per = (size_t)H * T * D;
+  float *g = grow(d->gbuf, &d->gbuf_cap, per * 2 * L, sizeof *g);
+  if (!g) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
+  d->gbuf = g;
+  d->gB = 1;
+  d->gM = T;
+  memset(g, 0, per * 2 * L * sizeof *g);
+  for (int i = 0; i < 2 * L && P > 0; i++)
+    for (int h = 0; h < H; h++)
+      memcpy(g + per * (size_t)i + (size_t)h * T * D, past[i] + (size_t)h * P * D,
+             (size_t)P * D * sizeof(float));
+  int lens[1] = {P};
+  const int32_t *toks[1] = {tokens};
+  at_status st = gqa_fixed(d, 1, n_new, lens, toks);
+  if (st != AT_OK) return st;
+  return gqa_exec(d, 1, T, g, n_out, o);
+}
+
 at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, int n,
                           float *logits) {
   if (!d || !a || !items || n < 1 || !logits)
@@ -269,6 +450,14 @@ at_status at_decoder_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
     if (!in->position_ids && q->len != items[0].seq->len)
       return at_fail(AT_ERR_INVALID_ARG, "decoder step: the graph takes no position_ids, so every "
                                          "sequence in a step needs the same past length");
+  }
+  if (d->gqa) {
+    if (S == 1) return gqa_step(d, a, items, n, 1, logits);
+    for (int i = 0; i < n; i++) { /* several new positions: one sequence per Run */
+      at_status st = gqa_step(d, a, &items[i], 1, S, logits + (size_t)i * in->vocab);
+      if (st != AT_OK) return st;
+    }
+    return AT_OK;
   }
   /* rows in the order of the carried presents when continuing them, else
    * in item order */
@@ -401,14 +590,19 @@ at_status at_decoder_step_reference(at_decoder *d, const at_decoder_past *past,
                    in->max_positions);
   const int32_t *toks[1] = {tokens};
   int lens[1] = {P};
-  at_status st = fill_ids(d, 1, n_new, P, lens, toks);
-  if (st != AT_OK) return st;
-  for (int i = 0; i < 2 * L; i++)
-    d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {1, H, P, D},
-                                            P ? past->kv[i] : NULL};
   at_outputs *o = NULL;
-  st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs, (size_t)1 + 2 * L,
-                      &o);
+  at_status st;
+  if (d->gqa) {
+    st = gqa_single(d, P ? past->kv : NULL, P, tokens, n_new, (size_t)1 + 2 * L, &o);
+  } else {
+    st = fill_ids(d, 1, n_new, P, lens, toks);
+    if (st != AT_OK) return st;
+    for (int i = 0; i < 2 * L; i++)
+      d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4, {1, H, P, D},
+                                              P ? past->kv[i] : NULL};
+    st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * L, d->out_ptrs,
+                        (size_t)1 + 2 * L, &o);
+  }
   if (st != AT_OK) return st;
   at_tensor t;
   at_outputs_get(o, 0, &t);
@@ -445,13 +639,18 @@ at_status at_decoder_nll(at_decoder *d, const int32_t *tokens, int n, double *nl
                    in->max_positions);
   const int32_t *toks[1] = {tokens};
   int lens[1] = {0};
-  at_status st = fill_ids(d, 1, n, 0, lens, toks);
-  if (st != AT_OK) return st;
-  for (int i = 0; i < 2 * in->layers; i++)
-    d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4,
-                                            {1, in->heads, 0, in->head_dim}, NULL};
   at_outputs *o = NULL;
-  st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * in->layers, d->out_ptrs, 1, &o);
+  at_status st;
+  if (d->gqa) {
+    st = gqa_single(d, NULL, 0, tokens, n, (size_t)1 + 2 * in->layers, &o);
+  } else {
+    st = fill_ids(d, 1, n, 0, lens, toks);
+    if (st != AT_OK) return st;
+    for (int i = 0; i < 2 * in->layers; i++)
+      d->inputs[d->n_fixed + i] = (at_tensor){d->in_names[i], AT_DTYPE_FLOAT32, 4,
+                                              {1, in->heads, 0, in->head_dim}, NULL};
+    st = at_session_run(d->s, d->inputs, (size_t)d->n_fixed + 2 * in->layers, d->out_ptrs, 1, &o);
+  }
   if (st != AT_OK) return st;
   at_tensor t;
   at_outputs_get(o, 0, &t);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "anytime/lm.h"
 #include "core/internal.h"
@@ -16,6 +17,7 @@ void at_lm_close(at_lm *lm) {
   at_decoder_destroy(lm->dec);
   at_tokenizer_destroy(lm->tok);
   at_model_desc_free(lm->desc);
+  free(lm->own_path);
   free(lm);
 }
 
@@ -23,6 +25,17 @@ at_decoder *at_lm_take_decoder(at_lm *lm) {
   at_decoder *d = lm ? lm->dec : NULL;
   if (lm) lm->dec = NULL;
   return d;
+}
+
+/* A relative path to a regular .onnx file under dir, without ".." parts. */
+static bool is_graph_in_dir(const char *dir, const char *rel) {
+  size_t n = strlen(rel);
+  if (rel[0] == '/' || n < 6 || strcmp(rel + n - 5, ".onnx") || strstr(rel, ".."))
+    return false;
+  char p[4096];
+  struct stat st;
+  int w = snprintf(p, sizeof p, "%s/%s", dir, rel);
+  return w > 0 && (size_t)w < sizeof p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 at_status at_lm_open(const char *spec, const char *variant, const at_session_params *sp,
@@ -45,7 +58,17 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
   }
   const at_model_desc *d = lm->desc;
   int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
-  if (vi < 0) {
+  if (vi < 0 && variant && d->dir && is_graph_in_dir(d->dir, variant)) {
+    size_t cap = strlen(d->dir) + strlen(variant) + 2;
+    lm->own_path = malloc(cap);
+    if (!lm->own_path) {
+      at_lm_close(lm);
+      return at_fail(AT_ERR_NOMEM, "lm");
+    }
+    snprintf(lm->own_path, cap, "%s/%s", d->dir, variant);
+    lm->variant = variant;
+    lm->model_path = lm->own_path;
+  } else if (vi < 0) {
     char names[512] = "";
     for (size_t i = 0; i < d->n_variants; i++) {
       size_t used = strlen(names);
@@ -55,8 +78,10 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
     return at_fail(AT_ERR_NOT_FOUND, "model %s has no variant '%s' (it has: %s)", spec, variant,
                    names);
   }
-  lm->variant = d->variants[vi].name;
-  lm->model_path = d->variants[vi].path;
+  if (vi >= 0) {
+    lm->variant = d->variants[vi].name;
+    lm->model_path = d->variants[vi].path;
+  }
   if (!d->tokenizer_path || d->tokenizer_kind != AT_TOKENIZER_JSON) {
     at_lm_close(lm);
     return at_fail(AT_ERR_MODEL, "model %s: a generation model needs a tokenizer.json in %s", spec,

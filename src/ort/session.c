@@ -498,6 +498,12 @@ void at_outputs_free(at_outputs *o) {
 at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs,
                          const char *const *output_names, size_t n_outputs,
                          at_outputs **out) {
+  return at_session_run_into(s, inputs, n_inputs, output_names, n_outputs, NULL, out);
+}
+
+at_status at_session_run_into(at_session *s, const at_tensor *inputs, size_t n_inputs,
+                              const char *const *output_names, size_t n_outputs,
+                              const at_tensor *into, at_outputs **out) {
   if (!s || !out || (n_inputs && !inputs))
     return at_fail(AT_ERR_INVALID_ARG, "session, inputs and out are required");
   *out = NULL;
@@ -546,6 +552,22 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
   memset(in_vals, 0, sizeof in_vals);
   at_status rc = AT_OK;
   OrtStatus *st = NULL;
+  /* outputs the caller gives memory for: ONNX Runtime writes there */
+  for (size_t i = 0; into && i < nout; i++) {
+    const at_tensor *t = &into[i];
+    if (!t->data) continue;
+    st = api->CreateTensorWithDataAsOrtValue(s->mem, t->data,
+                                             at_tensor_numel(t, NULL) * at_dtype_size(t->dtype),
+                                             t->shape, t->ndim, to_ort_type(t->dtype),
+                                             &o->values[i]);
+    if (st) {
+      rc = at_ort_fail(st, AT_ERR_ORT, "wrapping an output buffer");
+      o->values[i] = NULL;
+      for (size_t k = 0; k < i; k++)
+        if (o->values[k]) at_ort_live_add(AT_ORT_LIVE_VALUE, +1);
+      goto done;
+    }
+  }
   for (size_t k = 0; k < nin; k++) {
     const at_tensor *t = ordered[k];
     size_t bytes = at_tensor_numel(t, NULL) * at_dtype_size(t->dtype);
@@ -561,7 +583,7 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
   }
   st = api->Run(s->ort, NULL, s->input_names, (const OrtValue *const *)in_vals, nin, onames,
                 nout, o->values);
-  for (size_t i = 0; i < nout; i++) /* what Run made, if anything, is ours now */
+  for (size_t i = 0; i < nout; i++) /* what Run made or was given, if anything, is ours now */
     if (o->values[i]) at_ort_live_add(AT_ORT_LIVE_VALUE, +1);
   if (st) {
     rc = at_ort_fail(st, AT_ERR_ORT, "ONNX Runtime Run failed");

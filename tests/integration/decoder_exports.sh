@@ -13,7 +13,10 @@
 #   - where the maker also wrote the GroupQueryAttention form (gqa/, the
 #     same weights), onnxruntime-node decoding it with one shared past/
 #     present buffer per layer, alone and with rows of different lengths
-#     batched, equals the float64 reference (tests/reference/gqa_exports.js).
+#     batched, equals the float64 reference (tests/reference/gqa_exports.js),
+#     and anytime running that form (`--variant gqa/model.onnx`: generate
+#     with the defaults and with small chunks/blocks/steps, and served)
+#     gives ORT's tokens.
 # Issue 43: a Llama export whose tokenizer.json adds <s> and whose
 # tokenizer_config.json says add_bos_token got two BOS ids and diverged.
 set -euo pipefail
@@ -54,6 +57,19 @@ YAML
   # the same weights in the GroupQueryAttention form, where the family has one
   if [ -f "$dir/gqa/model.onnx" ]; then
     node "$ANYTIME_SOURCE_DIR/tests/reference/gqa_exports.js" "$dir" || fail "$fam: the GQA form differs"
+    # and anytime running that form (one shared past/present buffer per
+    # layer): the same tokens as ORT's loop over the exported form
+    for opts in "" "--chunk 5 --block-tokens 4 --max-batch 3"; do
+      # shellcheck disable=SC2086
+      "$ANYTIME_BIN" generate --model "$dir" --variant gqa/model.onnx --max-tokens 72 --ids --json \
+        $opts "${P[@]}" >"$TMP/$fam-gqa.json" 2>"$TMP/$fam.err" ||
+        { cat "$TMP/$fam.err" >&2; fail "$fam: anytime generate on the GQA form ($opts) failed"; }
+      node "$ref" "$dir" "$TMP/$fam-gqa.json" || fail "$fam: anytime generate on the GQA form ($opts) differs"
+    done
+    printf '  variant: gqa/model.onnx\n' >>"$TMP/$fam.yaml"
+    start_server "$TMP/$fam.yaml"
+    node "$ref" "$dir" "$TMP/$fam-gqa.json" "$BASE" "$fam" || fail "$fam: /v1/completions on the GQA form differs"
+    stop_server
     g=$((g + 1))
   fi
   n=$((n + 1))
