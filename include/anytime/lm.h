@@ -28,7 +28,8 @@ extern "C" {
 
 typedef struct at_lm {
   at_model_desc *desc;
-  const char *variant;   /* the variant opened ("fp32", "int8", ...), owned by desc */
+  const char *variant;   /* the variant opened ("fp32", "int8", ... or the relative path
+                            of a graph in the directory), owned by desc or own_path */
   const char *model_path;
   at_tokenizer *tok;
   at_decoder *dec;       /* NULL after at_lm_take_decoder */

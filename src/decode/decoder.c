@@ -55,9 +55,9 @@ struct at_decoder {
   uint64_t carried_steps, gathered_steps;
   /* the GroupQueryAttention form */
   bool gqa;
-  float *gbuf;           /* [2 * layers][gB][heads][gM][head_dim] */
+  float *gbuf;           /* [2 * layers][rows][heads][gM][head_dim] */
   size_t gbuf_cap;
-  int gB, gM;            /* rows and positions of the buffer as last filled */
+  int gM;                /* positions per row of the buffer as last filled */
   int gcarry_n;          /* rows the buffer holds for the carried batch; 0: none */
   int32_t *seqlens;       /* [rows] then total_sequence_length */
   size_t seqlens_cap;
@@ -353,7 +353,6 @@ static at_status gqa_step(at_decoder *d, at_kv_arena *a, at_decode_item *items, 
     float *g = grow(d->gbuf, &d->gbuf_cap, per * 2 * L, sizeof *g);
     if (!g) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
     d->gbuf = g;
-    d->gB = n;
     d->gM = M;
     for (int i = 0; i < 2 * L; i++)
       for (int r = 0; r < n; r++)
@@ -412,7 +411,6 @@ static at_status gqa_single(at_decoder *d, float *const *past, int P, const int3
   float *g = grow(d->gbuf, &d->gbuf_cap, per * 2 * L, sizeof *g);
   if (!g) return at_fail(AT_ERR_NOMEM, "decoder past (%zu floats)", per * 2 * L);
   d->gbuf = g;
-  d->gB = 1;
   d->gM = T;
   memset(g, 0, per * 2 * L * sizeof *g);
   for (int i = 0; i < 2 * L && P > 0; i++)

@@ -66,7 +66,7 @@ at_status at_lm_open(const char *spec, const char *variant, const at_session_par
       return at_fail(AT_ERR_NOMEM, "lm");
     }
     snprintf(lm->own_path, cap, "%s/%s", d->dir, variant);
-    lm->variant = variant;
+    lm->variant = lm->own_path + strlen(d->dir) + 1; /* the relative path, in storage lm owns */
     lm->model_path = lm->own_path;
   } else if (vi < 0) {
     char names[512] = "";
