@@ -254,6 +254,32 @@ typedef struct at_planner_params {
    * ones, which arrive to a queue short enough for their deadline. With one
    * class only nothing changes. (0, 1]; default 0.5. */
   double priority_fill;
+  /* Fair sharing between clients (at_plan_request.client; 0 takes no
+   * part). Each identified client has a credit in texts: it earns the
+   * fair rate (the identified clients' admitted texts per second over the
+   * window, split evenly among those that offered work in it), banks at
+   * most a window of it (at least one text), and spends each admitted
+   * text. A client in debt (credit < 0) while a client not in debt has
+   * been refused in the window (DEADLINE) may fill only this share of its
+   * budget: 0, the default, refuses it. So under overload a client
+   * sending ten times its share, or 64 texts at a time, waits until its
+   * credit is back while the others are answered; where nobody entitled
+   * is being refused, it takes what is free (the rule gives up no
+   * capacity). With one active client nothing changes. [0, 1]; 1
+   * switches it off. */
+  double fair_fill;
+  /* The queue horizon: while a request with a deadline within the horizon
+   * has been offered in the last max_deadline_s, a request whose deadline
+   * is longer is admitted only if the work in flight ahead of it is
+   * within the horizon (the queue test with the deadline capped at
+   * horizon + its own texts' time on an idle pool); once admitted it has
+   * its whole deadline. So a long deadline buys no deeper place in the
+   * FIFO that short-deadline work queues in: one client's 10 s requests
+   * cannot fill the queue ahead of everyone's 20 ms ones.
+   * Where every request asks a long deadline nothing changes. <= 0: the
+   * default deadline (the default); at most 3600 s. Set it to
+   * max_deadline_s to let long deadlines queue as deep as they ask. */
+  double queue_horizon_s;
 } at_planner_params;
 
 /* The longest a server holds a refusal to its return slot (the server's
@@ -288,6 +314,10 @@ typedef struct at_plan_request {
                         at w(tokens) times the table (at_plan_variant) */
   int priority;      /* 1 high, 0 normal (the default), -1 low; see
                         at_planner_params.priority_fill */
+  uint64_t client;   /* who sent it (any stable non-zero key: the server
+                        hashes the API key, x-client-id, or the peer
+                        address); 0: unidentified, outside fair sharing.
+                        See at_planner_params.fair_fill */
 } at_plan_request;
 
 typedef struct at_plan_decision {
@@ -348,6 +378,11 @@ typedef struct at_planner_stats {
   uint64_t rejected_deadline, rejected_unstable, rejected_infeasible, rejected_limit;
   uint64_t in_flight; /* texts, all variants */
   double overrun_s;   /* the overrun allowance now (see at_planner_observe) */
+  /* Fair sharing: identified clients that offered work in the last
+   * window; decisions made for a client in debt that had to yield (fair_fill
+   * applied); decisions whose deadline the queue horizon shortened. */
+  uint32_t clients_active;
+  uint64_t over_share, horizon_capped;
   /* the share of the pool the work in flight occupies: busy worker-seconds
    * of the queued batches over c workers, in units of the deadline
    * (0 idle, 1 = the queue holds a whole default deadline of work) */
@@ -428,6 +463,14 @@ void at_planner_destroy(at_planner *p);
  *     time, T = now + max(D, min(next_slot - now, H)), then next_slot =
  *     T + n * s_cheap(1) / c (s_cheap: the cheapest candidate's corrected
  *     batch-1 time), but at most now + max(H, D); retry_after_s = T - now.
+ *   Sharing (only the budget changes; the tests above are the same):
+ *     the queue horizon caps the deadline the queue test uses at
+ *     params.queue_horizon_s + the request's fastest idle time while
+ *     a request within the horizon was offered in the last
+ *     params.max_deadline_s; the
+ *     budget is then multiplied by priority_fill per higher class with
+ *     offered work in the window, and by fair_fill when rq->client is in
+ *     debt while a client not in debt was refused in the window.
  *
  * at_planner_decide() is this with {deadline_s, age 0, 1 text}.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers, n_texts < 1). */

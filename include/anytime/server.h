@@ -142,6 +142,12 @@ typedef struct at_server_config {
                                0.01..1; < 0 = default (0.5) */
   double retry_horizon_ms;  /* planner: how far ahead refused requests' return slots
                                may lie, ms, 0 = no slots; < 0 = default (250) */
+  double fair_fill;         /* planner: the share of its budget a client in debt may fill
+                               while the pool is contended, 0..1 (1 = no fair
+                               sharing); < 0 = default (0: it yields) */
+  double queue_horizon_ms;  /* planner: the most work a request with a longer deadline
+                               may queue behind while shorter ones are asked, ms;
+                               < 0 or 0 = default (the default deadline) */
   bool hold_early_retries;  /* a refusal of a client that came back before the
                                time its last 429 gave is answered at that time,
                                not at once; default true */

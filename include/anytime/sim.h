@@ -68,6 +68,22 @@ typedef enum at_sim_clients {
 } at_sim_clients;
 #define AT_SIM_N_CLIENTS 7
 
+/* A population of closed-loop clients that share a behaviour (see
+ * at_sim_params.groups). Each client is one identified client to the
+ * planner (at_plan_request.client) unless `anonymous`. */
+#define AT_SIM_MAX_GROUPS 8
+typedef struct at_sim_group {
+  const char *name;     /* for reports (borrowed); NULL: "g<i>" */
+  at_sim_clients kind;  /* CLOSED, RETRY, RETRY_AFTER or OPENAI */
+  int clients;          /* 1..100000 */
+  double think_s;       /* mean think time; <= 0: params.think_s (RETRY may
+                           not think 0: it would never stop sending) */
+  double deadline_s;    /* each request's; <= 0: params.deadline_s */
+  int n_texts;          /* texts per request, 1..4096; <= 0: 1 */
+  int priority;         /* 1 high, 0 normal, -1 low */
+  bool anonymous;       /* no identity: no client slots, no fair share */
+} at_sim_group;
+
 typedef struct at_sim_params {
   /* The family as the planner sees it: borrowed, read only during
    * at_sim_run() (names included). 1..AT_PLAN_MAX_VARIANTS entries. */
@@ -179,6 +195,15 @@ typedef struct at_sim_params {
    * times): n_variants entries, or NULL for the same. E.g. the variants
    * with their length models switched off: a planner blind to length. */
   const at_plan_variant *planner_variants;
+  /* Mixed populations: n_groups (0..AT_SIM_MAX_GROUPS) groups of
+   * closed-loop clients side by side, borrowed during at_sim_run(). With
+   * groups, they are the clients: `clients` and `load` do not set the
+   * client count (load is only reported), retry_now_share and high_share
+   * are not used, and the result has per-group figures (groups[]). A
+   * request of n texts is n items in the FIFO; it is answered when its
+   * last text is. One replica only. */
+  const at_sim_group *groups;
+  int n_groups;
 } at_sim_params;
 #define AT_SIM_MAX_REPLICAS 256
 
@@ -240,6 +265,24 @@ typedef struct at_sim_result {
   uint64_t early_refused;
   /* By priority class (params.high_share): [0] normal, [1] high. */
   uint64_t sent_by_class[2], within_by_class[2];
+  /* Texts answered within their deadline per second (requests of several
+   * texts count each), and the oracle's: with groups the totals to compare. */
+  double goodput_tps, oracle_tps;
+  /* Per group (params.groups), over the measured window. */
+  int n_groups;
+  struct at_sim_group_result {
+    int clients;
+    uint64_t sent, refused, within; /* attempts; within: 200s within the deadline */
+    double goodput_tps;             /* texts within the deadline per second */
+    /* what the group would take if every request were answered at once:
+     * clients x n_texts / think_s (INFINITY for think 0) */
+    double demand_tps;
+    /* its max-min fair share of oracle_tps: the clients' demands filled
+     * from the smallest up, each client at most an equal split of what is
+     * left (NaN without the oracle) */
+    double fair_tps;
+    double p50_s, p99_s; /* latency of its 200s (NaN if none) */
+  } groups[AT_SIM_MAX_GROUPS];
 } at_sim_result;
 
 /* Defaults as documented on each field; variants NULL (the caller must set

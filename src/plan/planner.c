@@ -17,6 +17,11 @@
  *   Immutable after create (read without the lock): params, names, tables,
  *     the precomputed per-batch-size service times, the frontier and the
  *     candidate order.
+ *   Clients (fair_fill, see must_yield): an open-addressed table of CLIENTS entries, probed
+ *     CLIENT_PROBE deep, never emptied (a stale entry is reused for a new
+ *     key), so a key is found before the first empty slot of its run. A
+ *     client that cannot get an entry (every one in its run active in the
+ *     window) is decided as unidentified. Guarded by lock.
  *   Invariant: in_flight_total == Σ variant.in_flight == texts admitted −
  *     texts finished. No refusal changes any state a later decision's
  *     admit/refuse answer depends on (only the demand rate, which chooses a
@@ -65,6 +70,17 @@ typedef struct pvariant {
 } pvariant;
 
 enum { POOL_PART = 0, POOL_FULL = 1 };
+
+/* One identified client: when it last offered work, the texts it
+ * offered with an exponential memory of the window (as of off_ns), and its
+ * credit in texts (as of credit_ns), earned at the fair level and spent on
+ * admission; below 0 it is in debt. */
+typedef struct pclient {
+  uint64_t key, last_ns, off_ns, credit_ns;
+  double off, credit;
+} pclient;
+#define CLIENTS 4096 /* a power of two */
+#define CLIENT_PROBE 16
 enum { OV_IDLE = 0, OV_ALL = 1 };
 
 struct at_planner {
@@ -86,6 +102,19 @@ struct at_planner {
   at_wquant overrun[2];
   double overrun_track[2];
   uint64_t next_slot_ns;    /* guarded by lock: the next free return slot */
+  /* guarded by lock: fair sharing (see pclient) */
+  pclient *clients;         /* [CLIENTS] */
+  uint32_t n_active;        /* clients that offered work in the window */
+  uint64_t recount_ns;      /* when n_active was last counted exactly */
+  double adm_total;         /* identified clients' admitted texts with an exponential
+                               memory of the window, as of adm_total_ns */
+  uint64_t adm_total_ns;
+  uint64_t last_refused_ns; /* the last DEADLINE refusal of a client not in debt */
+  double level;             /* the max-min fair level, texts/s per client (see fair_level) */
+  double *scratch;          /* [CLIENTS]: the active clients' offered rates, for fair_level */
+  uint64_t over_share, horizon_capped;
+  uint64_t last_short_ns;   /* guarded by lock: the last request whose deadline was within
+                               the queue horizon (0: none yet) */
 };
 
 at_planner_params at_planner_default_params(void) {
@@ -107,6 +136,8 @@ at_planner_params at_planner_default_params(void) {
       .adaptive_fill = 0.9,
       .retry_horizon_s = 0.25,
       .priority_fill = 0.5,
+      .fair_fill = 0,
+      .queue_horizon_s = 0,
   };
 }
 
@@ -160,6 +191,12 @@ static at_status check_params(const at_planner_params *p) {
   if (!(p->priority_fill > 0 && p->priority_fill <= 1))
     return at_fail(AT_ERR_INVALID_ARG, "planner: priority_fill must be in (0, 1], got %g",
                    p->priority_fill);
+  if (!(p->fair_fill >= 0 && p->fair_fill <= 1))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: fair_fill must be in [0, 1], got %g",
+                   p->fair_fill);
+  if (!(p->queue_horizon_s <= 3600) || isnan(p->queue_horizon_s))
+    return at_fail(AT_ERR_INVALID_ARG, "planner: queue horizon must be at most 3600 s, got %g",
+                   p->queue_horizon_s);
   if (!(p->retry_horizon_s >= 0 && p->retry_horizon_s <= 60))
     return at_fail(AT_ERR_INVALID_ARG, "planner: retry horizon must be 0 (off)..60 s");
   if (!(p->overrun_window_s >= 0.01 && p->overrun_window_s <= 60))
@@ -220,6 +257,8 @@ void at_planner_destroy(at_planner *p) {
     free(p->v[i].pr_min);
   }
   free(p->v);
+  free(p->clients);
+  free(p->scratch);
   at_rate_free(&p->rate);
   pthread_mutex_destroy(&p->lock);
   free(p);
@@ -244,8 +283,11 @@ at_status at_planner_create(const at_planner_params *params, const at_plan_varia
   p->p = *params;
   p->n = (int)n;
   p->v = calloc(n, sizeof *p->v);
+  p->clients = calloc(CLIENTS, sizeof *p->clients);
+  p->scratch = calloc(CLIENTS, sizeof *p->scratch);
+  p->level = INFINITY;
   uint64_t window_ns = (uint64_t)llround(params->window_s * 1e9);
-  if (!p->v) {
+  if (!p->v || !p->clients || !p->scratch) {
     at_planner_destroy(p);
     return at_fail(AT_ERR_NOMEM, "planner: %zu variants", n);
   }
@@ -540,6 +582,142 @@ static double class_fill(at_planner *p, int prio, uint64_t now) {
   return f;
 }
 
+/* x as of `now`, counted with an exponential memory of the window from
+ * its value at `since`. */
+static double decayed(const at_planner *p, double x, uint64_t since, uint64_t now) {
+  if (x <= 0 || now <= since) return x;
+  return x * exp(-(double)(now - since) / 1e9 / p->p.window_s);
+}
+
+static bool client_active(const at_planner *p, const pclient *c, uint64_t now) {
+  return c->key && c->last_ns + (uint64_t)(p->p.window_s * 1e9) >= now;
+}
+
+static int cmp_rate(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The texts per second the pool carries on the cheapest candidate at its
+ * best batch, corrected. Caller holds p->lock. */
+static double capacity_tps(const at_planner *p, uint64_t now) {
+  if (p->n_cand < 1) return 0;
+  const pvariant *cheap = &p->v[p->cand[p->n_cand - 1]];
+  return p->p.workers / (cheap->pr_min[p->p.max_batch] * scale_at(p, cheap, now));
+}
+
+/* Count the active clients and find the max-min fair level L: with C what
+ * the pool carries (capacity_tps, or the identified clients' admitted
+ * texts per second if more) less what unidentified requests were
+ * admitted, and r_i each active client's offered texts per second, the L
+ * at which sum(min(r_i, L)) = C (INFINITY when C covers every r_i). A
+ * client offering at most L is never in debt; one offering more earns L.
+ * C is the capacity, not what was admitted: clients that yield admit less,
+ * and a level from the admitted rate would fall with it until everyone
+ * yielded. Sorting is O(n log n) in the active clients, done every quarter
+ * window. Caller holds p->lock. */
+static void fair_level(at_planner *p, uint64_t now) {
+  size_t n = 0;
+  double W = p->p.window_s;
+  for (size_t i = 0; i < CLIENTS; i++) {
+    const pclient *c = &p->clients[i];
+    if (client_active(p, c, now)) p->scratch[n++] = decayed(p, c->off, c->off_ns, now) / W;
+  }
+  p->n_active = (uint32_t)n;
+  qsort(p->scratch, n, sizeof *p->scratch, cmp_rate);
+  double adm = decayed(p, p->adm_total, p->adm_total_ns, now) / W;
+  double anon = at_rate_per_s(&p->rate, CH_ADMITTED, now, 0) - adm;
+  double left = fmax(capacity_tps(p, now), adm) - (anon > 0 ? anon : 0);
+  p->level = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double k = (double)(n - i);
+    if (p->scratch[i] * k > left) {
+      p->level = left / k;
+      break;
+    }
+    left -= p->scratch[i];
+  }
+}
+
+/* The entry of client `key`, marked as offering work now (found, or made
+ * from an empty or stale entry); NULL for key 0 or when every entry of its
+ * run is active. Keeps n_active and the fair level: exact every quarter
+ * window, n_active counted up as clients start offering between. Caller
+ * holds p->lock. */
+static pclient *client_touch(at_planner *p, uint64_t key, uint64_t now) {
+  if (now >= p->recount_ns + (uint64_t)(p->p.window_s * 1e9 / 4)) {
+    fair_level(p, now);
+    p->recount_ns = now;
+  }
+  if (!key) return NULL;
+  size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 52); /* 12 bits: CLIENTS */
+  pclient *stale = NULL;
+  for (size_t i = 0; i < CLIENT_PROBE; i++) {
+    pclient *c = &p->clients[(h + i) & (CLIENTS - 1)];
+    if (c->key == key) {
+      if (!client_active(p, c, now)) p->n_active++;
+      c->last_ns = now;
+      return c;
+    }
+    if (!c->key) { /* the end of the run: not in the table */
+      stale = c;
+      break;
+    }
+    if (!client_active(p, c, now) && (!stale || c->last_ns < stale->last_ns)) stale = c;
+  }
+  if (!stale) return NULL;
+  *stale = (pclient){.key = key, .last_ns = now, .off_ns = now, .credit_ns = now};
+  p->n_active++;
+  return stale;
+}
+
+/* Bring c's credit to now: earned at the fair level, at most a window of
+ * it (and at least one text), so a quiet client banks no burst; and count
+ * the n texts it offers now. With no level (everyone's offer covered) the
+ * credit is full. */
+static void client_earn(at_planner *p, pclient *c, int n, uint64_t now) {
+  double r = p->level;
+  if (!isfinite(r)) {
+    c->credit = fmax(1.0, (double)n);
+  } else {
+    if (now > c->credit_ns) c->credit += r * (double)(now - c->credit_ns) / 1e9;
+    double most = fmax(1.0, r * p->p.window_s);
+    if (c->credit > most) c->credit = most;
+  }
+  c->credit_ns = now;
+  c->off = decayed(p, c->off, c->off_ns, now) + n;
+  c->off_ns = now;
+}
+
+/* Whether the pool is short of capacity: the offered texts per second
+ * at least what the cheapest candidate carries at its best batch, and a
+ * client not in debt refused in the window. Either alone is not enough: a
+ * refusal under light load comes from a moment's queue (a request of many
+ * texts just admitted), and a high offered rate may be answered in full.
+ * Caller holds p->lock. */
+static bool contended(at_planner *p, uint64_t now) {
+  if (!p->last_refused_ns || now - p->last_refused_ns > (uint64_t)(p->p.window_s * 1e9) ||
+      p->n_cand < 1)
+    return false;
+  return at_rate_per_s(&p->rate, CH_OFFERED, now, 0) >= capacity_tps(p, now);
+}
+
+/* Whether c must yield: in debt (admitted more than the fair level gave
+ * it) while the pool is contended. Caller holds p->lock. */
+static bool must_yield(at_planner *p, pclient *c, int n, uint64_t now) {
+  if (!c) return false;
+  client_earn(p, c, n, now);
+  if (p->p.fair_fill >= 1) return false;
+  return c->credit < 0 && p->n_active >= 2 && contended(p, now);
+}
+
+static void client_admitted(at_planner *p, pclient *c, int n, uint64_t now) {
+  if (!c) return;
+  c->credit -= n;
+  p->adm_total = decayed(p, p->adm_total, p->adm_total_ns, now) + n;
+  p->adm_total_ns = now;
+}
+
 at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
                             at_plan_decision *out) {
   at_plan_request rq = {.deadline_s = deadline_s, .age_s = 0, .n_texts = 1};
@@ -636,6 +814,12 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   if (rq->priority > 0) at_rate_record_n(&p->rate, CH_HIGH, now_ns, (uint32_t)n);
   if (rq->priority == 0) at_rate_record_n(&p->rate, CH_NORMAL, now_ns, (uint32_t)n);
   double fill = class_fill(p, rq->priority, now_ns);
+  pclient *who = client_touch(p, rq->client, now_ns);
+  bool yield = must_yield(p, who, n, now_ns);
+  if (yield) {
+    fill *= p->p.fair_fill;
+    p->over_share++;
+  }
   double lambda = p->p.rate_basis == AT_PLAN_RATE_OFFERED
                       ? at_rate_per_s(&p->rate, CH_OFFERED, now_ns, 0)
                       : at_rate_per_s(&p->rate, CH_ADMITTED, now_ns, (uint64_t)n);
@@ -646,19 +830,34 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   double w[AT_PLAN_MAX_VARIANTS]; /* each candidate's price per text */
   double nb0, t0;
   work_locked(p, now_ns, &nb0, &t0);
+  double alone = INFINITY; /* the request on an idle pool, fastest candidate */
   for (int k = 0; k < n_cand; k++) {
-    w[k] = at_plan_variant_weight(&p->v[p->cand[k]].table, rq->tokens);
+    pvariant *v = &p->v[p->cand[k]];
+    w[k] = at_plan_variant_weight(&v->table, rq->tokens);
     e[k] = estimate_locked(p, p->cand[k], n, w[k], lambda, nb0, t0, now_ns);
+    alone = fmin(alone, idle_s(p, v, n, w[k], scale_at(p, v, now_ns)));
+  }
+  /* the queue horizon: a longer deadline queues behind no more than it */
+  double horizon = p->p.queue_horizon_s > 0 ? p->p.queue_horizon_s : p->p.default_deadline_s;
+  double cap = horizon + alone;
+  if (deadline <= horizon) p->last_short_ns = now_ns;
+  bool short_seen = p->last_short_ns &&
+                    (double)(now_ns - p->last_short_ns) / 1e9 <= p->p.max_deadline_s;
+  if (deadline > cap && short_seen) {
+    budget = cap - age;
+    p->horizon_capped++;
   }
   at_plan_reason why;
   int k = choose(p, e, n_cand, n, fill * budget, overrun, fill, &why);
   if (k < 0) {
+    if (!yield && why == AT_PLAN_REJECT_DEADLINE) p->last_refused_ns = now_ns;
     refuse_locked(p, e, w, n_cand, n, fill * budget, overrun, why, now_ns, out);
     pthread_mutex_unlock(&p->lock);
     return AT_OK;
   }
   int vi = p->cand[k];
   admit_locked(p, vi, n, w[k], now_ns);
+  client_admitted(p, who, n, now_ns);
   pthread_mutex_unlock(&p->lock);
   out->admit = true;
   out->weight = w[k];
@@ -793,6 +992,10 @@ at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats 
                   out->rejected_limit;
   out->in_flight = p->in_flight_total;
   out->overrun_s = overrun_at(p, now_ns);
+  client_touch(p, 0, now_ns); /* recounts n_active and the level when due */
+  out->clients_active = p->n_active;
+  out->over_share = p->over_share;
+  out->horizon_capped = p->horizon_capped;
   double nb, t;
   work_locked(p, now_ns, &nb, &t);
   out->queue_fill = t / p->p.workers / p->p.default_deadline_s;

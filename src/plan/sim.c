@@ -132,6 +132,25 @@ static at_status check_params(const at_sim_params *p) {
       !nonneg(p->long_tokens) || p->short_tokens > 1e5 || p->long_tokens > 1e5)
     return at_fail(AT_ERR_INVALID_ARG,
                    "simulator: long_share must be 0..1 and token counts 0..100000");
+  if (p->n_groups < 0 || p->n_groups > AT_SIM_MAX_GROUPS || (p->n_groups > 0 && !p->groups))
+    return at_fail(AT_ERR_INVALID_ARG, "simulator: 0..%d client groups", AT_SIM_MAX_GROUPS);
+  if (p->n_groups > 0 && p->replicas != 1)
+    return at_fail(AT_ERR_INVALID_ARG, "simulator: client groups need one replica");
+  for (int i = 0; i < p->n_groups; i++) {
+    const at_sim_group *g = &p->groups[i];
+    if (g->kind != AT_SIM_CLOSED && g->kind != AT_SIM_RETRY && g->kind != AT_SIM_RETRY_AFTER &&
+        g->kind != AT_SIM_OPENAI)
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "simulator: group %d: kind must be closed, retry, retry-after or openai", i);
+    double think = g->think_s > 0 ? g->think_s : p->think_s;
+    if (g->clients < 1 || g->clients > 100000 || g->n_texts > 4096 || !isfinite(think) ||
+        isnan(g->deadline_s) || g->priority < -1 || g->priority > 1 ||
+        (g->kind == AT_SIM_RETRY && !(think > 0)))
+      return at_fail(AT_ERR_INVALID_ARG,
+                     "simulator: group %d needs 1..100000 clients, 1..4096 texts, priority "
+                     "-1..1 and (retry) a think time > 0",
+                     i);
+  }
   if (p->replicas < 1 || p->replicas > AT_SIM_MAX_REPLICAS || !nonneg(p->lb_hop_s) ||
       p->replicas * p->planner.workers > 4096)
     return at_fail(AT_ERR_INVALID_ARG,
@@ -252,15 +271,55 @@ static void fill_result(sim *s, at_sim_result *r) {
   for (int i = 0; i < s->ncl; i++) r->clients_by_kind[s->cl[i].kind]++;
   r->early_refused = a->early;
   for (int k = 0; k < 2; k++) r->sent_by_class[k] = a->sent_class[k], r->within_by_class[k] = a->within_class[k];
+  r->goodput_tps = (double)a->within_texts / r->measured_s;
+  r->n_groups = s->p->n_groups;
+  for (int g = 0; g < s->p->n_groups; g++) {
+    const at_sim_group *pg = &s->p->groups[g];
+    struct at_sim_group_result *o = &r->groups[g];
+    double think = pg->think_s > 0 ? pg->think_s : s->p->think_s;
+    o->clients = pg->clients;
+    o->sent = a->g[g].sent, o->refused = a->g[g].refused, o->within = a->g[g].within;
+    o->goodput_tps = (double)a->g[g].texts / r->measured_s;
+    o->demand_tps = think > 0 ? pg->clients * (pg->n_texts > 0 ? pg->n_texts : 1) / think : INFINITY;
+    o->fair_tps = NAN;
+    qsort(a->g[g].lat, a->g[g].n_lat, sizeof(double), cmp_double);
+    o->p50_s = rank(a->g[g].lat, a->g[g].n_lat, 0.50);
+    o->p99_s = rank(a->g[g].lat, a->g[g].n_lat, 0.99);
+  }
+}
+
+/* Each group's max-min fair share of `cap` texts/s: the per-client
+ * demands filled from the smallest up, each at most an equal split of
+ * what is left among the clients not yet filled. */
+static void fair_shares(const at_sim_params *p, double cap, at_sim_result *r) {
+  bool done[AT_SIM_MAX_GROUPS] = {false};
+  int left_clients = 0;
+  for (int g = 0; g < p->n_groups; g++) left_clients += p->groups[g].clients;
+  for (int round = 0; round < p->n_groups; round++) {
+    int best = -1;
+    for (int g = 0; g < p->n_groups; g++) {
+      double per = r->groups[g].demand_tps / p->groups[g].clients;
+      if (!done[g] && (best < 0 || per < r->groups[best].demand_tps / p->groups[best].clients))
+        best = g;
+    }
+    double per = r->groups[best].demand_tps / p->groups[best].clients;
+    double split = left_clients > 0 ? cap / left_clients : 0;
+    double each = per < split ? per : split;
+    r->groups[best].fair_tps = each * p->groups[best].clients;
+    cap -= r->groups[best].fair_tps;
+    left_clients -= p->groups[best].clients;
+    done[best] = true;
+  }
 }
 
 /* One clairvoyant run on variant v: its goodput. */
 static at_status oracle_run(const at_sim_params *p, int v, double rate, int n_clients,
-                            double *goodput) {
+                            double *goodput, double *goodput_tps) {
   sim s;
   at_status st = sim_init(&s, p, NULL, v, rate, n_clients);
   if (st == AT_OK) st = sim_loop(&s);
   if (st == AT_OK) *goodput = (double)s.a.within / (s.end_t - s.warm_t);
+  if (st == AT_OK) *goodput_tps = (double)s.a.within_texts / (s.end_t - s.warm_t);
   sim_free(&s);
   return st;
 }
@@ -304,22 +363,34 @@ at_status at_sim_run(const at_sim_params *params, at_sim_result *out) {
     r->rate_rps = rate * (p->on_s * p->on_factor + p->off_s * p->off_factor) / (p->on_s + p->off_s);
   else
     r->rate_rps = rate;
-  if (!open && p->clients != AT_SIM_BURST) {
+  if (p->n_groups > 0) {
+    open = false, rate = 0, r->rate_rps = 0;
+    for (int g = 0; g < p->n_groups; g++) n_clients += p->groups[g].clients;
+  } else if (!open && p->clients != AT_SIM_BURST) {
     double n = round(p->load * cap * p->think_s);
     if (n > 1000000) n = 1000000;
     n_clients = n < 1 ? 1 : (int)n;
   }
-  r->n_clients = p->clients == AT_SIM_BURST ? p->burst_clients + p->light_clients : n_clients;
+  r->n_clients = p->n_groups == 0 && p->clients == AT_SIM_BURST
+                     ? p->burst_clients + p->light_clients
+                     : n_clients;
   st = planner_run(p, rate, n_clients, r);
-  r->oracle_rps = NAN, r->oracle_variant = -1, r->oracle_ratio = NAN;
+  r->oracle_rps = NAN, r->oracle_variant = -1, r->oracle_ratio = NAN, r->oracle_tps = NAN;
   for (int i = 0; st == AT_OK && p->oracle && i < nf; i++) {
-    double g = 0;
-    st = oracle_run(p, order[i], rate, n_clients, &g);
-    if (st == AT_OK && (r->oracle_variant < 0 || g > r->oracle_rps))
-      r->oracle_rps = g, r->oracle_variant = order[i];
+    double g = 0, gt = 0;
+    st = oracle_run(p, order[i], rate, n_clients, &g, &gt);
+    /* with groups the best oracle is the one with most texts answered */
+    bool better = p->n_groups > 0 ? gt > r->oracle_tps : g > r->oracle_rps;
+    if (st == AT_OK && (r->oracle_variant < 0 || better))
+      r->oracle_rps = g, r->oracle_tps = gt, r->oracle_variant = order[i];
   }
-  if (st == AT_OK && p->oracle)
+  if (st == AT_OK && p->oracle) {
     r->oracle_ratio = r->oracle_rps > 0 ? r->goodput_rps / r->oracle_rps : NAN;
+    if (p->n_groups > 0) {
+      r->oracle_ratio = r->oracle_tps > 0 ? r->goodput_tps / r->oracle_tps : NAN;
+      fair_shares(p, r->oracle_tps, r);
+    }
+  }
   if (st == AT_OK) *out = *r;
   free(r);
   return st;

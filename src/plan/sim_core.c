@@ -214,11 +214,23 @@ static void send_at(sim *s, int32_t ci, double t) {
     a->rep = (int16_t)balance(s, -1);
     s->rep[a->rep].conns++;
   }
-  a->high = s->p->high_share > 0 && at_rng_uniform(&s->r_prio) < s->p->high_share;
+  const at_sim_group *g = ci >= 0 && s->cl[ci].group >= 0 ? &s->p->groups[s->cl[ci].group] : NULL;
+  a->texts = 1;
+  a->deadline_s = s->deadline_s;
+  if (g) {
+    a->texts = g->n_texts > 0 ? g->n_texts : 1;
+    a->deadline_s = at_plan_cap_deadline(g->deadline_s > 0 ? g->deadline_s : s->p->deadline_s,
+                                         s->p->planner.default_deadline_s,
+                                         s->p->planner.max_deadline_s);
+    a->high = g->priority > 0;
+  } else {
+    a->high = s->p->high_share > 0 && at_rng_uniform(&s->r_prio) < s->p->high_share;
+  }
   if (in_window(s, t)) {
     s->a.sent++;
     s->a.sent_class[a->high]++;
     if (ci >= 0) s->a.sent_kind[s->cl[ci].kind]++;
+    if (g) s->a.g[s->cl[ci].group].sent++;
   }
   push(s, a->arrive_t + unif(&s->r_misc, 0.5, 1.5) * s->p->parse_s, EV_DECIDE, id);
 }
@@ -261,9 +273,20 @@ static void client_next(sim *s, int32_t ci, bool ok, double tc, double ra, bool 
 static void answer(sim *s, int32_t id, bool ok, double tc, double ra) {
   sim_att *a = &s->att[id];
   double lat = tc - a->send_t;
-  bool good = ok && lat <= s->deadline_s;
+  bool good = ok && lat <= a->deadline_s;
   bool counted = in_window(s, a->send_t);
+  int gi = a->client >= 0 ? s->cl[a->client].group : -1;
+  if (counted && gi >= 0) {
+    if (!ok) s->a.g[gi].refused++;
+    if (good) s->a.g[gi].within++, s->a.g[gi].texts += (uint64_t)a->texts;
+    if (ok && grow((void **)&s->a.g[gi].lat, &s->a.g[gi].cap_lat, s->a.g[gi].n_lat + 1,
+                   sizeof(double)))
+      s->a.g[gi].lat[s->a.g[gi].n_lat++] = lat;
+    else if (ok)
+      oom(s);
+  }
   if (counted) {
+    if (good) s->a.within_texts += (uint64_t)a->texts;
     if (ok) {
       s->a.answered++;
       s->a.by_variant[a->variant]++;
@@ -350,7 +373,8 @@ static void decide_planner(sim *s, int32_t id, double t) {
   /* the server's client slots: early for its slot, refused before the
    * planner and told the same slot */
   sim_client *own = a->client >= 0 && s->R == 1 ? &s->cl[a->client] : NULL;
-  if (own && s->p->client_slots && own->told_t > t + 1e-3) {
+  bool anon = own && own->group >= 0 && s->p->groups[own->group].anonymous;
+  if (own && !anon && s->p->client_slots && own->told_t > t + 1e-3) {
     a->decide_t = t;
     rp->conns--;
     if (in_window(s, a->send_t)) s->a.early++;
@@ -362,11 +386,15 @@ static void decide_planner(sim *s, int32_t id, double t) {
     answer(s, id, false, at + s->p->rtt_s / 2, fmax(own->told_t - at, 0));
     return;
   }
-  at_plan_request rq = {.deadline_s = s->p->deadline_s,
+  const at_sim_group *g = own && own->group >= 0 ? &s->p->groups[own->group] : NULL;
+  at_plan_request rq = {.deadline_s = g && g->deadline_s > 0 ? g->deadline_s : s->p->deadline_s,
                         .age_s = t - a->arrive_t,
-                        .n_texts = 1,
+                        .n_texts = a->texts,
                         .tokens = a->tokens,
-                        .priority = a->high ? 1 : 0};
+                        .priority = g ? g->priority : a->high ? 1 : 0,
+                        /* group clients are identified (the server's API key,
+                         * x-client-id or peer address), others not */
+                        .client = g && !g->anonymous ? (uint64_t)a->client + 1 : 0};
   at_plan_decision d;
   at_status st = at_planner_decide_req(rp->pl, sim_ns(t), &rq, &d);
   if (st != AT_OK) {
@@ -406,14 +434,21 @@ static void decide_planner(sim *s, int32_t id, double t) {
   a->weight = (float)d.weight;
   a->est_s = d.est_sojourn_s;
   a->queued = d.queued;
+  a->left = a->texts;
   count_admit(s, a);
-  enqueue(s, rp, id);
+  for (int i = 0; i < a->texts; i++) enqueue(s, rp, id); /* one FIFO item per text */
   dispatch(s, r, t);
 }
 
 /* The clairvoyant server: FIFO on c workers, every Run's time known. */
+static void decide_oracle_n(sim *s, int32_t id, double t);
+
 static void decide_oracle(sim *s, int32_t id, double t) {
   sim_att *a = &s->att[id];
+  if (a->texts > 1) {
+    decide_oracle_n(s, id, t);
+    return;
+  }
   a->decide_t = t;
   int k = 0;
   for (int i = 1; i < s->nw; i++)
@@ -426,7 +461,7 @@ static void decide_oracle(sim *s, int32_t id, double t) {
   int r = k / s->p->planner.workers;
   double fin = start + run_time(s, r, s->ovar, 1, a->tokens, start, s->onoise[k]);
   double ready = fin + s->oresp[k];
-  double late = ready + s->p->rtt_s / 2 - a->send_t - s->deadline_s;
+  double late = ready + s->p->rtt_s / 2 - a->send_t - a->deadline_s;
   if (late > 0) {
     if (in_window(s, a->send_t)) s->a.by_reason[AT_PLAN_REJECT_DEADLINE]++;
     /* A late host (params.late_prob) belongs to the moment, not to the
@@ -444,6 +479,51 @@ static void decide_oracle(sim *s, int32_t id, double t) {
   a->variant = s->ovar;
   count_admit(s, a);
   push(s, ready, EV_READY, id);
+}
+
+/* The oracle for a request of several texts: each text in turn to the
+ * worker free first (a worker's first Run takes its drawn noise, later
+ * ones the median); admitted only when its last text is answered within
+ * the deadline, and only then do the workers' times move. */
+static void decide_oracle_n(sim *s, int32_t id, double t) {
+  sim_att *a = &s->att[id];
+  a->decide_t = t;
+  double *free_at = malloc((size_t)s->nw * sizeof *free_at);
+  bool *used = calloc((size_t)s->nw, sizeof *used);
+  if (!free_at || !used) {
+    free(free_at), free(used);
+    oom(s);
+    return;
+  }
+  memcpy(free_at, s->wfree, (size_t)s->nw * sizeof *free_at);
+  double last = t;
+  for (int i = 0; i < a->texts; i++) {
+    int k = 0;
+    for (int j = 1; j < s->nw; j++)
+      if (free_at[j] < free_at[k]) k = j;
+    double start = fmax(t, free_at[k]);
+    int r = k / s->p->planner.workers;
+    free_at[k] = start + run_time(s, r, s->ovar, 1, a->tokens, start, used[k] ? 1.0 : s->onoise[k]);
+    used[k] = true;
+    last = fmax(last, free_at[k] + s->oresp[k]);
+  }
+  double late = last + s->p->rtt_s / 2 - a->send_t - a->deadline_s;
+  if (late > 0) {
+    free(free_at), free(used);
+    if (in_window(s, a->send_t)) s->a.by_reason[AT_PLAN_REJECT_DEADLINE]++;
+    answer(s, id, false, t + s->p->rtt_s / 2, late);
+    return;
+  }
+  for (int k = 0; k < s->nw; k++)
+    if (used[k]) {
+      s->wfree[k] = free_at[k];
+      s->onoise[k] = run_noise(s);
+      s->oresp[k] = respond_time(s);
+    }
+  free(free_at), free(used);
+  a->variant = s->ovar;
+  count_admit(s, a);
+  push(s, last, EV_READY, id);
 }
 
 static void run_done(sim *s, int k, double t) {
@@ -464,7 +544,8 @@ static void run_done(sim *s, int k, double t) {
                        w->variant, w->n, t, at_status_name(st));
       return;
     }
-    push(s, t + respond_time(s), EV_READY, w->ids[i]);
+    if (--s->att[w->ids[i]].left == 0) /* its last text: the answer */
+      push(s, t + respond_time(s), EV_READY, w->ids[i]);
   }
   rp->idle[rp->n_idle++] = k;
   dispatch(s, r, t);
@@ -535,7 +616,7 @@ static void bin_sample(sim *s, double t) {
 
 static at_status init_clients(sim *s, int n_clients) {
   const at_sim_params *p = s->p;
-  bool burst = p->clients == AT_SIM_BURST;
+  bool burst = p->n_groups == 0 && p->clients == AT_SIM_BURST;
   s->ncl = burst ? p->burst_clients + p->light_clients : n_clients;
   s->cl = calloc((size_t)(s->ncl > 0 ? s->ncl : 1), sizeof *s->cl);
   if (!s->cl) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
@@ -546,15 +627,24 @@ static at_status init_clients(sim *s, int n_clients) {
       *c = (sim_client){.kind = AT_SIM_CLOSED,
                         .think_s = p->light_think_s,
                         .stop_t = p->burst_s + p->light_s,
-                        .light = true};
+                        .light = true,
+                        .group = -1};
       start = p->burst_s;
     } else if (burst) {
-      *c = (sim_client){.kind = AT_SIM_RETRY, .think_s = 0, .stop_t = p->burst_s};
+      *c = (sim_client){.kind = AT_SIM_RETRY, .think_s = 0, .stop_t = p->burst_s, .group = -1};
+    } else if (p->n_groups > 0) {
+      int gi = 0, first = 0; /* the group of client i: groups in order */
+      while (gi < p->n_groups - 1 && i >= first + p->groups[gi].clients) first += p->groups[gi++].clients;
+      const at_sim_group *g = &p->groups[gi];
+      *c = (sim_client){.kind = g->kind,
+                        .think_s = g->think_s > 0 ? g->think_s : p->think_s,
+                        .stop_t = s->end_t,
+                        .group = gi};
     } else {
       at_sim_clients kind = p->clients;
       if (kind == AT_SIM_RETRY_AFTER && i < (int)lround(p->retry_now_share * n_clients))
         kind = AT_SIM_RETRY; /* a mixed population: these resend at once */
-      *c = (sim_client){.kind = kind, .think_s = p->think_s, .stop_t = s->end_t};
+      *c = (sim_client){.kind = kind, .think_s = p->think_s, .stop_t = s->end_t, .group = -1};
     }
     /* the first send: as if each had just finished thinking */
     double first =
@@ -589,7 +679,7 @@ at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, dou
   s->B = pl ? p->planner.max_batch : 1;
   s->deadline_s =
       at_plan_cap_deadline(p->deadline_s, p->planner.default_deadline_s, p->planner.max_deadline_s);
-  bool burst = p->clients == AT_SIM_BURST;
+  bool burst = p->n_groups == 0 && p->clients == AT_SIM_BURST;
   s->warm_t = burst ? 0 : p->warmup_s;
   s->end_t = burst ? p->burst_s + p->light_s : p->duration_s;
   s->rate_rps = rate_rps;
@@ -626,7 +716,7 @@ at_status sim_init(sim *s, const at_sim_params *p, at_planner *pl, int ovar, dou
     s->w[k].ids = calloc((size_t)s->B, sizeof(int32_t));
     if (!s->w[k].ids) return at_fail(AT_ERR_NOMEM, "simulator: out of memory");
   }
-  if (p->clients == AT_SIM_POISSON || p->clients == AT_SIM_ONOFF) {
+  if (p->n_groups == 0 && (p->clients == AT_SIM_POISSON || p->clients == AT_SIM_ONOFF)) {
     double t = next_arrival(s, 0.0);
     if (t < s->end_t) push(s, t, EV_ARRIVAL, -1);
   } else if (init_clients(s, n_clients) != AT_OK) {
@@ -675,6 +765,7 @@ void sim_free(sim *s) {
   free(s->att);
   free(s->cl);
   free(s->a.lat);
+  for (int g = 0; g < AT_SIM_MAX_GROUPS; g++) free(s->a.g[g].lat);
   free(s->a.bins);
   memset(s, 0, sizeof *s);
 }

@@ -42,6 +42,9 @@ typedef struct sim_att {
   bool high;       /* high priority (params.high_share) */
   float tokens;    /* its text's length (params.long_share); 0: none given */
   float weight;    /* the decision's price per text (at_planner_finished_w) */
+  int32_t texts;   /* texts in the request (>= 1) */
+  int32_t left;    /* admitted: texts not yet run */
+  double deadline_s; /* its deadline, capped as the server caps it */
 } sim_att;
 
 typedef struct sim_client {
@@ -51,6 +54,7 @@ typedef struct sim_client {
   int tries;     /* OPENAI: resends of the current request so far */
   bool light;    /* BURST: one of the light clients */
   double told_t; /* the return slot its last refusal gave (hold_early_retries) */
+  int group;     /* index into params.groups, or -1 */
 } sim_client;
 
 typedef struct sim_worker {
@@ -103,6 +107,12 @@ typedef struct sim_acc {
   uint64_t sent_kind[AT_SIM_N_CLIENTS], within_kind[AT_SIM_N_CLIENTS];
   uint64_t early; /* refused before the planner: early for the client's slot */
   uint64_t sent_class[2], within_class[2]; /* normal, high */
+  uint64_t within_texts;
+  struct {
+    uint64_t sent, refused, within, texts;
+    double *lat;
+    size_t n_lat, cap_lat;
+  } g[AT_SIM_MAX_GROUPS];
 } sim_acc;
 
 typedef struct sim {

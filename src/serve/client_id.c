@@ -10,10 +10,12 @@
  */
 #include "serve/client_id.h"
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "core/internal.h"
 
@@ -51,6 +53,28 @@ serve_client serve_client_from(const char *auth, const char *client_hdr, const c
   if (trust_forwarded && xff && (hop = last_hop(xff, &n))) return id_of('a', hop, n);
   if (xff || forwarded || via) return (serve_client){CLIENT_NONE, 0};
   return (serve_client){CLIENT_CONN, 0};
+}
+
+uint64_t serve_client_share_key(serve_client who, const struct sockaddr *peer) {
+  if (who.kind == CLIENT_ID) return who.id;
+  if (who.kind != CLIENT_CONN || !peer) return 0;
+  if (peer->sa_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)peer;
+    return id_of('4', (const char *)&a->sin_addr, sizeof a->sin_addr).id;
+  }
+  if (peer->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)(const void *)peer;
+    return id_of('6', (const char *)&a->sin6_addr, sizeof a->sin6_addr).id;
+  }
+  return 0; /* a Unix socket: no address to tell clients apart by */
+}
+
+uint64_t serve_client_share_key_text(serve_client who, const char *peer) {
+  if (who.kind == CLIENT_ID) return who.id;
+  if (who.kind != CLIENT_CONN || !peer || !peer[0]) return 0;
+  const char *colon = strrchr(peer, ':');
+  size_t n = colon && colon != peer ? (size_t)(colon - peer) : strlen(peer);
+  return id_of('t', peer, n).id;
 }
 
 bool serve_priority_parse(const char *v, int *out) {

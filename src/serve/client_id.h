@@ -37,6 +37,18 @@ serve_client serve_client_from(const char *auth, const char *client_hdr, const c
                                const char *forwarded, const char *via, bool keys_on,
                                bool trust_forwarded);
 
+/* The key the planner shares capacity by (at_plan_request.client): an
+ * identified client's id; for a connection that is its client's own, its
+ * peer's address (all connections from one address are one client: a
+ * load tool's or an SDK's pool is one client, as it is one user); 0 for
+ * an anonymous request (outside fair sharing). `peer` may be NULL (then
+ * a CLIENT_CONN request is anonymous too). Pure. */
+struct sockaddr;
+uint64_t serve_client_share_key(serve_client who, const struct sockaddr *peer);
+/* The same from a peer named as text (gRPC's "ipv4:10.0.0.7:51234"): the
+ * address without its port. */
+uint64_t serve_client_share_key_text(serve_client who, const char *peer);
+
 /* A request's priority class from its x-priority header: "high" (1),
  * "normal" (0), "low" (-1), or those numbers; NULL is normal. false for
  * anything else. Pure. */

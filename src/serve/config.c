@@ -768,6 +768,8 @@ at_status at_server_config_planner_params(const at_server_config *cfg, at_planne
   if (cfg->window_s > 0) pp.window_s = cfg->window_s;
   if (cfg->retry_horizon_ms >= 0) pp.retry_horizon_s = cfg->retry_horizon_ms / 1000.0;
   if (cfg->priority_fill > 0) pp.priority_fill = cfg->priority_fill;
+  if (cfg->fair_fill >= 0) pp.fair_fill = cfg->fair_fill;
+  if (cfg->queue_horizon_ms > 0) pp.queue_horizon_s = cfg->queue_horizon_ms / 1000.0;
   pp.inflight_limit = cfg->inflight_limit;
   /* every policy, "none" and "limit" included, lives in the planner */
   at_status st = at_plan_policy_parse(cfg->policy, &pp.policy);

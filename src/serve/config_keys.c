@@ -67,6 +67,8 @@ static const cfg_key keys[] = {
     TUNE("window_s", window_s, 0.01, 60, CFG_UNSET_ZERO),
     TUNE("retry_horizon_ms", retry_horizon_ms, 0, 60000, 0),
     TUNE("priority_fill", priority_fill, 0.01, 1, CFG_UNSET_ZERO),
+    TUNE("fair_fill", fair_fill, 0, 1, 0),
+    TUNE("queue_horizon_ms", queue_horizon_ms, 0, 3600000, CFG_UNSET_ZERO),
     STR("generator", "name", generator.name, "decoder", 0),
     {"generator", "model", CFG_MODEL, AT(generator.model), 0, 0, 0, "", NULL, 0, 0, 0},
     STR("generator", "variant", generator.variant, "", CFG_IF_SET),

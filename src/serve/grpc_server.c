@@ -65,6 +65,7 @@
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/support/alloc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 #include <stdarg.h>
@@ -516,11 +517,23 @@ static bool admit(gcall *c, size_t n, double tokens) {
            "x-priority must be high, normal or low (or 1, 0, -1)");
     return false;
   }
+  /* who it is, as the HTTP routes tell (serve_client_from): the key,
+   * the client-id metadata, a trusted forwarded address, else the peer */
+  char auth[600], cid[256], xff[256];
+  const char *h = s->cfg.client_id_header;
+  serve_client who = serve_client_from(
+      md_value(&c->md, "authorization", auth, sizeof auth),
+      h[0] ? md_value(&c->md, h, cid, sizeof cid) : NULL,
+      md_value(&c->md, "x-forwarded-for", xff, sizeof xff), NULL, NULL, s->auth.n > 0,
+      s->cfg.trust_forwarded);
+  char *peer = grpc_call_get_peer(c->call);
   at_plan_request rq = {.deadline_s = call_deadline_s(c),
                         .age_s = (double)(now - c->t0_ns) / 1e9,
                         .n_texts = (int)n,
                         .tokens = tokens,
-                        .priority = prio};
+                        .priority = prio,
+                        .client = serve_client_share_key_text(who, peer)};
+  gpr_free(peer);
   if (at_planner_decide_req(m->planner, now, &rq, &c->d) != AT_OK) {
     answer(c, NULL, GRPC_STATUS_INTERNAL, "admission failed: %s", at_last_error());
     return false;

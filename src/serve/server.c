@@ -269,11 +269,15 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
     return false;
   }
   if (serve_refuse_early(r, m->name, now, res)) return false;
-  at_plan_request rq = {.deadline_s = deadline_s,
-                        .age_s = (double)(now - r->t0_ns) / 1e9,
-                        .n_texts = (int)n_texts,
-                        .tokens = tokens,
-                        .priority = prio};
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  at_plan_request rq = {
+      .deadline_s = deadline_s,
+      .age_s = (double)(now - r->t0_ns) / 1e9,
+      .n_texts = (int)n_texts,
+      .tokens = tokens,
+      .priority = prio,
+      .client = serve_client_share_key(serve_client_of(r), ci ? ci->client_addr : NULL)};
   at_plan_decision d;
   if (n_texts < 1 || n_texts > (size_t)INT32_MAX ||
       /* every policy, "none" and "limit" included, lives in the planner */
@@ -620,6 +624,12 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                         "# TYPE anytime_planner_queue_fill gauge\n"
                         "# HELP anytime_planner_utilisation Offered texts/s x the most accurate variant's batch-1 service time over the workers: 1 = the pool fully busy answering everything with it; above 1 the planner degrades or refuses. The signal to autoscale on.\n"
                         "# TYPE anytime_planner_utilisation gauge\n"
+                        "# HELP anytime_planner_clients_active Identified clients (API key, client id, trusted forwarded address, peer address) that offered work in the planner's window: the clients capacity is shared between.\n"
+                        "# TYPE anytime_planner_clients_active gauge\n"
+                        "# HELP anytime_planner_fair_yields_total Decisions in which a client past its fair share yielded to others while the pool was short (planner.fair_fill).\n"
+                        "# TYPE anytime_planner_fair_yields_total counter\n"
+                        "# HELP anytime_planner_horizon_capped_total Decisions in which a deadline longer than the queue horizon was capped to it while shorter deadlines were asked (planner.queue_horizon_ms).\n"
+                        "# TYPE anytime_planner_horizon_capped_total counter\n"
                         "# HELP anytime_planner_release_errors_total Releases of admitted texts the planner refused (released twice or never admitted); stays 0.\n"
                         "# TYPE anytime_planner_release_errors_total counter\n"
                         "anytime_planner_release_errors_total %llu\n"
@@ -659,11 +669,17 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                           "anytime_planner_overrun_seconds{model=\"%s\"} %.6f\n"
                           "anytime_planner_queue_fill{model=\"%s\"} %.4f\n"
                           "anytime_planner_utilisation{model=\"%s\"} %.4f\n"
-                          "anytime_planner_bytes_per_token{model=\"%s\"} %.3f\n",
+                          "anytime_planner_bytes_per_token{model=\"%s\"} %.3f\n"
+                          "anytime_planner_clients_active{model=\"%s\"} %u\n"
+                          "anytime_planner_fair_yields_total{model=\"%s\"} %llu\n"
+                          "anytime_planner_horizon_capped_total{model=\"%s\"} %llu\n",
                           m->name, st.offered_rps, m->name, st.admitted_rps, m->name,
                           (unsigned long long)st.in_flight, m->name, st.overrun_s, m->name,
                           st.queue_fill, m->name, st.utilisation, m->name,
-                          atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed));
+                          atomic_load_explicit(&m->bytes_per_token, memory_order_relaxed),
+                          m->name, (unsigned)st.clients_active, m->name,
+                          (unsigned long long)st.over_share, m->name,
+                          (unsigned long long)st.horizon_capped);
     for (int v = 0; v < st.n_variants && o < cap; v++)
       o += (size_t)snprintf(buf + o, cap - o,
                             "anytime_variant_admitted_total{model=\"%s\",variant=\"%s\",frontier=\"%s\"} %llu\n"

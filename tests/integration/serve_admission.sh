@@ -167,6 +167,7 @@ done
 [ "$(msum '^anytime_rejections_total\{model="tiny-classifier",reason="deadline"')" -ge "$n429" ] || \
   fail "refusals by reason 'deadline' fewer than the 429s the burst saw"
 for m in anytime_planner_overrun_seconds anytime_planner_queue_fill anytime_planner_inflight_texts \
+         anytime_planner_clients_active anytime_planner_fair_yields_total anytime_planner_horizon_capped_total \
          'anytime_planner_arrival_rate\{model="tiny-classifier",basis="offered"'; do
   grep -qE "^$m" <<<"$metrics" || fail "metric $m missing"
 done

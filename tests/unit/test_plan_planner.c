@@ -37,6 +37,9 @@ static bool near(double a, double b, double rel) {
 static at_planner *boundary_setup(void) {
   at_planner_params pp = at_planner_default_params();
   pp.workers = 1;
+  /* these tests use a 5 s deadline to mean "admitted whatever the queue";
+   * the queue horizon (test_queue_horizon) would cap it beside short ones */
+  pp.queue_horizon_s = pp.max_deadline_s;
   at_plan_variant v = var1("only", 0.9, 0.01);
   at_planner *p = mk(&pp, &v, 1);
   assert_int_equal(at_planner_admitted(p, 0, 0), AT_OK);
@@ -79,6 +82,161 @@ static void test_exactly_at_deadline_admits_just_over_rejects(void **state) {
   assert_int_equal(st.rejected_deadline, 1);
   assert_int_equal(st.in_flight, 2); /* a rejection takes nothing */
   assert_int_equal(st.variants[0].declined, 1);
+  at_planner_destroy(p);
+}
+
+/* The queue horizon (issue 41): one worker, 10 ms a text, default
+ * deadline 50 ms. Where only long deadlines are asked they queue as deep
+ * as they ask; once a short request has been offered, a 10 s request is
+ * admitted only while the work ahead of it is within the 50 ms horizon,
+ * and after max_deadline_s without a short request the cap lifts. */
+static void test_queue_horizon(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.service_alpha = 0;
+  at_plan_variant v = var1("only", 0.9, 0.010);
+  at_plan_decision d;
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_request lng = {.deadline_s = 10.0, .n_texts = 20};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &lng, &d), AT_OK);
+  assert_true(d.admit);
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &lng, &d), AT_OK);
+  assert_true(d.admit); /* 200 ms ahead: no short request seen */
+  at_planner_destroy(p);
+
+  p = mk(&pp, &v, 1);
+  at_plan_request shrt = {.deadline_s = 0.020, .n_texts = 1};
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &shrt, &d), AT_OK);
+  assert_true(d.admit);
+  lng.n_texts = 1;
+  for (int i = 0; i < 5; i++) { /* 10 .. 50 ms ahead: within the horizon */
+    assert_int_equal(at_planner_decide_req(p, 100 * MS, &lng, &d), AT_OK);
+    assert_true(d.admit);
+  }
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &lng, &d), AT_OK);
+  assert_false(d.admit); /* 60 ms ahead > 50 ms, though 10 s was asked */
+  assert_int_equal(d.reason, AT_PLAN_REJECT_DEADLINE);
+  assert_true(d.retry_after_s >= 0.010 - 1e-9);
+  /* ten texts (100 ms alone) behind 60 ms: refused; behind 10 ms: admitted */
+  lng.n_texts = 10;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS, &lng, &d), AT_OK);
+  assert_false(d.admit);
+  assert_int_equal(at_planner_finished_n(p, 0, 5, 1, 0.01, 0, 150 * MS), AT_OK);
+  assert_int_equal(at_planner_decide_req(p, 150 * MS, &lng, &d), AT_OK);
+  assert_true(d.admit);
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 150 * MS, &st), AT_OK);
+  assert_true(st.horizon_capped >= 7);
+  /* ten seconds after the last short request the cap lifts */
+  lng.n_texts = 1;
+  assert_int_equal(at_planner_decide_req(p, 100 * MS + 10001 * MS, &lng, &d), AT_OK);
+  assert_true(d.admit); /* 110 ms of work ahead */
+  at_planner_destroy(p);
+  /* the horizon is checked */
+  pp.queue_horizon_s = 3601;
+  at_planner *bad = NULL;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+  pp.queue_horizon_s = NAN;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+}
+
+/* Fair sharing (issue 41), with one worker at 10 ms a text (100 texts/s)
+ * and a 50 ms deadline: client A sends a text every millisecond (ten
+ * times the capacity), client B one every 20 ms (half of it). Each
+ * millisecond the texts whose time has come finish, then A asks, then B:
+ * A is always first at a freed place. Without fair sharing (fair_fill 1)
+ * first come takes almost everything and B is refused nearly always;
+ * with it, A is in debt (it earns the fair level, 50 texts/s: B's rate
+ * covered, the rest to A) and yields while B is refused, so B is
+ * answered almost always and A still gets the rest. */
+static void flood(double fair_fill, int *b_sent, int *b_ok, int *a_ok, at_planner_stats *st) {
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 1;
+  pp.service_alpha = 0;
+  pp.fair_fill = fair_fill;
+  at_plan_variant v = var1("only", 0.9, 0.010);
+  at_planner *p = mk(&pp, &v, 1);
+  static double fin[4096];
+  int nf = 0, head = 0;
+  double busy = 0;
+  *b_sent = *b_ok = *a_ok = 0;
+  for (int ms = 100; ms < 2100; ms++) {
+    uint64_t now = (uint64_t)ms * MS;
+    double t = ms / 1000.0;
+    while (head < nf && fin[head] <= t + 1e-9) {
+      assert_int_equal(at_planner_finished_n(p, 0, 1, 1, 0.010, 0, now), AT_OK);
+      head++;
+    }
+    for (int who = 1; who <= 2; who++) {
+      if (who == 2 && ms % 20) continue;
+      at_plan_request rq = {.deadline_s = 0.050, .n_texts = 1, .client = (uint64_t)who * 1000};
+      at_plan_decision d;
+      assert_int_equal(at_planner_decide_req(p, now, &rq, &d), AT_OK);
+      bool counted = ms >= 600; /* after the first half second */
+      if (who == 2 && counted) ++*b_sent;
+      if (!d.admit) continue;
+      busy = (busy > t ? busy : t) + 0.010;
+      assert_true(nf < 4096);
+      fin[nf++] = busy;
+      if (counted) ++*(who == 1 ? a_ok : b_ok);
+    }
+  }
+  assert_int_equal(at_planner_stats_get(p, 2100 * MS, st), AT_OK);
+  at_planner_destroy(p);
+}
+
+static void test_fair_share(void **state) {
+  (void)state;
+  int b_sent, b_ok, a_ok;
+  at_planner_stats st;
+  flood(1.0, &b_sent, &b_ok, &a_ok, &st);
+  print_message("first come: B %d of %d admitted, A %d\n", b_ok, b_sent, a_ok);
+  assert_int_equal(b_sent, 75);
+  assert_true(b_ok <= b_sent / 5);
+  assert_int_equal(st.over_share, 0);
+  flood(0, &b_sent, &b_ok, &a_ok, &st);
+  print_message("fair: B %d of %d admitted, A %d, yields %llu\n", b_ok, b_sent, a_ok,
+                (unsigned long long)st.over_share);
+  assert_true(b_ok >= b_sent * 9 / 10);
+  assert_true(a_ok + b_ok >= 140); /* 150 texts of capacity in the 1.5 s counted */
+  assert_true(st.over_share > 0);
+  assert_int_equal(st.clients_active, 2);
+  at_planner_params pp = at_planner_default_params();
+  at_plan_variant v = var1("only", 0.9, 0.010);
+  at_planner *bad = NULL;
+  pp.fair_fill = -0.1;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+  pp.fair_fill = 1.5;
+  assert_int_equal(at_planner_create(&pp, &v, 1, &bad), AT_ERR_INVALID_ARG);
+}
+
+/* Many clients: more than the table holds are decided as unidentified,
+ * never refused for it, and the table recycles entries gone quiet. */
+static void test_fair_share_many_clients(void **state) {
+  (void)state;
+  at_planner_params pp = at_planner_default_params();
+  pp.workers = 4;
+  at_plan_variant v = var1("only", 0.9, 0.0001);
+  at_planner *p = mk(&pp, &v, 1);
+  at_plan_decision d;
+  for (uint64_t k = 1; k <= 20000; k++) {
+    at_plan_request rq = {.deadline_s = 0.050, .n_texts = 1, .client = k * 7919};
+    assert_int_equal(at_planner_decide_req(p, 100 * MS, &rq, &d), AT_OK);
+    assert_true(d.admit);
+    assert_int_equal(at_planner_finished_n(p, d.variant, 1, 1, 0.0001, 0, 100 * MS), AT_OK);
+  }
+  at_planner_stats st;
+  assert_int_equal(at_planner_stats_get(p, 100 * MS, &st), AT_OK);
+  assert_true(st.clients_active > 1000 && st.clients_active <= 4096);
+  for (uint64_t k = 1; k <= 5000; k++) { /* a second later: the entries are reused */
+    at_plan_request rq = {.deadline_s = 0.050, .n_texts = 1, .client = k * 104729};
+    assert_int_equal(at_planner_decide_req(p, 1100 * MS, &rq, &d), AT_OK);
+    assert_true(d.admit);
+    assert_int_equal(at_planner_finished_n(p, d.variant, 1, 1, 0.0001, 0, 1100 * MS), AT_OK);
+  }
+  assert_int_equal(at_planner_stats_get(p, 1100 * MS, &st), AT_OK);
+  assert_true(st.clients_active >= 3500 && st.clients_active <= 4096); /* the table is full */
   at_planner_destroy(p);
 }
 
@@ -1164,6 +1322,7 @@ static void test_length_model(void **state) {
   at_planner_params pp = at_planner_default_params();
   pp.workers = 1;
   pp.service_alpha = 0; /* keep the table fixed for exact estimates */
+  pp.queue_horizon_s = pp.max_deadline_s; /* 5 s: "admitted whatever the queue" */
   at_planner *p = mk(&pp, &v, 1);
   at_plan_decision d;
   /* two long texts (w 2) admitted: 0.020 each ahead */
@@ -1238,6 +1397,9 @@ int main(void) {
       cmocka_unit_test(test_exactly_at_deadline_admits_just_over_rejects),
       cmocka_unit_test(test_adaptive_vs_accurate_only),
       cmocka_unit_test(test_priority_classes),
+      cmocka_unit_test(test_queue_horizon),
+      cmocka_unit_test(test_fair_share),
+      cmocka_unit_test(test_fair_share_many_clients),
       cmocka_unit_test(test_dominated_never_chosen),
       cmocka_unit_test(test_all_reject_and_infeasible),
       cmocka_unit_test(test_infeasible_on_all_texts),

@@ -217,6 +217,68 @@ static void test_priority_class_protected(void **state) {
   assert_int_equal(bad, 0);
 }
 
+/* Issue 41: four populations side by side, all identified clients, at
+ * load rho (demand in texts over the most accurate variant's capacity):
+ * polite clients (Retry-After, 30 % of the demand), clients that resend
+ * every 429 at once (30 %), greedy clients sending ten times as often as
+ * either and resending at once (25 %), and long-deadline clients sending
+ * 64 texts with a 10 s deadline (15 %). Per group, texts answered within
+ * the deadline per second against its max-min fair share of the oracle's;
+ * the polite group gets >= 0.9 of its share at every load, and the total
+ * stays >= 0.9 x the oracle. */
+static int population(double rho, double cap, at_sim_group *g) {
+  g[0] = (at_sim_group){.name = "polite", .kind = AT_SIM_RETRY_AFTER, .think_s = 0.5};
+  g[1] = (at_sim_group){.name = "at-once", .kind = AT_SIM_RETRY, .think_s = 0.5};
+  g[2] = (at_sim_group){.name = "greedy", .kind = AT_SIM_RETRY, .think_s = 0.05};
+  g[3] = (at_sim_group){
+      .name = "long64", .kind = AT_SIM_RETRY_AFTER, .think_s = 1.0, .deadline_s = 10, .n_texts = 64};
+  const double share[4] = {0.30, 0.30, 0.25, 0.15};
+  for (int i = 0; i < 4; i++) {
+    int texts = g[i].n_texts > 0 ? g[i].n_texts : 1;
+    double n = round(share[i] * rho * cap * g[i].think_s / texts);
+    g[i].clients = n < 1 ? 1 : (int)n;
+  }
+  return 4;
+}
+
+static void test_mixed_population_fair(void **state) {
+  (void)state;
+  static const double loads[] = {1.3, 2, 3, 5};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof loads / sizeof *loads; i++) {
+    for (int fair = 1; fair >= (getenv("ANYTIME_TEST_SANITIZED") ? 1 : 0); fair--) {
+      at_sim_params p = family_params(AT_SIM_RETRY_AFTER, loads[i], AT_PLAN_ADAPTIVE);
+      /* two seconds to settle: each client's first request finds it in
+       * credit, and the long-deadline clients think a second */
+      p.duration_s = 5;
+      p.warmup_s = 2;
+      p.client_slots = true;
+      at_sim_group g[AT_SIM_MAX_GROUPS];
+      int top;
+      double cap;
+      assert_int_equal(at_sim_capacity(&p, &top, &cap), AT_OK);
+      p.n_groups = population(loads[i], cap, g);
+      p.groups = g;
+      if (!fair) p.planner.fair_fill = 1, p.planner.queue_horizon_s = p.planner.max_deadline_s;
+      at_sim_result r = run(&p);
+      print_message("rho %-4g %-8s texts/s %.0f oracle %.0f (%.3f)\n", loads[i],
+                    fair ? "fair" : "old rule", r.goodput_tps, r.oracle_tps, r.oracle_ratio);
+      for (int k = 0; k < r.n_groups; k++) {
+        const struct at_sim_group_result *o = &r.groups[k];
+        print_message("    %-8s %4d clients: %7.1f texts/s of demand %7.1f, fair share %7.1f "
+                      "(%.3f); p99 %.2f ms; %llu sent, %llu refused\n",
+                      g[k].name, o->clients, o->goodput_tps, o->demand_tps, o->fair_tps,
+                      o->goodput_tps / o->fair_tps, o->p99_s * 1e3, (unsigned long long)o->sent,
+                      (unsigned long long)o->refused);
+      }
+      if (fair && (!(r.groups[0].goodput_tps >= 0.9 * r.groups[0].fair_tps) ||
+                   !(r.oracle_ratio >= 0.9)))
+        bad++;
+    }
+  }
+  assert_int_equal(bad, 0);
+}
+
 /* ρ = 0.4, Poisson: every admitted request goes to the most accurate. */
 static void test_light_load_is_most_accurate(void **state) {
   (void)state;
@@ -478,6 +540,7 @@ int main(void) {
       cmocka_unit_test(test_hold_tames_retry_storm),
       cmocka_unit_test(test_client_slots_share_fairly),
       cmocka_unit_test(test_priority_class_protected),
+      cmocka_unit_test(test_mixed_population_fair),
       cmocka_unit_test(test_adaptive_meets_oracle_everywhere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
