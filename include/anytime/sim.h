@@ -306,6 +306,16 @@ at_status at_sim_run(const at_sim_params *params, at_sim_result *out);
  * Returns AT_OK or AT_ERR_INVALID_ARG (as at_sim_run). */
 at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double *capacity_rps);
 
+/* The standard mixed population (issue 41; docs/planner.md, "Fair
+ * sharing between clients"), sized so that its demand in texts is
+ * `load` x `capacity_rps`: "polite" clients honouring Retry-After (30 %
+ * of the demand, think 0.5 s), "at-once" clients resending every 429 at
+ * once (30 %, think 0.5 s), "greedy" clients sending ten times as often
+ * and resending at once (25 %, think 0.05 s) and "long64" clients sending
+ * 64 texts with a 10 s deadline (15 %, think 1 s). Fills out[0..3] and
+ * returns 4. Pure. */
+int at_sim_mixed_population(double load, double capacity_rps, at_sim_group out[4]);
+
 /* "poisson", "onoff", "closed", "retry", "retry-after", "openai", "burst"
  * and back. The name is static, never NULL ("unknown" out of range). Parse
  * returns AT_OK or AT_ERR_INVALID_ARG (unknown name or NULL). */

@@ -87,6 +87,15 @@ static void help(void) {
       "                     {0.8,1.3,2,3} (per replica), adaptive: goodput per replica,\n"
       "                     the oracle's, attainment, the share of attempts the balancer\n"
       "                     resent, and the share refused in the end (default 5 s runs)\n"
+      "  --mixed            the mixed population at each --load (polite Retry-After\n"
+      "                     clients, clients resending at once, greedy clients at ten\n"
+      "                     times the rate, 64-text clients with 10 s deadlines; all\n"
+      "                     identified, client slots on): per group its clients, texts\n"
+      "                     answered within the deadline per second, its max-min fair\n"
+      "                     share of the oracle's and p99 (docs/planner.md, \"Fair sharing\n"
+      "                     between clients\"; default 5 s runs, 2 s warm-up)\n"
+      "  --no-fair          no fair sharing and no queue horizon (planner.fair_fill 1,\n"
+      "                     queue_horizon_ms = max_deadline_ms): the rule before them\n"
       "  --json             one JSON object per run, one per line\n\n"
       "columns (over attempts sent in [warmup, duration)):\n"
       "  clients load   client model and rho; N = closed-loop clients (rho*capacity*Z)\n"
@@ -119,7 +128,7 @@ typedef struct opts {
   double late_prob, late_ms;
   double len_short, len_long, len_share, len_cost; /* --lengths, --len-cost (-1: not set) */
   bool no_noise, length_blind, no_oracle, grid, json, ra_header, no_hold, cluster, no_lb_retry;
-  bool client_slots;
+  bool client_slots, mixed, no_fair;
   double retry_now_share;
   bool duration_set;
 } opts;
@@ -176,6 +185,8 @@ static int parse_args(int argc, char **argv, opts *o) {
                  : !strcmp(a, "--cluster")            ? &o->cluster
                  : !strcmp(a, "--no-lb-retry")        ? &o->no_lb_retry
                  : !strcmp(a, "--length-blind")       ? &o->length_blind
+                 : !strcmp(a, "--mixed")              ? &o->mixed
+                 : !strcmp(a, "--no-fair")            ? &o->no_fair
                                                       : NULL;
     if (flag) {
       *flag = true;
@@ -323,6 +334,7 @@ static void apply_opts(const opts *o, at_sim_params *sp) {
   sp->retry_now_share = o->retry_now_share;
   if (o->replicas >= 1) sp->replicas = (int)o->replicas;
   sp->lb_retry = !o->no_lb_retry;
+  if (o->no_fair) pp->fair_fill = 1, pp->queue_horizon_s = pp->max_deadline_s;
 }
 
 static json_t *jnum(double x) {
@@ -367,6 +379,26 @@ static void print_json(const at_sim_params *sp, const at_sim_result *r) {
     json_object_set_new(o, "by_kind", k);
   }
   json_object_set_new(o, "early_refused", json_integer((json_int_t)r->early_refused));
+  if (r->n_groups > 0) {
+    json_object_set_new(o, "goodput_tps", jnum(r->goodput_tps));
+    json_object_set_new(o, "oracle_tps", jnum(r->oracle_tps));
+    json_t *gs = json_array();
+    for (int k = 0; k < r->n_groups; k++) {
+      const struct at_sim_group_result *q = &r->groups[k];
+      json_t *g = json_object();
+      json_object_set_new(g, "name", json_string(sp->groups[k].name ? sp->groups[k].name : ""));
+      json_object_set_new(g, "clients", json_integer(q->clients));
+      json_object_set_new(g, "sent", json_integer((json_int_t)q->sent));
+      json_object_set_new(g, "refused", json_integer((json_int_t)q->refused));
+      json_object_set_new(g, "within", json_integer((json_int_t)q->within));
+      json_object_set_new(g, "goodput_tps", jnum(q->goodput_tps));
+      json_object_set_new(g, "demand_tps", jnum(q->demand_tps));
+      json_object_set_new(g, "fair_tps", jnum(q->fair_tps));
+      json_object_set_new(g, "p99_s", jnum(q->p99_s));
+      json_array_append_new(gs, g);
+    }
+    json_object_set_new(o, "groups", gs);
+  }
   if (r->replicas > 1) {
     json_object_set_new(o, "replicas", json_integer(r->replicas));
     json_object_set_new(o, "retried", json_integer((json_int_t)r->retried));
@@ -511,6 +543,47 @@ static int run_grid(const opts *o, at_sim_params sp) {
   return grid_row(o, sp);
 }
 
+/* The mixed population at each load: one line for the totals, one per
+ * group. */
+static int run_mixed(const opts *o, at_sim_params sp) {
+  if (!o->duration_set) sp.duration_s = 5, sp.warmup_s = 2;
+  sp.client_slots = true;
+  int top;
+  double cap;
+  at_sim_group g[AT_SIM_MAX_GROUPS];
+  if (at_sim_capacity(&sp, &top, &cap) != AT_OK) return cli_report("simulate", AT_ERR_INVALID_ARG);
+  if (!o->json)
+    printf("mixed population, %s, workers %d, max_batch %d, %g s per point (warm-up %g s), seed "
+           "%llu, %s\n%-8s %5s %6s %9s %9s %9s %6s %8s %7s\n",
+           o->no_fair ? "no fair sharing" : "fair sharing", sp.planner.workers,
+           sp.planner.max_batch, sp.duration_s, sp.warmup_s, (unsigned long long)sp.seed,
+           sp.host_noise ? "host noise on" : "no host noise", "group", "load", "N", "texts/s",
+           "demand", "fair", "g/fair", "p99ms", "refused");
+  for (int l = 0; l < o->n_loads; l++) {
+    sp.load = o->loads[l];
+    sp.n_groups = at_sim_mixed_population(sp.load, cap, g);
+    sp.groups = g;
+    at_sim_result r;
+    int rc = run_one(&sp, &r);
+    if (rc) return rc;
+    if (o->json) {
+      print_json(&sp, &r);
+      continue;
+    }
+    printf("%-8s %5.2g %6d %9.1f %9s %9.1f %6.3f %8.2f %7.4f\n", "all", sp.load, r.n_clients,
+           r.goodput_tps, "", r.oracle_tps, r.oracle_ratio, r.p99_s * 1e3,
+           r.sent ? (double)r.refused / (double)r.sent : NAN);
+    for (int k = 0; k < r.n_groups; k++) {
+      const struct at_sim_group_result *q = &r.groups[k];
+      printf("%-8s %5.2g %6d %9.1f %9.1f %9.1f %6.3f %8.2f %7.4f\n", g[k].name, sp.load,
+             q->clients, q->goodput_tps, q->demand_tps, q->fair_tps, q->goodput_tps / q->fair_tps,
+             q->p99_s * 1e3, q->sent ? (double)q->refused / (double)q->sent : NAN);
+    }
+    fflush(stdout);
+  }
+  return AT_EXIT_OK;
+}
+
 /* The cluster table: how per-replica admission plus one balancer retry
  * scales with the number of replicas (docs/deployment.md). */
 static int run_cluster(const opts *o, at_sim_params sp) {
@@ -578,5 +651,6 @@ int at_cli_simulate(int argc, char **argv) {
   apply_opts(&o, &sp);
   apply_lengths(&o, &sp, pv, blind);
   if (o.cluster) return run_cluster(&o, sp);
+  if (o.mixed) return run_mixed(&o, sp);
   return o.grid ? run_grid(&o, sp) : run_list(&o, sp);
 }

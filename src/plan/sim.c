@@ -184,6 +184,21 @@ static int frontier(const at_sim_params *p, int *order) {
   return n;
 }
 
+int at_sim_mixed_population(double load, double capacity_rps, at_sim_group g[4]) {
+  g[0] = (at_sim_group){.name = "polite", .kind = AT_SIM_RETRY_AFTER, .think_s = 0.5};
+  g[1] = (at_sim_group){.name = "at-once", .kind = AT_SIM_RETRY, .think_s = 0.5};
+  g[2] = (at_sim_group){.name = "greedy", .kind = AT_SIM_RETRY, .think_s = 0.05};
+  g[3] = (at_sim_group){
+      .name = "long64", .kind = AT_SIM_RETRY_AFTER, .think_s = 1.0, .deadline_s = 10, .n_texts = 64};
+  static const double share[4] = {0.30, 0.30, 0.25, 0.15};
+  for (int i = 0; i < 4; i++) {
+    int texts = g[i].n_texts > 0 ? g[i].n_texts : 1;
+    double n = round(share[i] * load * capacity_rps * g[i].think_s / texts);
+    g[i].clients = n < 1 ? 1 : n > 100000 ? 100000 : (int)n;
+  }
+  return 4;
+}
+
 at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double *capacity_rps) {
   if (!params || !top_variant || !capacity_rps)
     return at_fail(AT_ERR_INVALID_ARG, "simulator: NULL argument");

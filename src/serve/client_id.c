@@ -77,6 +77,16 @@ uint64_t serve_client_share_key_text(serve_client who, const char *peer) {
   return id_of('t', peer, n).id;
 }
 
+bool serve_priority_json(const json_t *v, int *out, bool *given) {
+  *given = false;
+  *out = 0;
+  if (!v || json_is_null(v)) return true;
+  if (json_is_string(v)) return (*given = serve_priority_parse(json_string_value(v), out));
+  if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > 1) return false;
+  *out = (int)json_integer_value(v);
+  return (*given = true);
+}
+
 bool serve_priority_parse(const char *v, int *out) {
   static const struct {
     const char *name;

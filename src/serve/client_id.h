@@ -17,6 +17,7 @@
 #ifndef ANYTIME_SERVE_CLIENT_ID_H
 #define ANYTIME_SERVE_CLIENT_ID_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,12 @@ uint64_t serve_client_share_key(serve_client who, const struct sockaddr *peer);
 /* The same from a peer named as text (gRPC's "ipv4:10.0.0.7:51234"): the
  * address without its port. */
 uint64_t serve_client_share_key_text(serve_client who, const char *peer);
+
+/* A "priority" member of a JSON body (V2's "parameters"."priority",
+ * OpenAI's embeddings): "high" / "normal" / "low" as the header, or the
+ * integers 1, 0, -1. NULL or JSON null: *given = false. false for
+ * anything else. Pure. */
+bool serve_priority_json(const json_t *v, int *out, bool *given);
 
 /* A request's priority class from its x-priority header: "high" (1),
  * "normal" (0), "low" (-1), or those numbers; NULL is normal. false for

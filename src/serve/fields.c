@@ -23,7 +23,7 @@ const char *const serve_fields_chat[] = {
     "service_tier", NULL};
 
 const char *const serve_fields_embeddings[] = {
-    "input", "model", "encoding_format", "dimensions", "user", "truncate", NULL};
+    "input", "model", "encoding_format", "dimensions", "user", "truncate", "priority", NULL};
 
 const char *const serve_fields_v1_rerank[] = {
     "model", "query", "documents", "top_n", "return_documents", NULL};

@@ -159,6 +159,7 @@ int rj_prescan(const char *body, size_t len, const char *key, size_t *n, const c
     if (p >= e) return -1;
     bool is_key = kl == klen && !memcmp(k0, key, klen);
     bool is_model = kl == 5 && !memcmp(k0, "model", 5);
+    if (kl == 8 && !memcmp(k0, "priority", 8)) return -1; /* its class: decided after the parse */
     if ((is_key && seen_key) || (is_model && seen_model)) return -1; /* duplicates: 400 later */
     if (*p == '"') {
       bool vesc = false;

@@ -20,7 +20,8 @@ double rj_deadline_s(req_ctx *r);
  * the raw span of a string "model" member (NULL if absent or null).
  * Returns 0 when the body is an object the scan could follow with `key`
  * present and non-empty; -1 otherwise (malformed, a duplicate or escaped
- * member name, an escaped model name, nesting deeper than 64): the caller
+ * member name, an escaped model name, nesting deeper than 64, a
+ * "priority" member, whose class the planner must see): the caller
  * then parses first. The count is not a validation: the parse checks the
  * body once admitted. Pure; any thread. */
 int rj_prescan(const char *body, size_t len, const char *key, size_t *n, const char **model,

@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "serve/b64.h"
+#include "serve/client_id.h"
 #include "serve/request_json.h"
 #include "serve/token_input.h"
 
@@ -110,6 +111,11 @@ static enum MHD_Result embeddings(req_ctx *r) {
   double dl = rj_deadline_s(r);
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    goto out;
+  }
+  if (!serve_priority_json(json_object_get(body, "priority"), &r->body_priority,
+                           &r->has_body_priority)) {
+    res = serve_error(r, 400, "\"priority\" must be \"high\", \"normal\", \"low\" or 1, 0, -1");
     goto out;
   }
   bool truncate = r->srv->cfg.auto_truncate; /* not OpenAI's; TEI's, for the same clients */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "serve/client_id.h"
 #include "serve/request_json.h"
 #include "serve/v2_req.h"
 
@@ -501,6 +502,13 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   double dl = rj_deadline_s(r);
   if (dl < 0) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
+    goto out;
+  }
+  json_t *params = json_object_get(body, "parameters");
+  if (!serve_priority_json(json_is_object(params) ? json_object_get(params, "priority") : NULL,
+                           &r->body_priority, &r->has_body_priority)) {
+    res = serve_error(r, 400, "\"parameters\".\"priority\" must be \"high\", \"normal\", \"low\" "
+                      "or 1, 0, -1");
     goto out;
   }
   /* Every tensor is for the planner's chosen variant; all variants of a

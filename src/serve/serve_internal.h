@@ -165,6 +165,9 @@ typedef struct req_ctx {
   bool too_large;
   bool unauthorized;         /* no or a wrong API key: its body is not kept, 401 */
   char request_id[72];       /* x-request-id: the client's (checked) or made here */
+  int body_priority;         /* the body's "priority" (V2: "parameters"."priority"), used
+                                when there is no x-priority header */
+  bool has_body_priority;
   char method[12];
   uint64_t bytes_in;         /* body bytes received (kept or not) */
   bool suspended;            /* waiting for its work (serve_go_async): the next

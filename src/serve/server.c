@@ -263,11 +263,12 @@ bool serve_admit(req_ctx *r, served_model *m, double deadline_s, size_t n_texts,
                  double tokens, enum MHD_Result *res) {
   uint64_t now = at_now_ns();
   int prio;
-  if (!serve_priority_parse(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-priority"),
-                            &prio)) {
+  const char *ph = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-priority");
+  if (!serve_priority_parse(ph, &prio)) {
     *res = serve_error(r, 400, "x-priority must be high, normal or low (or 1, 0, -1)");
     return false;
   }
+  if (!ph && r->has_body_priority) prio = r->body_priority; /* the header wins */
   if (serve_refuse_early(r, m->name, now, res)) return false;
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

@@ -222,25 +222,10 @@ static void test_priority_class_protected(void **state) {
  * polite clients (Retry-After, 30 % of the demand), clients that resend
  * every 429 at once (30 %), greedy clients sending ten times as often as
  * either and resending at once (25 %), and long-deadline clients sending
- * 64 texts with a 10 s deadline (15 %). Per group, texts answered within
+ * 64 texts with a 10 s deadline (15 %): at_sim_mixed_population. Per group, texts answered within
  * the deadline per second against its max-min fair share of the oracle's;
  * the polite group gets >= 0.9 of its share at every load, and the total
  * stays >= 0.9 x the oracle. */
-static int population(double rho, double cap, at_sim_group *g) {
-  g[0] = (at_sim_group){.name = "polite", .kind = AT_SIM_RETRY_AFTER, .think_s = 0.5};
-  g[1] = (at_sim_group){.name = "at-once", .kind = AT_SIM_RETRY, .think_s = 0.5};
-  g[2] = (at_sim_group){.name = "greedy", .kind = AT_SIM_RETRY, .think_s = 0.05};
-  g[3] = (at_sim_group){
-      .name = "long64", .kind = AT_SIM_RETRY_AFTER, .think_s = 1.0, .deadline_s = 10, .n_texts = 64};
-  const double share[4] = {0.30, 0.30, 0.25, 0.15};
-  for (int i = 0; i < 4; i++) {
-    int texts = g[i].n_texts > 0 ? g[i].n_texts : 1;
-    double n = round(share[i] * rho * cap * g[i].think_s / texts);
-    g[i].clients = n < 1 ? 1 : (int)n;
-  }
-  return 4;
-}
-
 static void test_mixed_population_fair(void **state) {
   (void)state;
   static const double loads[] = {1.3, 2, 3, 5};
@@ -257,7 +242,7 @@ static void test_mixed_population_fair(void **state) {
       int top;
       double cap;
       assert_int_equal(at_sim_capacity(&p, &top, &cap), AT_OK);
-      p.n_groups = population(loads[i], cap, g);
+      p.n_groups = at_sim_mixed_population(loads[i], cap, g);
       p.groups = g;
       if (!fair) p.planner.fair_fill = 1, p.planner.queue_horizon_s = p.planner.max_deadline_s;
       at_sim_result r = run(&p);

@@ -12,7 +12,10 @@
  * across connections and bodies; the slot table keeps clients apart and
  * gives up passed slots first. The queue starts, flushes and stops clean
  * (its resumes are exercised through the real server: serve_admission.sh). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "serve/client_id.h"
 #include "serve/holdq.h"
@@ -94,6 +97,64 @@ static void test_client_identity(void **state) {
                    CLIENT_CONN);
 }
 
+/* The key capacity is shared by (issue 41): an identified client's id; a
+ * connection's own client by its peer address, whatever the port; nothing
+ * for an anonymous request or an unknown address family. */
+static void test_share_key(void **state) {
+  (void)state;
+  serve_client id = serve_client_from(NULL, "app-7", NULL, NULL, NULL, false, false);
+  serve_client conn = serve_client_from(NULL, NULL, NULL, NULL, NULL, false, false);
+  serve_client none = serve_client_from(NULL, NULL, "10.0.0.9", NULL, NULL, false, false);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(1234)};
+  struct sockaddr_in b = a, c = a;
+  b.sin_port = htons(999);
+  inet_pton(AF_INET, "10.1.2.3", &a.sin_addr);
+  inet_pton(AF_INET, "10.1.2.3", &b.sin_addr);
+  inet_pton(AF_INET, "10.1.2.4", &c.sin_addr);
+  struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+  inet_pton(AF_INET6, "::1", &v6.sin6_addr);
+  const struct sockaddr *pa = (const struct sockaddr *)&a, *pb = (const struct sockaddr *)&b,
+                        *pc = (const struct sockaddr *)&c, *p6 = (const struct sockaddr *)&v6;
+  assert_true(serve_client_share_key(id, pa) == id.id); /* the id, wherever it comes from */
+  uint64_t ka = serve_client_share_key(conn, pa);
+  assert_true(ka != 0 && ka == serve_client_share_key(conn, pb)); /* the port does not matter */
+  assert_true(ka != serve_client_share_key(conn, pc));
+  assert_true(serve_client_share_key(conn, p6) != 0 && serve_client_share_key(conn, p6) != ka);
+  assert_true(serve_client_share_key(none, pa) == 0);
+  assert_true(serve_client_share_key(conn, NULL) == 0);
+  struct sockaddr other = {.sa_family = AF_UNIX};
+  assert_true(serve_client_share_key(conn, &other) == 0);
+  /* gRPC names its peer as text: the address without the port */
+  uint64_t t1 = serve_client_share_key_text(conn, "ipv4:10.1.2.3:5000");
+  assert_true(t1 != 0 && t1 == serve_client_share_key_text(conn, "ipv4:10.1.2.3:6000"));
+  assert_true(t1 != serve_client_share_key_text(conn, "ipv4:10.1.2.4:5000"));
+  assert_true(serve_client_share_key_text(id, "ipv4:10.1.2.3:5000") == id.id);
+  assert_true(serve_client_share_key_text(none, "ipv4:10.1.2.3:5000") == 0);
+  assert_true(serve_client_share_key_text(conn, NULL) == 0);
+}
+
+/* "priority" in a JSON body: the header's words, or 1, 0, -1. */
+static void test_body_priority(void **state) {
+  (void)state;
+  int p;
+  bool given;
+  json_t *v;
+  assert_true(serve_priority_json(NULL, &p, &given) && !given && p == 0);
+  assert_true(serve_priority_json(v = json_null(), &p, &given) && !given), json_decref(v);
+  assert_true(serve_priority_json(v = json_string("high"), &p, &given) && given && p == 1);
+  json_decref(v);
+  assert_true(serve_priority_json(v = json_string("LOW"), &p, &given) && given && p == -1);
+  json_decref(v);
+  assert_true(serve_priority_json(v = json_integer(-1), &p, &given) && given && p == -1);
+  json_decref(v);
+  assert_true(serve_priority_json(v = json_integer(0), &p, &given) && given && p == 0);
+  json_decref(v);
+  assert_false(serve_priority_json(v = json_integer(2), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_string("urgent"), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_real(1.0), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_true(), &p, &given)), json_decref(v);
+}
+
 static void test_slots(void **state) {
   (void)state;
   serve_slots *t;
@@ -139,6 +200,8 @@ int main(void) {
       cmocka_unit_test(test_signature),
       cmocka_unit_test(test_queue_flush),
       cmocka_unit_test(test_client_identity),
+      cmocka_unit_test(test_share_key),
+      cmocka_unit_test(test_body_priority),
       cmocka_unit_test(test_slots),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
