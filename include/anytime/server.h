@@ -144,7 +144,7 @@ typedef struct at_server_config {
                                may lie, ms, 0 = no slots; < 0 = default (250) */
   double fair_fill;         /* planner: the share of its budget a client in debt may fill
                                while the pool is contended, 0..1 (1 = no fair
-                               sharing); < 0 = default (0: it yields) */
+                               sharing); < 0 = default (0.5) */
   double queue_horizon_ms;  /* planner: the most work a request with a longer deadline
                                may queue behind while shorter ones are asked, ms;
                                < 0 or 0 = default (the default deadline) */

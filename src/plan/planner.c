@@ -136,7 +136,7 @@ at_planner_params at_planner_default_params(void) {
       .adaptive_fill = 0.9,
       .retry_horizon_s = 0.25,
       .priority_fill = 0.5,
-      .fair_fill = 0,
+      .fair_fill = 0.5,
       .queue_horizon_s = 0,
   };
 }
