@@ -39,6 +39,8 @@
 #ifndef ANYTIME_BATCHER_H
 #define ANYTIME_BATCHER_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,30 +104,30 @@ typedef struct at_batch_item {
   void *user;
 } at_batch_item;
 
-at_batcher_params at_batcher_default_params(void);
+AT_API at_batcher_params at_batcher_default_params(void);
 
 /* Create a batcher over a started engine. Every variant must take int64
  * input_ids and attention_mask [batch, seq] (token_type_ids optional).
  * Returns AT_OK, AT_ERR_INVALID_ARG (a limit out of range, or a bucketing
  * with max_pad_factor < 0 or in (0, 1), or max_wait_us < 0), AT_ERR_UNSUPPORTED (a variant has
  * another signature; at_last_error() names it), AT_ERR_NOMEM, AT_ERR_THREAD. */
-at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
-                            at_batcher **out);
+AT_API at_status at_batcher_create(at_engine *engine, const at_batcher_params *params,
+                                   at_batcher **out);
 
 /* Queue one item for `variant`. On AT_OK the callback runs exactly once.
  * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant, empty or too long
  * sequence, NULL callback), AT_ERR_QUEUE_FULL, AT_ERR_SHUTDOWN. */
-at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item);
+AT_API at_status at_batcher_submit(at_batcher *b, int variant, const at_batch_item *item);
 
 /* Queue n items for `variant` at once, all or none: they are appended
  * together, so with max_batch_size > 1 they can share batches from the
  * first. Same returns as at_batcher_submit(); on AT_ERR_QUEUE_FULL none was
  * queued. */
-at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *items,
-                              size_t n);
+AT_API at_status at_batcher_submit_n(at_batcher *b, int variant, const at_batch_item *items,
+                                     size_t n);
 
 /* Items queued (not yet dispatched) for `variant`, or for all if -1. */
-size_t at_batcher_queued(at_batcher *b, int variant);
+AT_API size_t at_batcher_queued(at_batcher *b, int variant);
 
 /* Items at_batch_pick() considers: the first AT_BATCH_PICK_WINDOW queued
  * items of a variant (later ones wait until they move up). */
@@ -146,11 +148,11 @@ size_t at_batcher_queued(at_batcher *b, int variant);
  *     k x L <= max_pad_factor x (sum of their lengths).
  * So an overdue item waits only for the overdue items ahead of it
  * (max_batch per batch), and the oldest item is never passed over. */
-int at_batch_pick(const size_t *len, const bool *overdue, size_t n, int max_batch,
-                  double max_pad_factor, int *pick);
+AT_API int at_batch_pick(const size_t *len, const bool *overdue, size_t n, int max_batch,
+                         double max_pad_factor, int *pick);
 
 /* Drain, stop the batcher thread and free. NULL is a no-op. */
-void at_batcher_destroy(at_batcher *b);
+AT_API void at_batcher_destroy(at_batcher *b);
 
 #ifdef __cplusplus
 }

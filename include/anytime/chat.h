@@ -25,6 +25,8 @@
 #ifndef ANYTIME_CHAT_H
 #define ANYTIME_CHAT_H
 
+#include "anytime/api.h"
+
 #include <stddef.h>
 
 #include "anytime/status.h"
@@ -43,7 +45,7 @@ typedef struct at_chat_template at_chat_template;
  * anytime does not support such as {% include %} or {% filter %});
  * AT_ERR_LIMIT (source over AT_CHAT_TEMPLATE_MAX_SOURCE, or nested deeper
  * than the parser's bound); AT_ERR_NOMEM. */
-at_status at_chat_template_compile(const char *src, size_t len, at_chat_template **out);
+AT_API at_status at_chat_template_compile(const char *src, size_t len, at_chat_template **out);
 
 /* Find a model directory's template: tokenizer_config.json "chat_template"
  * (a string, or a list of {"name", "template"}: the one named "default", else
@@ -55,16 +57,16 @@ at_status at_chat_template_compile(const char *src, size_t len, at_chat_template
  * AT_ERR_PARSE (tokenizer_config.json is not JSON, chat_template has the
  * wrong type, or the template does not compile); AT_ERR_IO; AT_ERR_LIMIT;
  * AT_ERR_NOMEM. */
-at_status at_chat_template_load(const char *model_dir, at_chat_template **out);
+AT_API at_status at_chat_template_load(const char *model_dir, at_chat_template **out);
 
 /* The model's BOS / EOS token text from tokenizer_config.json, "" when
  * unknown (always "" for a template from at_chat_template_compile). Owned by
  * the template. */
-const char *at_chat_template_bos(const at_chat_template *t);
-const char *at_chat_template_eos(const at_chat_template *t);
+AT_API const char *at_chat_template_bos(const at_chat_template *t);
+AT_API const char *at_chat_template_eos(const at_chat_template *t);
 
 /* Free a template. NULL is a no-op. */
-void at_chat_template_destroy(at_chat_template *t);
+AT_API void at_chat_template_destroy(at_chat_template *t);
 
 /* Render with a context given as the text of a JSON object, e.g.
  *   {"messages":[{"role":"user","content":"hi"}],"add_generation_prompt":true,
@@ -84,8 +86,8 @@ void at_chat_template_destroy(at_chat_template *t);
  * than a fixed number of loop iterations, macro calls nested too deep, or the
  * render's memory cap reached); AT_ERR_NOMEM.
  * Thread-safe: see above. strftime_now() reads the local clock. */
-at_status at_chat_template_render(const at_chat_template *t, const char *context_json, size_t len,
-                                  size_t max_output, char **out, size_t *out_len);
+AT_API at_status at_chat_template_render(const at_chat_template *t, const char *context_json, size_t len,
+                                         size_t max_output, char **out, size_t *out_len);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef ANYTIME_CLOCK_H
 #define ANYTIME_CLOCK_H
 
+#include "anytime/api.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -14,7 +16,7 @@ extern "C" {
 #endif
 
 /* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t at_now_ns(void);
+AT_API uint64_t at_now_ns(void);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #ifndef ANYTIME_CSV_H
 #define ANYTIME_CSV_H
 
+#include "anytime/api.h"
+
 #include <stddef.h>
 
 #include "anytime/status.h"
@@ -32,23 +34,23 @@ typedef struct at_csv at_csv;
 /* Parse `len` bytes of `data` (need not be NUL-terminated).
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL argument), AT_ERR_PARSE (detail has
  * the line), AT_ERR_LIMIT (input or field count over the caps), AT_ERR_NOMEM. */
-at_status at_csv_parse(const char *data, size_t len, at_csv **out);
+AT_API at_status at_csv_parse(const char *data, size_t len, at_csv **out);
 
 /* Read and parse a file. Also returns AT_ERR_NOT_FOUND and AT_ERR_IO. */
-at_status at_csv_load(const char *path, at_csv **out);
+AT_API at_status at_csv_load(const char *path, at_csv **out);
 
 /* Number of records (including a header row, if the file has one). */
-size_t at_csv_rows(const at_csv *c);
+AT_API size_t at_csv_rows(const at_csv *c);
 /* Number of fields in record `row` (0 if row is out of range). */
-size_t at_csv_cols(const at_csv *c, size_t row);
+AT_API size_t at_csv_cols(const at_csv *c, size_t row);
 /* Field `col` of record `row`, NUL-terminated, owned by `c`; *len (may be
  * NULL) gets its length (fields may contain NUL bytes). NULL if out of range. */
-const char *at_csv_field(const at_csv *c, size_t row, size_t col, size_t *len);
+AT_API const char *at_csv_field(const at_csv *c, size_t row, size_t col, size_t *len);
 /* Column index of `name` in record 0 (the header), or -1. */
-long at_csv_column(const at_csv *c, const char *name);
+AT_API long at_csv_column(const at_csv *c, const char *name);
 
 /* Free. NULL is a no-op. */
-void at_csv_destroy(at_csv *c);
+AT_API void at_csv_destroy(at_csv *c);
 
 #ifdef __cplusplus
 }

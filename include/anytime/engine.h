@@ -23,6 +23,8 @@
 #ifndef ANYTIME_ENGINE_H
 #define ANYTIME_ENGINE_H
 
+#include "anytime/api.h"
+
 #include <stdint.h>
 
 #include "anytime/session.h"
@@ -70,19 +72,19 @@ typedef struct at_timing {
 typedef void (*at_done_fn)(void *user, at_status status, const at_outputs *outputs,
                            const at_timing *timing, const char *error);
 
-at_engine_params at_engine_default_params(void);
+AT_API at_engine_params at_engine_default_params(void);
 
 /* Create an engine (no threads yet). *out must be freed with
  * at_engine_destroy(). Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_NOMEM. */
-at_status at_engine_create(const at_engine_params *params, at_engine **out);
+AT_API at_status at_engine_create(const at_engine_params *params, at_engine **out);
 
 /* Load a variant from `model_path` with session options `sp` (NULL =
  * defaults) and give it the next index (0, 1, ...) in *out_index (may be
  * NULL). Only before at_engine_start(). Returns AT_OK, AT_ERR_STATE (already
  * started), AT_ERR_LIMIT (more than 64 variants) or any at_session_create()
  * failure. */
-at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
-                                const at_session_params *sp, int *out_index);
+AT_API at_status at_engine_add_variant(at_engine *e, const char *name, const char *model_path,
+                                       const at_session_params *sp, int *out_index);
 
 /* One variant to load: its name, model file and session options (sp NULL =
  * defaults). The strings and sp are read during the call only. */
@@ -104,19 +106,19 @@ typedef struct at_variant_spec {
  * at_engine_start(). A helper thread that cannot start leaves its share to
  * the others. Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_STATE, AT_ERR_LIMIT,
  * AT_ERR_NOMEM or the first at_session_create() failure. */
-at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int n, int parallel,
-                                 int *first_index, int *failed_at);
+AT_API at_status at_engine_add_variants(at_engine *e, const at_variant_spec *specs, int n, int parallel,
+                                        int *first_index, int *failed_at);
 
 /* Number of variants, their names and signatures (owned by the engine). */
-int at_engine_variant_count(const at_engine *e);
-const char *at_engine_variant_name(const at_engine *e, int index);
-const at_model_info *at_engine_variant_info(const at_engine *e, int index);
+AT_API int at_engine_variant_count(const at_engine *e);
+AT_API const char *at_engine_variant_name(const at_engine *e, int index);
+AT_API const at_model_info *at_engine_variant_info(const at_engine *e, int index);
 /* The shared session of a variant (for callers that also run directly). */
-at_session *at_engine_variant_session(at_engine *e, int index);
+AT_API at_session *at_engine_variant_session(at_engine *e, int index);
 
 /* Start the worker threads. Returns AT_OK, AT_ERR_STATE (no variants, or
  * already started), AT_ERR_THREAD. */
-at_status at_engine_start(at_engine *e);
+AT_API at_status at_engine_start(at_engine *e);
 
 /* Admit one request for `variant`. Input descriptors are copied; their data
  * must outlive the callback. `output_names` (NULL/0 = all outputs) is copied
@@ -126,22 +128,22 @@ at_status at_engine_start(at_engine *e);
  * outputs, NULL callback), AT_ERR_STATE (not started), AT_ERR_SHUTDOWN
  * (destroy has begun), AT_ERR_QUEUE_FULL (queue_capacity requests are
  * admitted and unfinished). */
-at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
-                           size_t n_inputs, const char *const *output_names,
-                           size_t n_outputs, at_done_fn done, void *user);
+AT_API at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
+                                  size_t n_inputs, const char *const *output_names,
+                                  size_t n_outputs, at_done_fn done, void *user);
 
 /* Number of worker threads (the n_workers the engine was created with). */
-int at_engine_worker_count(const at_engine *e);
+AT_API int at_engine_worker_count(const at_engine *e);
 /* Runs so far that took a variant's idle-pool session (idle_intra_op_threads;
  * always 0 without it). Thread-safe. */
-uint64_t at_engine_solo_runs(const at_engine *e);
+AT_API uint64_t at_engine_solo_runs(const at_engine *e);
 
 /* Requests admitted and not yet completed (queued + running). */
-size_t at_engine_pending(const at_engine *e);
+AT_API size_t at_engine_pending(const at_engine *e);
 
 /* Stop accepting, finish everything admitted, join the workers and free the
  * engine and its sessions. NULL is a no-op. */
-void at_engine_destroy(at_engine *e);
+AT_API void at_engine_destroy(at_engine *e);
 
 #ifdef __cplusplus
 }

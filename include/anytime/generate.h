@@ -26,6 +26,8 @@
 #ifndef ANYTIME_GENERATE_H
 #define ANYTIME_GENERATE_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,8 +48,8 @@ typedef struct at_generator at_generator;
  * every such lane run on this thread. Thread-safety: create and destroy
  * from one thread; destroy only after every lane using it is destroyed. */
 typedef struct at_gen_turns at_gen_turns;
-at_status at_gen_turns_create(at_gen_turns **out);
-void at_gen_turns_destroy(at_gen_turns *t);
+AT_API at_status at_gen_turns_create(at_gen_turns **out);
+AT_API void at_gen_turns_destroy(at_gen_turns *t);
 
 typedef struct at_gen_params {
   int block_tokens;        /* positions per KV block; default 16 */
@@ -80,7 +82,7 @@ typedef struct at_gen_params {
   at_gen_turns *turns;
 } at_gen_params;
 
-at_gen_params at_gen_default_params(void);
+AT_API at_gen_params at_gen_default_params(void);
 
 typedef enum at_gen_finish {
   AT_GEN_LENGTH = 0,   /* max_tokens reached */
@@ -89,7 +91,7 @@ typedef enum at_gen_finish {
   AT_GEN_ERROR = 3,
 } at_gen_finish;
 
-const char *at_gen_finish_name(at_gen_finish f); /* "length", "stop", ... */
+AT_API const char *at_gen_finish_name(at_gen_finish f); /* "length", "stop", ... */
 
 typedef struct at_gen_result {
   at_gen_finish finish;
@@ -143,19 +145,19 @@ typedef struct at_gen_request {
 
 /* Start the lane over an opened decoder (ownership of `dec` passes to the
  * generator, also on failure). */
-at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generator **out);
-void at_gen_destroy(at_generator *g);
+AT_API at_status at_gen_create(at_decoder *dec, const at_gen_params *params, at_generator **out);
+AT_API void at_gen_destroy(at_generator *g);
 
 /* Queue a request. On AT_OK *id (may be NULL) names it for at_gen_cancel and
  * on_done will be called exactly once. Refusals call nothing:
  * AT_ERR_INVALID_ARG (bad fields), AT_ERR_LIMIT (prompt + max_tokens beyond
  * the model's positions, or more blocks than the whole arena),
  * AT_ERR_QUEUE_FULL (max_waiting reached), AT_ERR_SHUTDOWN. */
-at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id);
+AT_API at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id);
 
 /* Ask the lane to stop request `id` soon (on_done reports AT_GEN_CANCELLED
  * unless it had already finished). Unknown ids are ignored. */
-void at_gen_cancel(at_generator *g, uint64_t id);
+AT_API void at_gen_cancel(at_generator *g, uint64_t id);
 
 /* Ask the lane to end request `id` soon as if its on_token had returned
  * true: on_done reports AT_GEN_STOP (not counted as cancelled), unless it
@@ -163,7 +165,7 @@ void at_gen_cancel(at_generator *g, uint64_t id);
  * For a caller that checks stop conditions off the scheduler thread; the
  * lane may generate a few more tokens before it takes the stop. Unknown ids
  * are ignored. Any thread. */
-void at_gen_stop(at_generator *g, uint64_t id);
+AT_API void at_gen_stop(at_generator *g, uint64_t id);
 
 typedef struct at_gen_stats {
   uint64_t submitted, finished, rejected, preemptions, steps, prefill_chunks, decode_steps;
@@ -181,13 +183,13 @@ typedef struct at_gen_stats {
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (recompute price) */
 } at_gen_stats;
 
-void at_gen_stats_get(at_generator *g, at_gen_stats *out);
+AT_API void at_gen_stats_get(at_generator *g, at_gen_stats *out);
 
 /* Prompt positions of tok[0..n) the lane's prefix cache holds now (whole
  * KV blocks), which a request with this prompt would not prefill; 0 with
  * the cache off. Any thread. For forecasts: a hint, not a reservation (the
  * blocks may be handed out before the request runs). */
-int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n);
+AT_API int at_gen_prefix_probe(at_generator *g, const int32_t *tok, int n);
 
 /* What the lane has in hand, published by the scheduler each turn (plus
  * what was submitted since), for forecasting a newcomer's latency. */
@@ -205,7 +207,7 @@ typedef struct at_gen_load {
   double tpot_budget_s;       /* the smallest tpot_budget_s it holds (0: none) */
 } at_gen_load;
 
-void at_gen_load_get(at_generator *g, at_gen_load *out);
+AT_API void at_gen_load_get(at_generator *g, at_gen_load *out);
 
 /* Forecast for n_seqs new sequences of n_prompt prompt tokens joining load
  * `l` on a lane with params `p`. Pure. The model (docs/planner.md,
@@ -228,22 +230,22 @@ typedef struct at_gen_forecast {
   double ttft_s, tpot_s;
 } at_gen_forecast;
 
-at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
-                                    int n_seqs);
+AT_API at_gen_forecast at_gen_forecast_for(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                           int n_seqs);
 /* The same forecast on the lane emptied: what n_seqs sequences of n_prompt
  * tokens take with nothing else in it, from the fitted costs alone (a
  * decode step not fitted yet counts 0, so the answer errs short). A
  * request whose budgets this misses on every lane can never be admitted.
  * Pure. */
-at_gen_forecast at_gen_idle_forecast(const at_gen_load *l, const at_gen_params *p, int n_prompt,
-                                     int n_seqs);
-const at_decoder_info *at_gen_decoder_info(const at_generator *g);
+AT_API at_gen_forecast at_gen_idle_forecast(const at_gen_load *l, const at_gen_params *p, int n_prompt,
+                                            int n_seqs);
+AT_API const at_decoder_info *at_gen_decoder_info(const at_generator *g);
 
 /* Seconds one turn of a lane with load `l` takes right now: a prefill chunk
  * while anything prefills, plus a decode step while anything decodes (the
  * fitted costs; 0 for an idle lane). What a lane sharing the cores through
  * at_gen_turns waits per turn of its own. Pure. */
-double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
+AT_API double at_gen_turn_s(const at_gen_load *l, const at_gen_params *p);
 
 /* The variant choice of generation admission over n_lanes lanes of one
  * model, ordered most accurate first, driven by one scheduler thread
@@ -287,9 +289,9 @@ typedef struct at_gen_demand {
                            -1: none, overload); out: this choice's */
 } at_gen_demand;
 
-int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
-                       int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
-                       at_gen_demand *demand, at_gen_forecast *f);
+AT_API int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, int n_lanes,
+                              int n_prompt, int n_seqs, double ttft_budget_s, double tpot_budget_s,
+                              at_gen_demand *demand, at_gen_forecast *f);
 
 /* The batch choice of one decode step, exposed for tests. Given n decoding
  * sequences with cached lengths len[] and the step at which each was last
@@ -297,15 +299,15 @@ int at_gen_choose_lane(const at_gen_load *loads, const at_gen_params *params, in
  * into pick[] and return how many. Round-robin (bucketing false) takes the
  * max_batch longest-waiting; bucketing anchors on the longest-waiting and
  * fills with the closest cached lengths. Ties go to the lower index. */
-int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
-                      int *pick);
+AT_API int at_gen_pick_batch(const int *len, const uint64_t *last, int n, int max_batch, bool bucketing,
+                             int *pick);
 
 /* The same for a graph without position_ids (at_decoder_info): the
  * longest-waiting sequence, then up to max_batch - 1 more of the same cached
  * length, longest-waiting first. Every sequence still gets its turn: the
  * anchor is always the one that waited longest. */
-int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
-                            int *pick);
+AT_API int at_gen_pick_same_length(const int *len, const uint64_t *last, int n, int max_batch,
+                                   int *pick);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef ANYTIME_LM_H
 #define ANYTIME_LM_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,22 +53,22 @@ typedef struct at_lm {
  * default resolution plus ./models. AT_ERR_NOT_FOUND (no such model or
  * variant; the detail lists the variants), AT_ERR_MODEL (not a decoder or no
  * tokenizer.json), and the statuses of the pieces. */
-at_status at_lm_open(const char *spec, const char *variant, const at_session_params *sp,
-                     const at_model_resolve_params *rp, at_lm **out);
-void at_lm_close(at_lm *lm);
-at_decoder *at_lm_take_decoder(at_lm *lm);
+AT_API at_status at_lm_open(const char *spec, const char *variant, const at_session_params *sp,
+                            const at_model_resolve_params *rp, at_lm **out);
+AT_API void at_lm_close(at_lm *lm);
+AT_API at_decoder *at_lm_take_decoder(at_lm *lm);
 
 /* Tokenise a prompt (BOS first when add_bos). *ids is malloc'd; the caller
  * frees it. AT_ERR_INVALID_ARG for an empty result. */
-at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
-                       int32_t **ids, int *n);
+AT_API at_status at_lm_encode(const at_lm *lm, at_tok_workspace *ws, const char *text, size_t len,
+                              int32_t **ids, int *n);
 
 /* Tokenise a prompt rendered by the model's chat template: the template
  * writes every special token itself, so neither BOS nor the tokenizer's
  * post-processor adds any (Hugging Face's apply_chat_template does the
  * same). Otherwise as at_lm_encode. */
-at_status at_lm_encode_rendered(const at_lm *lm, at_tok_workspace *ws, const char *text,
-                                size_t len, int32_t **ids, int *n);
+AT_API at_status at_lm_encode_rendered(const at_lm *lm, at_tok_workspace *ws, const char *text,
+                                       size_t len, int32_t **ids, int *n);
 
 #ifdef __cplusplus
 }

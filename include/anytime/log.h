@@ -12,6 +12,8 @@
 #ifndef ANYTIME_LOG_H
 #define ANYTIME_LOG_H
 
+#include "anytime/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,10 +32,10 @@ typedef void (*at_log_fn)(void *user, at_log_level level, const char *component,
                           const char *message);
 
 /* Install `fn` (NULL to drop messages) and the lowest level passed to it. */
-void at_log_set_sink(at_log_fn fn, void *user, at_log_level min_level);
+AT_API void at_log_set_sink(at_log_fn fn, void *user, at_log_level min_level);
 
 /* "debug", "info", "warn", "error". Static; never NULL. */
-const char *at_log_level_name(at_log_level level);
+AT_API const char *at_log_level_name(at_log_level level);
 
 #ifdef __cplusplus
 }

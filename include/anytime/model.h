@@ -43,6 +43,8 @@
 #ifndef ANYTIME_MODEL_H
 #define ANYTIME_MODEL_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -170,12 +172,12 @@ typedef struct at_model_resolve_params {
 } at_model_resolve_params;
 
 /* Defaults as documented on each field. */
-at_model_resolve_params at_model_resolve_default_params(void);
+AT_API at_model_resolve_params at_model_resolve_default_params(void);
 
 /* The hub cache directory `p` selects (p may be NULL), written to buf.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL buf), AT_ERR_LIMIT (too long) or
  * AT_ERR_NOT_FOUND (no HF variable and no $HOME). */
-at_status at_model_hub_cache_dir(const at_model_resolve_params *p, char *buf, size_t cap);
+AT_API at_status at_model_hub_cache_dir(const at_model_resolve_params *p, char *buf, size_t cap);
 
 /* Resolve `spec` (see the top of this header). On success *out owns the
  * descriptor; free it with at_model_desc_free().
@@ -187,8 +189,8 @@ at_status at_model_hub_cache_dir(const at_model_resolve_params *p, char *buf, si
  * an ambiguous commit prefix, or an unreadable config.json); AT_ERR_LIMIT
  * (more than AT_MODEL_MAX_VARIANTS graphs or an over-long path);
  * AT_ERR_NOMEM. */
-at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
-                           at_model_desc **out);
+AT_API at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
+                                  at_model_desc **out);
 
 /* What a model's export files say, without looking for graphs: for callers
  * (the server) whose configuration names the graphs itself. `config_json` is
@@ -200,17 +202,17 @@ at_status at_model_resolve(const char *spec, const at_model_resolve_params *p,
  * AT_OK; AT_ERR_INVALID_ARG; AT_ERR_MODEL (a file that is not valid JSON, a
  * label table or pooling config that cannot be read, a sentence-transformers
  * Dense module: see docs/models.md); AT_ERR_NOMEM. */
-at_status at_model_describe_files(const char *config_json, at_model_desc **out);
+AT_API at_status at_model_describe_files(const char *config_json, at_model_desc **out);
 
 /* Free a descriptor. NULL is a no-op. */
-void at_model_desc_free(at_model_desc *d);
+AT_API void at_model_desc_free(at_model_desc *d);
 
 /* Index of the variant called `name` ("int8" also finds "quantized" and vice
  * versa), or -1. */
-int at_model_desc_variant_index(const at_model_desc *d, const char *name);
+AT_API int at_model_desc_variant_index(const at_model_desc *d, const char *name);
 
 /* "classifier", "embedder", "unknown". Static. */
-const char *at_model_task_name(at_model_task t);
+AT_API const char *at_model_task_name(at_model_task t);
 
 /* One entry of a listing: a model that resolved (desc) or one that did not
  * (error says why; e.g. a hub repo without ONNX files). */
@@ -228,9 +230,9 @@ typedef struct at_model_entry {
  * directory that does not exist contributes nothing.
  * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_LIMIT (over 4096 entries),
  * AT_ERR_NOMEM. */
-at_status at_model_list(const at_model_resolve_params *p, at_model_entry **out, size_t *n);
+AT_API at_status at_model_list(const at_model_resolve_params *p, at_model_entry **out, size_t *n);
 /* Free a listing. NULL is a no-op. */
-void at_model_list_free(at_model_entry *entries, size_t n);
+AT_API void at_model_list_free(at_model_entry *entries, size_t n);
 
 /* ---- compiled-artifact cache -------------------------------------------- */
 
@@ -239,7 +241,7 @@ void at_model_list_free(at_model_entry *entries, size_t n);
  * ~/.cache/anytime. This is the value for at_session_params.artifact_cache_dir.
  * Nothing is created. Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_LIMIT,
  * AT_ERR_NOT_FOUND (no variable and no $HOME). */
-at_status at_artifact_cache_dir(const char *override, char *buf, size_t cap);
+AT_API at_status at_artifact_cache_dir(const char *override, char *buf, size_t cap);
 
 /* One cached artifact, as read from its sidecar. */
 typedef struct at_artifact_entry {
@@ -258,14 +260,14 @@ typedef struct at_artifact_entry {
 /* List the artifacts in `dir` (an artifacts directory). *out (free with
  * free()) holds *n entries, newest first; a directory that does not exist
  * gives 0 entries. Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_IO, AT_ERR_NOMEM. */
-at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_t *n);
+AT_API at_status at_artifact_cache_list(const char *dir, at_artifact_entry **out, size_t *n);
 
 /* Remove every artifact (and leftover temporary directory) in `dir`; only
  * entries anytime made (64-hex-digit keys, .tmp-*, .trash-*, the model hash
  * memo .hashes) are touched.
  * *removed (may be NULL) counts removed artifacts. Returns AT_OK,
  * AT_ERR_INVALID_ARG, AT_ERR_IO (something could not be removed). */
-at_status at_artifact_cache_clear(const char *dir, size_t *removed);
+AT_API at_status at_artifact_cache_clear(const char *dir, size_t *removed);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef ANYTIME_ONNX_META_H
 #define ANYTIME_ONNX_META_H
 
+#include "anytime/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,10 +41,10 @@ typedef struct at_onnx_meta {
  * truncated; opset entries beyond AT_ONNX_MAX_OPSETS are ignored.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers) or AT_ERR_PARSE
  * (malformed protobuf, or no graph; at_last_error() says where). */
-at_status at_onnx_meta_parse(const uint8_t *buf, size_t len, at_onnx_meta *out);
+AT_API at_status at_onnx_meta_parse(const uint8_t *buf, size_t len, at_onnx_meta *out);
 
 /* The default-domain ("" or "ai.onnx") opset, or 0 if none was declared. */
-int64_t at_onnx_meta_default_opset(const at_onnx_meta *m);
+AT_API int64_t at_onnx_meta_default_opset(const at_onnx_meta *m);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,8 @@
 #ifndef ANYTIME_PLAN_H
 #define ANYTIME_PLAN_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,62 +55,62 @@ extern "C" {
  * (erlangs), by the stable recursion B(0,a) = 1,
  * B(k,a) = a·B(k-1,a) / (k + a·B(k-1,a)). Returns NaN for c < 0 or a < 0 or
  * a not finite; B(c, 0) = 0 for c >= 1. */
-double at_plan_erlang_b(int c, double a);
+AT_API double at_plan_erlang_b(int c, double a);
 
 /* Erlang C probability that an arrival waits, C(c, a) =
  * B / (1 - ρ(1 - B)) with ρ = a/c. Returns 1 when ρ >= 1 (every arrival
  * waits; the queue is unstable), NaN for invalid arguments (c < 1). */
-double at_plan_erlang_c(int c, double a);
+AT_API double at_plan_erlang_c(int c, double a);
 
 /* M/M/c mean wait in queue E[Wq] = C(c, λ/μ) / (cμ - λ) in seconds, for
  * arrival rate `lambda` (1/s), PER-WORKER service rate `mu` (1/s) and `c`
  * workers. Passing the per-worker rate matters: one server of rate μ models
  * c workers as one and understates capacity c-fold. Returns INFINITY when
  * ρ = λ/(cμ) >= 1, 0 when lambda == 0, NaN for invalid arguments. */
-double at_plan_mmc_wait_s(int c, double lambda, double mu);
+AT_API double at_plan_mmc_wait_s(int c, double lambda, double mu);
 
 /* The q-quantile of the M/M/c wait in queue: P(Wq > t) = C(c, λ/μ) ·
  * e^(-(cμ - λ)t), so the quantile is 0 when C <= 1 - q (most arrivals do
  * not wait at all) and ln(C / (1 - q)) / (cμ - λ) otherwise. 0 < q < 1.
  * INFINITY when ρ >= 1, NaN for invalid arguments. */
-double at_plan_mmc_wait_quantile_s(int c, double lambda, double mu, double q);
+AT_API double at_plan_mmc_wait_quantile_s(int c, double lambda, double mu, double q);
 
 /* E[W] = E[Wq] + 1/μ (mean sojourn, wait + service). INFINITY when ρ >= 1.
  * For c = 1 this is exactly 1/(μ - λ). */
-double at_plan_mmc_sojourn_s(int c, double lambda, double mu);
+AT_API double at_plan_mmc_sojourn_s(int c, double lambda, double mu);
 
 /* The backlog bound: `in_flight` requests admitted and not finished, on `c`
  * workers that each take `service_s` per request, need ceil(in_flight/c) ·
  * service_s before a new request can start; a new request's sojourn is at
  * least that plus its own service_s. Returns the backlog term (not
  * including the new request's service). 0 when in_flight == 0. */
-double at_plan_backlog_s(uint64_t in_flight, int c, double service_s);
+AT_API double at_plan_backlog_s(uint64_t in_flight, int c, double service_s);
 
 /* Mark which of n (accuracy, cost) pairs lie on the Pareto frontier: a
  * point is dominated when another has accuracy >= and cost <= with at
  * least one strict; of several identical points only the first (lowest
  * index) is kept. on_frontier[i] is set for every i < n. NaN accuracies or
  * costs are never on the frontier. Returns the number on the frontier. */
-size_t at_plan_frontier(const double *accuracy, const double *cost, size_t n,
-                        bool *on_frontier);
+AT_API size_t at_plan_frontier(const double *accuracy, const double *cost, size_t n,
+                               bool *on_frontier);
 
 /* The deadline cap. `requested_s` is what the client asked for (e.g. from
  * the x-deadline-ms header); <= 0 or NaN means "not given" and yields
  * `default_s`. A request longer than `max_s` is cut to `max_s` (a client
  * may ask for less time than the server allows, never more). */
-double at_plan_cap_deadline(double requested_s, double default_s, double max_s);
+AT_API double at_plan_cap_deadline(double requested_s, double default_s, double max_s);
 
 /* Parse an x-deadline-ms header value (decimal milliseconds, optional
  * fraction, surrounding blanks allowed; NULL or blank = not given) and cap
  * it as at_plan_cap_deadline() does. Writes seconds to *out_s.
  * Returns AT_OK, AT_ERR_INVALID_ARG (out_s NULL), AT_ERR_PARSE (not a
  * positive finite number; *out_s untouched — the server answers 400). */
-at_status at_plan_parse_deadline_ms(const char *value, double default_s, double max_s,
-                                    double *out_s);
+AT_API at_status at_plan_parse_deadline_ms(const char *value, double default_s, double max_s,
+                                           double *out_s);
 
 /* Whole seconds for an HTTP Retry-After header: ceil(retry_after_s),
  * at least 1, at most 3600. */
-int at_plan_retry_after_header(double retry_after_s);
+AT_API int at_plan_retry_after_header(double retry_after_s);
 
 /* ---- variants -------------------------------------------------------------- */
 
@@ -141,12 +143,12 @@ typedef struct at_plan_variant {
 
 /* s(b): the table's service time for a batch of b (b >= 1, real-valued),
  * interpolated as described above. Pure; NaN if v is NULL or empty. */
-double at_plan_variant_service_s(const at_plan_variant *v, double b);
+AT_API double at_plan_variant_service_s(const at_plan_variant *v, double b);
 
 /* w(t): what one text of `tokens` tokens costs on v relative to its table
  * (the length model above). 1 when v has no length model or tokens <= 0 or
  * is not finite (unknown length). Pure; 1 for a NULL v. */
-double at_plan_variant_weight(const at_plan_variant *v, double tokens);
+AT_API double at_plan_variant_weight(const at_plan_variant *v, double tokens);
 
 /* ---- the planner ------------------------------------------------------------ */
 
@@ -399,7 +401,7 @@ typedef struct at_planner_stats {
 
 typedef struct at_planner at_planner;
 
-at_planner_params at_planner_default_params(void);
+AT_API at_planner_params at_planner_default_params(void);
 
 /* Create a planner over `n` variants (copied; the caller keeps its array).
  * Marks dominated variants (at_plan_frontier on (accuracy, cost)). *out must
@@ -408,11 +410,11 @@ at_planner_params at_planner_default_params(void);
  * 1..AT_PLAN_MAX_VARIANTS, a parameter out of range, a bad table: empty,
  * unsorted, non-positive or non-finite times, name missing or too long),
  * AT_ERR_NOMEM. */
-at_status at_planner_create(const at_planner_params *params, const at_plan_variant *variants,
-                            size_t n, at_planner **out);
+AT_API at_status at_planner_create(const at_planner_params *params, const at_plan_variant *variants,
+                                   size_t n, at_planner **out);
 
 /* Free the planner. NULL is a no-op. */
-void at_planner_destroy(at_planner *p);
+AT_API void at_planner_destroy(at_planner *p);
 
 /* Decide one request at `now_ns` (see at_plan_request). Records its texts
  * in the rate window. On admit, its n_texts are counted in flight for the
@@ -474,15 +476,15 @@ void at_planner_destroy(at_planner *p);
  *
  * at_planner_decide() is this with {deadline_s, age 0, 1 text}.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL pointers, n_texts < 1). */
-at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_request *rq,
-                                at_plan_decision *out);
-at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
-                            at_plan_decision *out);
+AT_API at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_request *rq,
+                                       at_plan_decision *out);
+AT_API at_status at_planner_decide(at_planner *p, uint64_t now_ns, double deadline_s,
+                                   at_plan_decision *out);
 
 /* Count a request admitted to `variant` without at_planner_decide() (e.g.
  * the client pinned a variant): in flight and in the admitted rate. Call
  * at_planner_finished() for it later. Returns AT_OK, AT_ERR_INVALID_ARG. */
-at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns);
+AT_API at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns);
 
 /* A request admitted to `variant` has left (answered, failed or abandoned).
  * If it ran, `batch_size` (>= 1) is the size of the batch it ran in,
@@ -493,26 +495,26 @@ at_status at_planner_admitted(at_planner *p, int variant, uint64_t now_ns);
  * estimates use the larger). Pass observed_service_s <= 0 when it never ran.
  * Returns AT_OK, AT_ERR_INVALID_ARG (bad variant), AT_ERR_STATE (nothing in
  * flight for that variant: a caller bug; nothing changes). */
-at_status at_planner_finished(at_planner *p, int variant, int batch_size,
-                              double observed_service_s, int peers);
+AT_API at_status at_planner_finished(at_planner *p, int variant, int batch_size,
+                                     double observed_service_s, int peers);
 /* The same with the observation's time given (monotonic ns, the clock
  * passed to at_planner_decide); at_planner_finished() uses now. */
-at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
-                                 double observed_service_s, int peers, uint64_t now_ns);
+AT_API at_status at_planner_finished_at(at_planner *p, int variant, int batch_size,
+                                        double observed_service_s, int peers, uint64_t now_ns);
 /* The same for `n_texts` (>= 1) texts of one admitted request leaving
  * together (at_planner_finished_at is n_texts = 1). AT_ERR_STATE when fewer
  * than n_texts are in flight for the variant (nothing changes). */
-at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
-                                double observed_service_s, int peers, uint64_t now_ns);
+AT_API at_status at_planner_finished_n(at_planner *p, int variant, int n_texts, int batch_size,
+                                       double observed_service_s, int peers, uint64_t now_ns);
 /* The same with the per-text weight the texts were admitted at
  * (decision.weight): it leaves the variant's priced work in flight, and the
  * observed Run is compared with the table's time times that weight.
  * at_planner_finished_n() passes the mean weight in flight for the variant
  * (exact when every text is priced 1, i.e. without length models). A weight
  * <= 0 or not finite means the same. */
-at_status at_planner_finished_w(at_planner *p, int variant, int n_texts, double weight,
-                                int batch_size, double observed_service_s, int peers,
-                                uint64_t now_ns);
+AT_API at_status at_planner_finished_w(at_planner *p, int variant, int n_texts, double weight,
+                                       int batch_size, double observed_service_s, int peers,
+                                       uint64_t now_ns);
 
 /* The overrun feedback. After an admitted request is answered, report the
  * model's estimate for it (decision.est_sojourn_s), the time it really
@@ -530,27 +532,27 @@ at_status at_planner_finished_w(at_planner *p, int variant, int n_texts, double 
  * deadline], is the allowance added to later estimates made with work
  * queued (docs/planner.md, "The overrun feedback"). Thread-safe.
  * Returns AT_OK, AT_ERR_INVALID_ARG (NULL, or a non-finite value). */
-at_status at_planner_observe(at_planner *p, double est_s, double actual_s, bool queued,
-                             uint64_t now_ns);
+AT_API at_status at_planner_observe(at_planner *p, double est_s, double actual_s, bool queued,
+                                    uint64_t now_ns);
 
 /* Snapshot of counters and rate estimates at `now_ns` (for /metrics).
  * Returns AT_OK, AT_ERR_INVALID_ARG. */
-at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats *out);
+AT_API at_status at_planner_stats_get(at_planner *p, uint64_t now_ns, at_planner_stats *out);
 
 /* The planner's copy of its parameters / a variant's name (owned by the
  * planner, valid until destroy) / the deadline the planner would use for a
  * requested one (at_plan_cap_deadline with its default and cap). */
-const at_planner_params *at_planner_get_params(const at_planner *p);
-const char *at_planner_variant_name(const at_planner *p, int variant);
-double at_planner_deadline_s(const at_planner *p, double requested_s);
+AT_API const at_planner_params *at_planner_get_params(const at_planner *p);
+AT_API const char *at_planner_variant_name(const at_planner *p, int variant);
+AT_API double at_planner_deadline_s(const at_planner *p, double requested_s);
 
 /* "adaptive" / "accurate-only" / "none" / "limit" and back. Parse returns
  * AT_OK or AT_ERR_INVALID_ARG. */
-const char *at_plan_policy_name(at_plan_policy policy);
-at_status at_plan_policy_parse(const char *name, at_plan_policy *out);
+AT_API const char *at_plan_policy_name(at_plan_policy policy);
+AT_API at_status at_plan_policy_parse(const char *name, at_plan_policy *out);
 /* "admit", "deadline", "unstable", "infeasible", "limit". Static; never
  * NULL. */
-const char *at_plan_reason_name(at_plan_reason reason);
+AT_API const char *at_plan_reason_name(at_plan_reason reason);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@
 #ifndef ANYTIME_PROFILE_H
 #define ANYTIME_PROFILE_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,7 +102,7 @@ typedef struct at_profile_result {
   size_t busy_runs;       /* full-pool Runs counted, all passes together */
 } at_profile_result;
 
-at_profile_params at_profile_default_params(void);
+AT_API at_profile_params at_profile_default_params(void);
 
 /* Measure variant `variant` of the started engine `e` at batch size
  * params->batch_size over the n_seqs sequences ids[i][0..lens[i]) (token
@@ -118,9 +120,9 @@ at_profile_params at_profile_default_params(void);
  * AT_ERR_THREAD); what at_batcher_submit() returns other than
  * AT_ERR_QUEUE_FULL (AT_ERR_SHUTDOWN); and a Run's failure (AT_ERR_ORT,
  * AT_ERR_SHAPE, ...). */
-at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *ids,
-                             const size_t *lens, size_t n_seqs, const at_profile_params *params,
-                             at_profile_result *out);
+AT_API at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *ids,
+                                    const size_t *lens, size_t n_seqs, const at_profile_params *params,
+                                    at_profile_result *out);
 
 /* Length buckets from the data: cuts[0..k-2] receive the boundaries that
  * split lens[0..n) into k groups of about equal count (the j/k quantiles),
@@ -129,7 +131,7 @@ at_status at_profile_measure(at_engine *e, int variant, const int64_t *const *id
  * is overwritten). Pure; any thread. k in 2..16, n >= 1. Returns the number
  * of distinct buckets (< k when lengths repeat so much that two quantiles
  * coincide; the cuts are then deduplicated and ascending). */
-int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch, size_t *cuts);
+AT_API int at_profile_length_cuts(const size_t *lens, size_t n, int k, size_t *scratch, size_t *cuts);
 
 /* The length model of `anytime profile --length-buckets` (the two numbers
  * of at_plan_variant, anytime/plan.h): the cost of one text of t tokens,
@@ -163,13 +165,13 @@ typedef struct at_profile_length_fit {
  * service time is not finite and positive, or whose weight is negative or
  * not finite; total weight 0; fewer than two distinct token counts of
  * positive weight; ref_tokens not in 1..100000. */
-at_status at_profile_fit_length(const double *tokens, const double *service_s, const double *weight,
-                                size_t n, double ref_tokens, at_profile_length_fit *out);
+AT_API at_status at_profile_fit_length(const double *tokens, const double *service_s, const double *weight,
+                                       size_t n, double ref_tokens, at_profile_length_fit *out);
 
 /* The median of v[0..n) (the mean of the middle two when n is even), the
  * statistic every profile figure is; v is sorted in place. n >= 1. Any
  * thread. */
-double at_profile_median(double *v, size_t n);
+AT_API double at_profile_median(double *v, size_t n);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef ANYTIME_RNG_H
 #define ANYTIME_RNG_H
 
+#include "anytime/api.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -19,11 +21,11 @@ typedef struct at_rng {
 } at_rng;
 
 /* Seed from one 64-bit value (splitmix64 expansion; any seed is fine). */
-void at_rng_seed(at_rng *r, uint64_t seed);
+AT_API void at_rng_seed(at_rng *r, uint64_t seed);
 /* The next 64 random bits. */
-uint64_t at_rng_next(at_rng *r);
+AT_API uint64_t at_rng_next(at_rng *r);
 /* Uniform in [0, 1) with 53 bits. */
-double at_rng_uniform(at_rng *r);
+AT_API double at_rng_uniform(at_rng *r);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #ifndef ANYTIME_RUNTIME_H
 #define ANYTIME_RUNTIME_H
 
+#include "anytime/api.h"
+
 #include "anytime/status.h"
 
 #ifdef __cplusplus
@@ -49,12 +51,12 @@ typedef struct at_version_info {
  * at_last_error() names the path and dlerror()), AT_ERR_RUNTIME_VERSION
  * (at_last_error() names both versions) or AT_ERR_ORT. A failure is sticky:
  * later calls return the same status and message. */
-at_status at_runtime_init(void);
+AT_API at_status at_runtime_init(void);
 
 /* Fill `out` with version facts. Requires a successful at_runtime_init().
  * The strings are owned by the library and live until process exit.
  * Returns AT_OK, AT_ERR_INVALID_ARG (out is NULL) or the init failure. */
-at_status at_runtime_version_info(at_version_info *out);
+AT_API at_status at_runtime_version_info(at_version_info *out);
 
 /* ONNX Runtime objects anytime created and has not released yet: sessions
  * (at_session_*) and tensor values (inputs of a Run in progress, outputs
@@ -65,10 +67,10 @@ at_status at_runtime_version_info(at_version_info *out);
  * exits 70 instead: the check that finds a session or value anytime forgot
  * to release, which LeakSanitizer cannot tell from ORT's own lifetime
  * allocations in a stripped library (tests/lsan.supp). Any thread. */
-void at_runtime_live_objects(long *sessions, long *values);
+AT_API void at_runtime_live_objects(long *sessions, long *values);
 
 /* The ORT release anytime was compiled against, e.g. "1.30.0". Static. */
-const char *at_runtime_compiled_release(void);
+AT_API const char *at_runtime_compiled_release(void);
 
 #ifdef __cplusplus
 }

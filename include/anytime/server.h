@@ -17,6 +17,8 @@
 #ifndef ANYTIME_SERVER_H
 #define ANYTIME_SERVER_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -192,25 +194,25 @@ typedef struct at_server_config {
 typedef struct at_server at_server;
 
 /* Defaults as documented on each field, with no models. */
-at_server_config at_server_config_default(void);
+AT_API at_server_config at_server_config_default(void);
 
 /* The planner parameters a configuration asks for: the planner's defaults
  * (at_planner_default_params) with every planner.* key, engine.workers and
  * batching.max_batch_size the configuration sets. The one place the
  * server, `anytime simulate` and anything else that builds a planner from a
  * config map it. Returns AT_OK, AT_ERR_INVALID_ARG (NULL, unknown policy). */
-at_status at_server_config_planner_params(const at_server_config *cfg, at_planner_params *out);
+AT_API at_status at_server_config_planner_params(const at_server_config *cfg, at_planner_params *out);
 
 /* A configured variant as the planner sees it: name (borrowed from `vc`),
  * accuracy, cost, its service-time table and the busy factor (the pool's
  * slowdown at the smallest batch, service_busy_ms / service_ms). Returns
  * false, with *out's table empty, when the config has no table for it. */
-bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out);
+AT_API bool at_server_variant_plan(const at_server_variant_config *vc, at_plan_variant *out);
 
 /* The `generator:` section of `cfg` as YAML ("" when it is not enabled),
  * for tools that rewrite a configuration. Returns a malloc'ed string (the
  * caller frees it), or NULL without memory. */
-char *at_server_config_generator_yaml(const at_server_config *cfg);
+AT_API char *at_server_config_generator_yaml(const at_server_config *cfg);
 
 /* The server:, engine:, batching: and planner: sections of `cfg` as YAML,
  * every key the parser knows (the planner's tuning keys only where `cfg`
@@ -218,7 +220,7 @@ char *at_server_config_generator_yaml(const at_server_config *cfg);
  * one writer for tools that rewrite a configuration (profile, sweep).
  * `max_batch_size` > 0 replaces cfg's. Returns a malloc'ed string (the
  * caller frees it), or NULL without memory. */
-char *at_server_config_settings_yaml(const at_server_config *cfg, int max_batch_size);
+AT_API char *at_server_config_settings_yaml(const at_server_config *cfg, int max_batch_size);
 
 /* The `models:` section of `cfg` as YAML, every key the parser knows, so
  * that parsing it back gives the same models (service tables to the
@@ -229,21 +231,21 @@ char *at_server_config_settings_yaml(const at_server_config *cfg, int max_batch_
  * is written commented out below its model's list, for a reader to see and
  * to offer by deleting the '#'s. Returns a malloc'ed string (the caller
  * frees it), or NULL without memory. */
-char *at_server_config_models_yaml(const at_server_config *cfg, const char *rel_dir,
-                                   const bool *offered);
+AT_API char *at_server_config_models_yaml(const at_server_config *cfg, const char *rel_dir,
+                                          const bool *offered);
 
 /* Read a YAML config (format: docs/configuration.md) over `cfg`'s current
  * values. Relative model paths are resolved against the YAML file's
  * directory. Returns AT_OK, AT_ERR_NOT_FOUND, AT_ERR_IO, AT_ERR_PARSE (the
  * detail names the line/key), AT_ERR_INVALID_ARG (a value out of range),
  * AT_ERR_LIMIT (too many models or variants). */
-at_status at_server_config_load(const char *path, at_server_config *cfg);
+AT_API at_status at_server_config_load(const char *path, at_server_config *cfg);
 
 /* The same for a YAML document in memory (`len` bytes, need not be
  * NUL-terminated); relative paths resolve against `base_dir` (NULL = ".").
  * Same statuses except AT_ERR_NOT_FOUND/AT_ERR_IO. */
-at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
-                                 at_server_config *cfg);
+AT_API at_status at_server_config_parse(const char *yaml, size_t len, const char *base_dir,
+                                        at_server_config *cfg);
 
 /* One setting, "SECTION.KEY=VALUE" (a key of docs/configuration.md's
  * server, engine, batching, planner or generator sections), over `cfg`'s
@@ -252,43 +254,43 @@ at_status at_server_config_parse(const char *yaml, size_t len, const char *base_
  * current directory. `anytime serve --set` and its flags use it. Returns
  * AT_OK, AT_ERR_INVALID_ARG (not a setting, a value out of range: the
  * detail names the key), AT_ERR_PARSE (a value of the wrong type). */
-at_status at_server_config_set(at_server_config *cfg, const char *assignment);
+AT_API at_status at_server_config_set(at_server_config *cfg, const char *assignment);
 
 /* Every setting of `cfg`, its models' and their variants' against the
  * table's ranges and choices and the rules between keys, whatever set
  * them (a file, --set, code that fills the struct): at_server_start runs
  * it first. Returns AT_OK or AT_ERR_INVALID_ARG naming the key. */
-at_status at_server_config_check(const at_server_config *cfg);
+AT_API at_status at_server_config_check(const at_server_config *cfg);
 
 /* Is `name` usable as a model, variant or generator name? 1..63 of
  * [A-Za-z0-9._:-], not starting with '.' or '-'. Names are echoed in
  * headers (x-model, x-variant), Prometheus labels, JSON and V2 URLs
  * (/v2/models/NAME/...), so quotes, spaces, slashes and control characters
  * are refused rather than escaped in four ways. Pure, any thread. */
-bool at_server_name_valid(const char *name);
+AT_API bool at_server_name_valid(const char *name);
 
 /* Find the built-in default configuration: configs/serving.yaml in the
  * current directory, else in anytime's source tree. Writes the path into
  * buf. Returns AT_OK or AT_ERR_NOT_FOUND (detail lists the places tried). */
-at_status at_server_default_config_path(char *buf, size_t cap);
+AT_API at_status at_server_default_config_path(char *buf, size_t cap);
 
 /* Load every model, start the engine, batcher and HTTP daemon. On success
  * *out is serving. Returns AT_OK, AT_ERR_INVALID_ARG (bad config: detail
  * says which field, e.g. a name at_server_name_valid() refuses), AT_ERR_IO (cannot bind host:port), or any error from
  * loading a model or tokenizer. */
-at_status at_server_start(const at_server_config *cfg, at_server **out);
+AT_API at_status at_server_start(const at_server_config *cfg, at_server **out);
 
 /* The port actually bound (useful with port 0). */
-int at_server_port(const at_server *s);
+AT_API int at_server_port(const at_server *s);
 
 /* Stop accepting, answer everything admitted, stop all threads and free.
  * NULL is a no-op. */
-void at_server_stop(at_server *s);
+AT_API void at_server_stop(at_server *s);
 
 /* Close and reopen the access log at its path (after logrotate moved it).
  * Any thread. Returns AT_OK (also when there is no log) or AT_ERR_IO (the
  * old file stays in use). */
-at_status at_server_reopen_logs(at_server *s);
+AT_API at_status at_server_reopen_logs(at_server *s);
 
 #ifdef __cplusplus
 }

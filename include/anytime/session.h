@@ -18,6 +18,8 @@
 #ifndef ANYTIME_SESSION_H
 #define ANYTIME_SESSION_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 
 #include "anytime/status.h"
@@ -74,29 +76,29 @@ typedef struct at_session at_session;
 typedef struct at_outputs at_outputs;
 
 /* Defaults as documented on each field. */
-at_session_params at_session_default_params(void);
+AT_API at_session_params at_session_default_params(void);
 
 /* Load `model_path`. Initialises the runtime if needed (see runtime.h).
  * On success *out owns the session; free it with at_session_destroy().
  * Returns AT_OK, AT_ERR_INVALID_ARG, AT_ERR_NOT_FOUND (no such file),
  * AT_ERR_MODEL (ORT could not load it; at_last_error() has ORT's message),
  * AT_ERR_NOMEM, or any at_runtime_init() failure. */
-at_status at_session_create(const char *model_path, const at_session_params *params,
-                            at_session **out);
+AT_API at_status at_session_create(const char *model_path, const at_session_params *params,
+                                   at_session **out);
 
 /* What the artifact cache did when `s` was created (AT_ARTIFACT_OFF for NULL). */
-at_artifact_outcome at_session_artifact_outcome(const at_session *s);
+AT_API at_artifact_outcome at_session_artifact_outcome(const at_session *s);
 
 /* Free a session. NULL is a no-op. No run may be in progress. */
-void at_session_destroy(at_session *s);
+AT_API void at_session_destroy(at_session *s);
 
 /* The model's signature and metadata; owned by the session. Never NULL for a
  * live session. */
-const at_model_info *at_session_info(const at_session *s);
+AT_API const at_model_info *at_session_info(const at_session *s);
 
 /* Index of the input/output called `name`, or -1. */
-int at_session_input_index(const at_session *s, const char *name);
-int at_session_output_index(const at_session *s, const char *name);
+AT_API int at_session_input_index(const at_session *s, const char *name);
+AT_API int at_session_output_index(const at_session *s, const char *name);
 
 /* Run the model once on the calling thread.
  * `inputs` must name every model input exactly once, with the model's dtype
@@ -107,9 +109,9 @@ int at_session_output_index(const at_session *s, const char *name);
  * offending tensor and what was expected), AT_ERR_NOT_FOUND (unknown output
  * name), AT_ERR_ORT (ORT failed; its message in at_last_error()),
  * AT_ERR_NOMEM. */
-at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs,
-                         const char *const *output_names, size_t n_outputs,
-                         at_outputs **out);
+AT_API at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs,
+                                const char *const *output_names, size_t n_outputs,
+                                at_outputs **out);
 
 /* at_session_run with memory for some outputs: where into[i].data is not
  * NULL (i in the order requested), ONNX Runtime writes output i there, with
@@ -118,18 +120,18 @@ at_status at_session_run(at_session *s, const at_tensor *inputs, size_t n_inputs
  * sharing memory). *out's view of such an output points at into[i].data;
  * the caller keeps that memory alive until at_outputs_free. into == NULL is
  * at_session_run. Same statuses. */
-at_status at_session_run_into(at_session *s, const at_tensor *inputs, size_t n_inputs,
-                              const char *const *output_names, size_t n_outputs,
-                              const at_tensor *into, at_outputs **out);
+AT_API at_status at_session_run_into(at_session *s, const at_tensor *inputs, size_t n_inputs,
+                                     const char *const *output_names, size_t n_outputs,
+                                     const at_tensor *into, at_outputs **out);
 
 /* Number of tensors in `o`. */
-size_t at_outputs_count(const at_outputs *o);
+AT_API size_t at_outputs_count(const at_outputs *o);
 /* View of output i (in the order requested). The view points into memory
  * owned by `o`; it is valid until at_outputs_free(o). Returns AT_OK or
  * AT_ERR_INVALID_ARG (index out of range). */
-at_status at_outputs_get(const at_outputs *o, size_t i, at_tensor *view);
+AT_API at_status at_outputs_get(const at_outputs *o, size_t i, at_tensor *view);
 /* Free outputs. NULL is a no-op. */
-void at_outputs_free(at_outputs *o);
+AT_API void at_outputs_free(at_outputs *o);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,8 @@
 #ifndef ANYTIME_SIM_H
 #define ANYTIME_SIM_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,7 +289,7 @@ typedef struct at_sim_result {
 
 /* Defaults as documented on each field; variants NULL (the caller must set
  * them), planner = at_planner_default_params(), clients POISSON. */
-at_sim_params at_sim_default_params(void);
+AT_API at_sim_params at_sim_default_params(void);
 
 /* Simulate `params` against a fresh planner (and, if params->oracle, the
  * oracle) and fill *out. Deterministic in params. Allocates and frees its
@@ -298,13 +300,13 @@ at_sim_params at_sim_default_params(void);
  * max_attempts attempts), AT_ERR_STATE (the planner refused a call the
  * simulator made correctly, e.g. finished_n with texts in flight: a planner
  * bug; the detail says which call). *out is filled only on AT_OK. */
-at_status at_sim_run(const at_sim_params *params, at_sim_result *out);
+AT_API at_status at_sim_run(const at_sim_params *params, at_sim_result *out);
 
 /* The most accurate frontier variant (ties: the cheaper) of `params`'
  * variants and its capacity replicas × c / s(1) at speed 1, without
  * simulating.
  * Returns AT_OK or AT_ERR_INVALID_ARG (as at_sim_run). */
-at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double *capacity_rps);
+AT_API at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double *capacity_rps);
 
 /* The standard mixed population (issue 41; docs/planner.md, "Fair
  * sharing between clients"), sized so that its demand in texts is
@@ -314,13 +316,13 @@ at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double 
  * and resending at once (25 %, think 0.05 s) and "long64" clients sending
  * 64 texts with a 10 s deadline (15 %, think 1 s). Fills out[0..3] and
  * returns 4. Pure. */
-int at_sim_mixed_population(double load, double capacity_rps, at_sim_group out[4]);
+AT_API int at_sim_mixed_population(double load, double capacity_rps, at_sim_group out[4]);
 
 /* "poisson", "onoff", "closed", "retry", "retry-after", "openai", "burst"
  * and back. The name is static, never NULL ("unknown" out of range). Parse
  * returns AT_OK or AT_ERR_INVALID_ARG (unknown name or NULL). */
-const char *at_sim_clients_name(at_sim_clients clients);
-at_status at_sim_clients_parse(const char *name, at_sim_clients *out);
+AT_API const char *at_sim_clients_name(at_sim_clients clients);
+AT_API at_status at_sim_clients_parse(const char *name, at_sim_clients *out);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef ANYTIME_STATUS_H
 #define ANYTIME_STATUS_H
 
+#include "anytime/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,16 +50,16 @@ typedef enum at_status {
 
 /* The enumerator's name, e.g. "AT_ERR_SHAPE"; "AT_UNKNOWN_STATUS" for values
  * outside the table. Returns a static string; never NULL. */
-const char *at_status_name(at_status s);
+AT_API const char *at_status_name(at_status s);
 
 /* A short description of the code, e.g. "queue is full". Static; never NULL. */
-const char *at_strerror(at_status s);
+AT_API const char *at_strerror(at_status s);
 
 /* Detail about the most recent failing anytime call made on this thread (for
  * example which input had the wrong shape), or "" if none. The string is
  * owned by the library, stays valid until the next anytime call on this
  * thread, and must not be freed. */
-const char *at_last_error(void);
+AT_API const char *at_last_error(void);
 
 #if defined(__GNUC__) && !defined(AT_PRINTF)
 #define AT_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -69,7 +71,7 @@ const char *at_last_error(void);
  * failure reads `return at_fail(AT_ERR_SHAPE, "input %s ...", name);`.
  * Code built on the library (the CLI, embedders) may use it for their own
  * failures so that one reporting path prints them. */
-at_status at_fail(at_status s, const char *fmt, ...) AT_PRINTF(2, 3);
+AT_API at_status at_fail(at_status s, const char *fmt, ...) AT_PRINTF(2, 3);
 
 #ifdef __cplusplus
 }

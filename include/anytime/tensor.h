@@ -10,6 +10,8 @@
 #ifndef ANYTIME_TENSOR_H
 #define ANYTIME_TENSOR_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,16 +76,16 @@ typedef struct at_model_info {
  * inputs are filled. Returns how many. Pure: the tensors borrow the
  * buffers. The one place that names the three inputs for the plain paths
  * (the server's start-up timing and space check, profile's cross-check). */
-size_t at_text_inputs(const at_model_info *mi, int64_t batch, int64_t seq, int64_t *ids,
-                      int64_t *mask, int64_t *other, at_tensor out[3]);
+AT_API size_t at_text_inputs(const at_model_info *mi, int64_t batch, int64_t seq, int64_t *ids,
+                             int64_t *mask, int64_t *other, at_tensor out[3]);
 
 /* "FP32", "INT64", ... (KServe V2 datatype names). Static; never NULL. */
-const char *at_dtype_name(at_dtype t);
+AT_API const char *at_dtype_name(at_dtype t);
 /* Bytes per element; 0 for STRING/UNKNOWN. */
-size_t at_dtype_size(at_dtype t);
+AT_API size_t at_dtype_size(at_dtype t);
 /* Number of elements (product of shape; 1 for a scalar). Returns 0 and sets
  * *overflow when the product overflows size_t; overflow may be NULL. */
-size_t at_tensor_numel(const at_tensor *t, int *overflow);
+AT_API size_t at_tensor_numel(const at_tensor *t, int *overflow);
 
 /* How an embedder turns per-token vectors into one vector per text, as the
  * export's sentence-transformers files say (1_Pooling/config.json); mean when
@@ -102,41 +104,41 @@ typedef enum at_pooling {
 /* Mean of the first n_rows rows of a row-major [*, dim] float matrix into
  * out[dim] (the masked mean pooling of an encoder's last_hidden_state over a
  * sequence's real tokens). n_rows >= 1. Pure. */
-void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
+AT_API void at_mean_pool(const float *x, size_t n_rows, size_t dim, float *out);
 
 
 /* Pool the first n_rows rows of a row-major [*, dim] float matrix (an
  * encoder's per-token output for one text, padding excluded) into out[dim]
  * as `mode` says; AT_POOL_NONE copies row 0. n_rows >= 1. Pure. */
-void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out);
+AT_API void at_pool(at_pooling mode, const float *x, size_t n_rows, size_t dim, float *out);
 
 /* The same, leaving the first `skip` rows out of the modes that read every
  * row (mean, max, mean_sqrt_len, weighted mean: its weights stay the rows'
  * positions t + 1), as sentence-transformers does for a prompt with
  * include_prompt false; cls and lasttoken are unchanged. At least the last
  * row is always kept. Pure. */
-void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, size_t dim,
-                  float *out);
+AT_API void at_pool_from(at_pooling mode, const float *x, size_t n_rows, size_t skip, size_t dim,
+                         float *out);
 
 /* Scale v[0..n) to unit L2 length (a zero vector is left as it is). Pure. */
-void at_l2_normalize(float *v, size_t n);
+AT_API void at_l2_normalize(float *v, size_t n);
 /* The cosine of a and b (0 when either is zero), summed in double. Pure. */
-double at_cosine(const float *a, const float *b, size_t n);
+AT_API double at_cosine(const float *a, const float *b, size_t n);
 
 /* A classifier's scores from its n logits into out[n]: one softmax over
  * them, or, for a multi-label model (problem_type
  * multi_label_classification), an independent sigmoid per logit. Sums in
  * double. n >= 1. Pure. The one scoring rule of the server's routes
  * (/predict, V2, /rerank) and `anytime run`. */
-void at_class_scores(const float *logits, size_t n, bool multi_label, float *out);
+AT_API void at_class_scores(const float *logits, size_t n, bool multi_label, float *out);
 
 /* "mean", "cls", "max", "mean_sqrt_len", "weighted_mean", "last", "none";
  * "?" for a value outside the enum. Static. */
-const char *at_pooling_name(at_pooling p);
+AT_API const char *at_pooling_name(at_pooling p);
 
 /* The output a task head reads: the one called `name` if the model has it,
  * else the first FP32 output of rank `rank`. Returns its index, or -1. */
-int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank);
+AT_API int at_model_info_head_output(const at_model_info *mi, const char *name, size_t rank);
 
 /* The task head of an encoder graph, as the server, `profile` and `run`
  * read it: a classifier's "logits" [batch, labels]; an embedder's
@@ -144,7 +146,7 @@ int at_model_info_head_output(const at_model_info *mi, const char *name, size_t 
  * to AT_POOL_NONE), else "last_hidden_state" [batch, seq, dim] (*pool left as
  * the export says). Falls back to the first float output of that rank.
  * Returns the output index and sets *dim (> 0), or -1 when there is none. */
-int at_model_info_task_head(const at_model_info *mi, bool embed, at_pooling *pool, size_t *dim);
+AT_API int at_model_info_task_head(const at_model_info *mi, bool embed, at_pooling *pool, size_t *dim);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 #ifndef ANYTIME_TOKENIZER_H
 #define ANYTIME_TOKENIZER_H
 
+#include "anytime/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,7 +91,7 @@ typedef struct at_encoding {
 } at_encoding;
 
 /* Defaults as documented on each field. */
-at_encode_params at_encode_default_params(void);
+AT_API at_encode_params at_encode_default_params(void);
 
 /* Load a tokenizer: `path` may be a tokenizer.json, a vocab.txt (BERT
  * uncased conventions: BertNormalizer with lowercasing, BertPreTokenizer,
@@ -100,25 +102,25 @@ at_encode_params at_encode_default_params(void);
  * AT_ERR_PARSE (malformed JSON or vocabulary; detail says where),
  * AT_ERR_UNSUPPORTED (a component anytime does not implement; detail names
  * it), AT_ERR_LIMIT (file too large), AT_ERR_NOMEM. */
-at_status at_tokenizer_load(const char *path, at_tokenizer **out);
+AT_API at_status at_tokenizer_load(const char *path, at_tokenizer **out);
 
 /* Same as at_tokenizer_load() for a tokenizer.json held in memory (`json`
  * need not be NUL-terminated). Same statuses. */
-at_status at_tokenizer_from_json(const char *json, size_t len, at_tokenizer **out);
+AT_API at_status at_tokenizer_from_json(const char *json, size_t len, at_tokenizer **out);
 
 /* A BERT WordPiece tokenizer from vocab.txt content in memory (one token per
  * line, id = line number). `lowercase` selects uncased (true) or cased
  * normalisation. Same statuses. */
-at_status at_tokenizer_from_vocab_txt(const char *txt, size_t len, bool lowercase,
-                                      at_tokenizer **out);
+AT_API at_status at_tokenizer_from_vocab_txt(const char *txt, size_t len, bool lowercase,
+                                             at_tokenizer **out);
 
 /* Free a tokenizer. NULL is a no-op. No call may be using it. */
-void at_tokenizer_destroy(at_tokenizer *t);
+AT_API void at_tokenizer_destroy(at_tokenizer *t);
 
 /* Create a workspace. *out is freed with at_tok_workspace_destroy().
  * Returns AT_OK or AT_ERR_NOMEM. Thread-safety: one thread at a time. */
-at_status at_tok_workspace_create(at_tok_workspace **out);
-void at_tok_workspace_destroy(at_tok_workspace *ws);
+AT_API at_status at_tok_workspace_create(at_tok_workspace **out);
+AT_API void at_tok_workspace_destroy(at_tok_workspace *ws);
 
 /* Encode `text` (and `pair`, or NULL) into *out. `params` NULL = defaults.
  * Thread-safe with respect to `t`; `ws` must not be shared concurrently.
@@ -126,24 +128,24 @@ void at_tok_workspace_destroy(at_tok_workspace *ws);
  * names the byte offset), AT_ERR_LIMIT (text longer than
  * AT_TOKENIZER_MAX_TEXT_BYTES, or truncation impossible: max_length smaller
  * than the special tokens it must keep), AT_ERR_NOMEM. */
-at_status at_tokenizer_encode(const at_tokenizer *t, at_tok_workspace *ws, const char *text,
-                              size_t len, const char *pair, size_t pair_len,
-                              const at_encode_params *params, at_encoding *out);
+AT_API at_status at_tokenizer_encode(const at_tokenizer *t, at_tok_workspace *ws, const char *text,
+                                     size_t len, const char *pair, size_t pair_len,
+                                     const at_encode_params *params, at_encoding *out);
 
 /* How many leading tokens of an encoding of prompt + text belong to the
  * prompt, as sentence-transformers counts them for include_prompt: false:
  * the prompt's own encoding with special tokens, less one ([CLS] and the
  * prompt's tokens; the final [SEP] is the text's). 0 for an empty encoding.
  * Same statuses as at_tokenizer_encode(). */
-at_status at_tokenizer_prompt_tokens(const at_tokenizer *t, at_tok_workspace *ws,
-                                     const char *prompt, size_t *out);
+AT_API at_status at_tokenizer_prompt_tokens(const at_tokenizer *t, at_tok_workspace *ws,
+                                            const char *prompt, size_t *out);
 
 /* Encode `n` single texts at once; out[i] describes texts[i]. Padding with
  * the "BatchLongest" strategy pads to the batch's longest encoding. Same
  * statuses as at_tokenizer_encode(); on failure none of out[] is valid. */
-at_status at_tokenizer_encode_batch(const at_tokenizer *t, at_tok_workspace *ws,
-                                    const char *const *texts, const size_t *lens, size_t n,
-                                    const at_encode_params *params, at_encoding *out);
+AT_API at_status at_tokenizer_encode_batch(const at_tokenizer *t, at_tok_workspace *ws,
+                                           const char *const *texts, const size_t *lens, size_t n,
+                                           const at_encode_params *params, at_encoding *out);
 
 /* A text model's inputs for `n` encodings padded to L positions (>= every
  * enc[i].n), in the graph's input order: "input_ids" (padded with pad_id),
@@ -156,30 +158,30 @@ at_status at_tokenizer_encode_batch(const at_tokenizer *t, at_tok_workspace *ws,
  * AT_ERR_INVALID_ARG on NULL or an empty batch. Pure; any thread. */
 struct at_model_info;
 struct at_tensor;
-at_status at_encodings_to_inputs(const struct at_model_info *mi, const at_encoding *enc, size_t n,
-                                 size_t L, int32_t pad_id, int64_t *buf, struct at_tensor *out,
-                                 size_t *n_out);
+AT_API at_status at_encodings_to_inputs(const struct at_model_info *mi, const at_encoding *enc, size_t n,
+                                        size_t L, int32_t pad_id, int64_t *buf, struct at_tensor *out,
+                                        size_t *n_out);
 
 /* Ids back to text through the tokenizer's decoder (WordPiece, ByteLevel,
  * Metaspace, ...; tokens joined by spaces when it has none). The result is
  * NUL-terminated, owned by `ws`, valid until its next use; *len_out (may be
  * NULL) gets its length. Returns AT_OK, AT_ERR_INVALID_ARG (NULL argument or
  * an id outside the vocabulary), AT_ERR_NOMEM. */
-at_status at_tokenizer_decode(const at_tokenizer *t, at_tok_workspace *ws, const int32_t *ids,
-                              size_t n, bool skip_special_tokens, const char **text_out,
-                              size_t *len_out);
+AT_API at_status at_tokenizer_decode(const at_tokenizer *t, at_tok_workspace *ws, const int32_t *ids,
+                                     size_t n, bool skip_special_tokens, const char **text_out,
+                                     size_t *len_out);
 
 /* Vocabulary size including added tokens (one past the largest id). */
-size_t at_tokenizer_vocab_size(const at_tokenizer *t);
+AT_API size_t at_tokenizer_vocab_size(const at_tokenizer *t);
 /* The string of token `id`, or NULL if no token has that id. Owned by `t`. */
-const char *at_tokenizer_id_to_token(const at_tokenizer *t, int32_t id);
+AT_API const char *at_tokenizer_id_to_token(const at_tokenizer *t, int32_t id);
 /* The id of token string `token` (model vocabulary or added tokens), or -1. */
-int32_t at_tokenizer_token_to_id(const at_tokenizer *t, const char *token);
+AT_API int32_t at_tokenizer_token_to_id(const at_tokenizer *t, const char *token);
 /* The padding id declared by tokenizer.json (or the id of [PAD]/<pad>), or 0. */
-int32_t at_tokenizer_pad_id(const at_tokenizer *t);
+AT_API int32_t at_tokenizer_pad_id(const at_tokenizer *t);
 /* A one-line description of the pipeline, e.g. "BertNormalizer >
  * BertPreTokenizer > WordPiece(30522) > BertProcessing". Owned by `t`. */
-const char *at_tokenizer_describe(const at_tokenizer *t);
+AT_API const char *at_tokenizer_describe(const at_tokenizer *t);
 
 #ifdef __cplusplus
 }

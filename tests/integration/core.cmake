@@ -6,3 +6,5 @@ at_script_test(cli_seed tests/integration/cli_seed.sh)
 at_script_test(layering tests/integration/layering.sh)
 # The installed Debian packages are the versions scripts/deps.txt pins.
 at_script_test(deps_pinned tests/integration/deps_pinned.sh)
+# libanytime.so exports exactly the public API (AT_API in include/anytime).
+at_script_test(exports tests/integration/exports.sh $<TARGET_FILE:anytime_shared>)
