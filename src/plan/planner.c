@@ -109,7 +109,8 @@ struct at_planner {
   double adm_total;         /* identified clients' admitted texts with an exponential
                                memory of the window, as of adm_total_ns */
   uint64_t adm_total_ns;
-  uint64_t last_refused_ns; /* the last DEADLINE refusal of a client not in debt */
+  uint64_t last_refused_ns[3]; /* the last DEADLINE refusal of a client not in debt, by
+                                  priority class + 1 (low, normal, high) */
   double level;             /* the max-min fair level, texts/s per client (see fair_level) */
   double *scratch;          /* [CLIENTS]: the active clients' offered rates, for fair_level */
   uint64_t over_share, horizon_capped;
@@ -689,26 +690,30 @@ static void client_earn(at_planner *p, pclient *c, int n, uint64_t now) {
   c->off_ns = now;
 }
 
-/* Whether the pool is short of capacity: the offered texts per second
- * at least what the cheapest candidate carries at its best batch, and a
- * client not in debt refused in the window. Either alone is not enough: a
- * refusal under light load comes from a moment's queue (a request of many
- * texts just admitted), and a high offered rate may be answered in full.
+/* Whether the pool is short of capacity for class `prio`: the offered
+ * texts per second at least what the cheapest candidate carries at its
+ * best batch, and a client not in debt of this class or a higher one
+ * refused in the window. Either alone is not enough: a refusal under
+ * light load comes from a moment's queue (a request of many texts just
+ * admitted), and a high offered rate may be answered in full. A class
+ * never yields to a lower one: that is the priority rule's to decide.
  * Caller holds p->lock. */
-static bool contended(at_planner *p, uint64_t now) {
-  if (!p->last_refused_ns || now - p->last_refused_ns > (uint64_t)(p->p.window_s * 1e9) ||
-      p->n_cand < 1)
-    return false;
-  return at_rate_per_s(&p->rate, CH_OFFERED, now, 0) >= capacity_tps(p, now);
+static bool contended(at_planner *p, int prio, uint64_t now) {
+  if (p->n_cand < 1) return false;
+  bool refused = false;
+  for (int k = prio + 1; k < 3 && !refused; k++)
+    refused = p->last_refused_ns[k] &&
+              now - p->last_refused_ns[k] <= (uint64_t)(p->p.window_s * 1e9);
+  return refused && at_rate_per_s(&p->rate, CH_OFFERED, now, 0) >= capacity_tps(p, now);
 }
 
 /* Whether c must yield: in debt (admitted more than the fair level gave
- * it) while the pool is contended. Caller holds p->lock. */
-static bool must_yield(at_planner *p, pclient *c, int n, uint64_t now) {
+ * it) while the pool is contended for its class. Caller holds p->lock. */
+static bool must_yield(at_planner *p, pclient *c, int n, int prio, uint64_t now) {
   if (!c) return false;
   client_earn(p, c, n, now);
   if (p->p.fair_fill >= 1) return false;
-  return c->credit < 0 && p->n_active >= 2 && contended(p, now);
+  return c->credit < 0 && p->n_active >= 2 && contended(p, prio, now);
 }
 
 static void client_admitted(at_planner *p, pclient *c, int n, uint64_t now) {
@@ -815,7 +820,8 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   if (rq->priority == 0) at_rate_record_n(&p->rate, CH_NORMAL, now_ns, (uint32_t)n);
   double fill = class_fill(p, rq->priority, now_ns);
   pclient *who = client_touch(p, rq->client, now_ns);
-  bool yield = must_yield(p, who, n, now_ns);
+  int prio = rq->priority > 0 ? 1 : rq->priority < 0 ? -1 : 0;
+  bool yield = must_yield(p, who, n, prio, now_ns);
   if (yield) {
     fill *= p->p.fair_fill;
     p->over_share++;
@@ -850,7 +856,7 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   at_plan_reason why;
   int k = choose(p, e, n_cand, n, fill * budget, overrun, fill, &why);
   if (k < 0) {
-    if (!yield && why == AT_PLAN_REJECT_DEADLINE) p->last_refused_ns = now_ns;
+    if (!yield && why == AT_PLAN_REJECT_DEADLINE) p->last_refused_ns[prio + 1] = now_ns;
     refuse_locked(p, e, w, n_cand, n, fill * budget, overrun, why, now_ns, out);
     pthread_mutex_unlock(&p->lock);
     return AT_OK;
