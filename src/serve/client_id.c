@@ -81,10 +81,12 @@ bool serve_priority_json(const json_t *v, int *out, bool *given) {
   *given = false;
   *out = 0;
   if (!v || json_is_null(v)) return true;
-  if (json_is_string(v)) return (*given = serve_priority_parse(json_string_value(v), out));
-  if (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > 1) return false;
-  *out = (int)json_integer_value(v);
-  return (*given = true);
+  if (!json_is_string(v)) return false; /* numbers: see client_id.h */
+  const char *s = json_string_value(v);
+  if (!strcasecmp(s, "high")) return *out = 1, *given = true;
+  if (!strcasecmp(s, "normal")) return *out = 0, *given = true;
+  if (!strcasecmp(s, "low")) return *out = -1, *given = true;
+  return false;
 }
 
 bool serve_priority_parse(const char *v, int *out) {

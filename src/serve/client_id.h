@@ -51,8 +51,10 @@ uint64_t serve_client_share_key(serve_client who, const struct sockaddr *peer);
 uint64_t serve_client_share_key_text(serve_client who, const char *peer);
 
 /* A "priority" member of a JSON body (V2's "parameters"."priority",
- * OpenAI's embeddings): "high" / "normal" / "low" as the header, or the
- * integers 1, 0, -1. NULL or JSON null: *given = false. false for
+ * /v1/embeddings): "high", "normal" or "low" (any case). Numbers are
+ * refused: vLLM's integer priority puts lower values first and Triton's
+ * has 1 highest and 0 "the default", so a number from either would be
+ * read against its meaning. NULL or JSON null: *given = false. false for
  * anything else. Pure. */
 bool serve_priority_json(const json_t *v, int *out, bool *given);
 

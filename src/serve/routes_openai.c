@@ -115,7 +115,8 @@ static enum MHD_Result embeddings(req_ctx *r) {
   }
   if (!serve_priority_json(json_object_get(body, "priority"), &r->body_priority,
                            &r->has_body_priority)) {
-    res = serve_error(r, 400, "\"priority\" must be \"high\", \"normal\", \"low\" or 1, 0, -1");
+    res = serve_error(r, 400, "\"priority\" must be \"high\", \"normal\" or \"low\" (numbers "
+                      "are not taken: vLLM's lower numbers go first)");
     goto out;
   }
   bool truncate = r->srv->cfg.auto_truncate; /* not OpenAI's; TEI's, for the same clients */

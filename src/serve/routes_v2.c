@@ -507,8 +507,8 @@ static enum MHD_Result infer(req_ctx *r, served_model *m) {
   json_t *params = json_object_get(body, "parameters");
   if (!serve_priority_json(json_is_object(params) ? json_object_get(params, "priority") : NULL,
                            &r->body_priority, &r->has_body_priority)) {
-    res = serve_error(r, 400, "\"parameters\".\"priority\" must be \"high\", \"normal\", \"low\" "
-                      "or 1, 0, -1");
+    res = serve_error(r, 400, "\"parameters\".\"priority\" must be \"high\", \"normal\" or "
+                      "\"low\" (numbers are not taken: Triton's 1 is the highest)");
     goto out;
   }
   /* Every tensor is for the planner's chosen variant; all variants of a

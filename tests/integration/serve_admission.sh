@@ -95,14 +95,14 @@ STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE/predict" -H 'x-prior
 BODY=$(cat "$SERVE_TMP/b"); expect 400 'x-priority must be high, normal or low'; ok
 # ... and in the body: V2's "parameters"."priority" (the same values)
 v2p() { printf '{"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":["a good film"]}],"parameters":{"priority":%s}}' "$1"; }
-for pr in '"high"' '"low"' 1 -1 null; do
+for pr in '"high"' '"low"' '"Normal"' null; do
   req POST /v2/models/tiny-classifier/infer "$(v2p "$pr")"
   [ "$STATUS" = 200 ] || fail "V2 parameters.priority $pr gave $STATUS: $BODY"
 done
 req POST /v2/models/tiny-classifier/infer "$(v2p '"urgent"')"
 expect 400 'parameters.*priority.*must be'
-req POST /v2/models/tiny-classifier/infer "$(v2p 7)"
-expect 400 'parameters.*priority.*must be'; ok
+req POST /v2/models/tiny-classifier/infer "$(v2p 1)"
+expect 400 'parameters.*priority.*must be.*Triton'; ok
 
 # --- 1. a burst of 200 clients sending 4 texts each: shed with 429s
 before=$(msum '^anytime_requests_total\{route="/predict"')

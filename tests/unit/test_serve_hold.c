@@ -133,7 +133,8 @@ static void test_share_key(void **state) {
   assert_true(serve_client_share_key_text(conn, NULL) == 0);
 }
 
-/* "priority" in a JSON body: the header's words, or 1, 0, -1. */
+/* "priority" in a JSON body: the words only (numbers mean opposite things
+ * to vLLM's and Triton's clients). */
 static void test_body_priority(void **state) {
   (void)state;
   int p;
@@ -145,11 +146,11 @@ static void test_body_priority(void **state) {
   json_decref(v);
   assert_true(serve_priority_json(v = json_string("LOW"), &p, &given) && given && p == -1);
   json_decref(v);
-  assert_true(serve_priority_json(v = json_integer(-1), &p, &given) && given && p == -1);
+  assert_true(serve_priority_json(v = json_string("normal"), &p, &given) && given && p == 0);
   json_decref(v);
-  assert_true(serve_priority_json(v = json_integer(0), &p, &given) && given && p == 0);
-  json_decref(v);
-  assert_false(serve_priority_json(v = json_integer(2), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_integer(-1), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_integer(1), &p, &given)), json_decref(v);
+  assert_false(serve_priority_json(v = json_string("1"), &p, &given)), json_decref(v);
   assert_false(serve_priority_json(v = json_string("urgent"), &p, &given)), json_decref(v);
   assert_false(serve_priority_json(v = json_real(1.0), &p, &given)), json_decref(v);
   assert_false(serve_priority_json(v = json_true(), &p, &given)), json_decref(v);
