@@ -119,6 +119,13 @@ typedef struct at_gen_request {
    * that a newcomer on another lane sharing the thread is refused when its
    * turns would push this one past it (at_gen_choose_lane). */
   double tpot_budget_s;
+  /* The priority class (x-priority): 1 high, 0 normal, -1 low (others are
+   * clamped). Waiting sequences are admitted highest class first (arrival
+   * order within a class); a running sequence is never preempted for a
+   * waiting one of a lower class; the load a lane publishes counts its
+   * waiting sequences by class, so that at_gen_load_for_class() can leave
+   * out the ones a newcomer will be admitted ahead of. */
+  int priority;
   /* OpenAI's repetition penalties over the tokens generated so far
    * (at_apply_penalties), applied before sampling; 0 = off. */
   float presence_penalty, frequency_penalty;
@@ -205,7 +212,17 @@ typedef struct at_gen_load {
   double prefill_a_s, prefill_b_s; /* prefill chunk ≈ a + b * tokens (seeded at create) */
   double tpot_s;              /* measured gap between one sequence's tokens (EWMA) */
   double tpot_budget_s;       /* the smallest tpot_budget_s it holds (0: none) */
+  /* The waiting (and submitted, not yet taken) sequences by priority class
+   * + 1 (low, normal, high): how many, their prompt positions still to
+   * prefill and the chunks that takes; included in the totals above. */
+  int waiting_by_class[3];
+  long long waiting_tokens_by_class[3], waiting_chunks_by_class[3];
 } at_gen_load;
+
+/* The load as a newcomer of class `priority` (1, 0, -1) sees it: without
+ * the waiting sequences of lower classes, which it is admitted ahead of.
+ * Pure. */
+AT_API at_gen_load at_gen_load_for_class(const at_gen_load *l, int priority);
 
 AT_API void at_gen_load_get(at_generator *g, at_gen_load *out);
 

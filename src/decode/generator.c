@@ -70,6 +70,8 @@ struct at_generator {
   int n_incoming;           /* guarded by lock */
   long long incoming_tokens; /* prompt tokens of the incoming list; guarded by lock */
   long long incoming_chunks; /* and the prefill chunks they need; guarded by lock */
+  int incoming_cls[3];      /* the same by priority class + 1; guarded by lock */
+  long long incoming_tokens_cls[3], incoming_chunks_cls[3];
   double incoming_budget;    /* their smallest tpot_budget_s (0: none); guarded by lock */
   at_gen_load load;         /* published by the scheduler; guarded by lock */
   gseq *live;               /* guarded by lock */
@@ -239,6 +241,31 @@ static void add_incoming(const at_generator *g, at_gen_load *l) {
   l->prefill_tokens += g->incoming_tokens;
   l->prefill_chunks += g->incoming_chunks;
   l->tpot_budget_s = min_budget(l->tpot_budget_s, g->incoming_budget);
+  for (int k = 0; k < 3; k++) {
+    l->waiting_by_class[k] += g->incoming_cls[k];
+    l->waiting_tokens_by_class[k] += g->incoming_tokens_cls[k];
+    l->waiting_chunks_by_class[k] += g->incoming_chunks_cls[k];
+  }
+}
+
+at_gen_load at_gen_load_for_class(const at_gen_load *l, int priority) {
+  at_gen_load v = *l;
+  int c = priority > 0 ? 2 : priority < 0 ? 0 : 1;
+  for (int k = 0; k < c; k++) {
+    v.sequences -= l->waiting_by_class[k];
+    v.prefill_tokens -= l->waiting_tokens_by_class[k];
+    v.prefill_chunks -= l->waiting_chunks_by_class[k];
+    v.waiting_by_class[k] = 0, v.waiting_tokens_by_class[k] = 0, v.waiting_chunks_by_class[k] = 0;
+  }
+  if (v.sequences < 0) v.sequences = 0;
+  if (v.prefill_tokens < 0) v.prefill_tokens = 0;
+  if (v.prefill_chunks < 0) v.prefill_chunks = 0;
+  return v;
+}
+
+/* A request's priority class + 1: 0 low, 1 normal, 2 high. */
+static int cls_of(const at_gen_request *r) {
+  return r->priority > 0 ? 2 : r->priority < 0 ? 0 : 1;
 }
 
 static void publish(at_generator *g) {
@@ -272,7 +299,14 @@ static void publish(at_generator *g) {
       l.prefill_tokens += left > 0 ? left : 0;
       /* a prefilling sequence runs its left + 1 positions (the last prompt
        * token too) in chunks of at most W */
-      l.prefill_chunks += left > 0 ? (left + g->p.chunk_tokens) / g->p.chunk_tokens : 0;
+      long long chunks = left > 0 ? (left + g->p.chunk_tokens) / g->p.chunk_tokens : 0;
+      l.prefill_chunks += chunks;
+      if (!pass) {
+        int c = cls_of(&q->req);
+        l.waiting_by_class[c]++;
+        l.waiting_tokens_by_class[c] += left > 0 ? left : 0;
+        l.waiting_chunks_by_class[c] += chunks;
+      }
       l.cached_tokens += q->kv.len;
       l.decoding += pass && is_decoding(q);
       l.tpot_budget_s = min_budget(l.tpot_budget_s, q->req.tpot_budget_s);
@@ -304,11 +338,17 @@ static void remove_at(gseq **arr, int *n, int i) {
   (*n)--;
 }
 
-/* Insert into the waiting list in arrival (id) order. */
+/* Insert into the waiting list: the higher priority class first, arrival
+ * (id) order within a class. */
+static bool wait_after(const gseq *a, const gseq *s) { /* a belongs after s */
+  int ca = cls_of(&a->req), cs = cls_of(&s->req);
+  return ca != cs ? ca < cs : a->id > s->id;
+}
+
 static bool wait_insert(at_generator *g, gseq *s) {
   if (!push(&g->waiting, &g->n_waiting, &g->cap_waiting, s)) return false;
   int i = g->n_waiting - 1;
-  while (i > 0 && g->waiting[i - 1]->id > s->id) {
+  while (i > 0 && wait_after(g->waiting[i - 1], s)) {
     g->waiting[i] = g->waiting[i - 1];
     i--;
   }
@@ -441,6 +481,8 @@ static bool evict_for(at_generator *g, const gseq *h, uint64_t now) {
                                         remaining_s(g, r),
                              .recompute_s = recompute_s(g, r->kv.len),
                              .blocks = r->kv.n_blocks - at_kv_seq_shared_blocks(g->arena, &r->kv)};
+      if (cls_of(&r->req) > cls_of(&h->req)) /* never preempted for a lower class: withheld */
+        c[i].slack_s = 0, c[i].recompute_s = 1;
     }
     nv = at_evict_plan(c, (size_t)n, at_kv_arena_free_blocks(g->arena), h->need_blocks, vict);
   }
@@ -740,6 +782,9 @@ static int lane_turn(at_generator *g) {
   g->incoming_tokens = 0;
   g->incoming_chunks = 0;
   g->incoming_budget = 0;
+  memset(g->incoming_cls, 0, sizeof g->incoming_cls);
+  memset(g->incoming_tokens_cls, 0, sizeof g->incoming_tokens_cls);
+  memset(g->incoming_chunks_cls, 0, sizeof g->incoming_chunks_cls);
   pthread_mutex_unlock(&g->lock);
   for (gseq *s = in, *nx; s; s = nx) {
     nx = s->next_in;
@@ -1055,6 +1100,10 @@ at_status at_gen_submit(at_generator *g, const at_gen_request *r, uint64_t *id) 
   g->n_incoming++;
   g->incoming_tokens += r->n_prompt;
   g->incoming_chunks += (r->n_prompt + g->p.chunk_tokens - 1) / g->p.chunk_tokens;
+  int c = cls_of(r);
+  g->incoming_cls[c]++;
+  g->incoming_tokens_cls[c] += r->n_prompt;
+  g->incoming_chunks_cls[c] += (r->n_prompt + g->p.chunk_tokens - 1) / g->p.chunk_tokens;
   g->incoming_budget = min_budget(g->incoming_budget, r->tpot_budget_s);
   s->next_live = g->live;
   if (g->live) g->live->prev_live = s;

@@ -74,6 +74,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "serve/client_id.h"
 #include "serve/completion_req.h"
 #include "serve/request_json.h"
 #include "serve/sse.h"
@@ -717,10 +718,15 @@ static bool prompt_ids(req_ctx *r, bool chat, const cmpl_req *q, int32_t **ids, 
  * when the soonest lane's excess has drained. Returns the lane, or -1:
  * refused or a bad header, *res holds the answer. */
 static int choose_lane(req_ctx *r, const int32_t *ids, int n_ids, int n, long long max_tokens,
-                       double *tpot_budget, enum MHD_Result *res) {
+                       double *tpot_budget, int *prio, enum MHD_Result *res) {
   at_server *s = r->srv;
   const at_server_generator_config *gc = &s->cfg.generator;
   *tpot_budget = 0;
+  if (!serve_priority_parse(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-priority"),
+                            prio)) {
+    *res = serve_error(r, 400, "x-priority must be high, normal or low (or 1, 0, -1)");
+    return -1;
+  }
   if (strcmp(gc->admission, "slo")) return 0;
   double ttft_b, tpot_b;
   if (at_plan_parse_deadline_ms(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "x-ttft-ms"),
@@ -741,6 +747,8 @@ static int choose_lane(req_ctx *r, const int32_t *ids, int n_ids, int n, long lo
   int hit = n_ids;
   for (int i = 0; i < s->n_lanes; i++) {
     at_gen_load_get(s->lanes[i].gen, &load[i]);
+    /* the waiting sequences of lower classes are admitted after this one */
+    load[i] = at_gen_load_for_class(&load[i], *prio);
     par[i] = s->lanes[i].params;
     sequences += load[i].sequences;
     int h = at_gen_prefix_probe(s->lanes[i].gen, ids, n_ids - 1);
@@ -895,7 +903,7 @@ static gjob *job_new(req_ctx *r, bool chat, const cmpl_req *q, int n_ids, int la
  * Then hands back the HTTP thread's pending count; returns the job's
  * fail_status (0: all submitted). */
 static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_t *ids,
-                          int n_ids, double dl, double tpot_budget) {
+                          int n_ids, double dl, double tpot_budget, int prio) {
   int n = j->n, submitted = 0;
   uint64_t seed = q->has_seed ? (uint64_t)q->seed : fresh_seed();
   j->pending = n + 1;
@@ -911,6 +919,7 @@ static int submit_choices(at_server *s, gjob *j, const cmpl_req *q, const int32_
                          .n_eos = s->lm->n_eos,
                          .deadline_s = dl,
                          .tpot_budget_s = tpot_budget,
+                         .priority = prio,
                          .presence_penalty = (float)q->presence_penalty,
                          .frequency_penalty = (float)q->frequency_penalty,
                          .logprobs = q->logprobs,
@@ -1028,7 +1037,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
     res = serve_error(r, 400, "x-deadline-ms must be a positive number of milliseconds");
     goto out;
   }
-  int lane = -1;
+  int lane = -1, prio = 0;
   double tpot_budget = 0;
   if (!prompt_ids(r, chat, &q, &ids, &n_ids, &rendered, &res)) goto out;
   if (q.max_tokens == 0 && (q.max_tokens = rest_of_context(s, n_ids)) == 0) {
@@ -1037,7 +1046,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
                       n_ids);
     goto out;
   }
-  if ((lane = choose_lane(r, ids, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &res)) < 0 ||
+  if ((lane = choose_lane(r, ids, n_ids, (int)q.n, q.max_tokens, &tpot_budget, &prio, &res)) < 0 ||
       !(j = job_new(r, chat, &q, n_ids, lane, &res)))
     goto out;
   atomic_fetch_add(&s->lanes[lane].chosen, 1);
@@ -1064,7 +1073,7 @@ static enum MHD_Result generate(req_ctx *r, bool chat) {
       out_event(&o, sse_choice_chunk(j->id, j->created, j->model, true, i, "", 0, true, NULL, NULL));
     out_publish(j, &o);
   }
-  int fail = submit_choices(s, j, &q, ids, n_ids, dl, tpot_budget);
+  int fail = submit_choices(s, j, &q, ids, n_ids, dl, tpot_budget, prio);
   if (!j->stream) {
     j = NULL; /* owned by route_state now */
   } else if (fail) {

@@ -125,6 +125,14 @@ req POST /v1/completions '{"prompt":"a film","max_tokens":4}'
 expect 200
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H 'x-ttft-ms: soon' -d '{"prompt":"a"}')
 [ "$STATUS" = 400 ] || fail "a malformed x-ttft-ms gave $STATUS"
+# x-priority is read by the generation lane too (the waiting order)
+for pr in high low; do
+  STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/completions" -H "x-priority: $pr" \
+           -d '{"prompt":"a film","max_tokens":2}')
+  [ "$STATUS" = 200 ] || fail "x-priority: $pr on /v1/completions gave $STATUS"
+done
+STATUS=$(curl -s -o "$SERVE_TMP/b" -w '%{http_code}' "$BASE/v1/completions" -H 'x-priority: urgent' -d '{"prompt":"a"}')
+[ "$STATUS" = 400 ] && grep -q 'x-priority must be' "$SERVE_TMP/b" || fail "x-priority: urgent gave $STATUS: $(cat "$SERVE_TMP/b")"
 req GET /metrics # (not curl | grep -q: grep's early exit is a SIGPIPE failure under pipefail)
 grep -q 'anytime_gen_requests_total{model="decoder",outcome="refused_forecast"} [1-9]' <<<"$BODY" ||
   fail "refusals by forecast are not counted"

@@ -111,6 +111,7 @@ typedef struct got {
   int n;
   at_gen_finish finish;
   int preemptions;
+  uint64_t admitted_ns;
   bool done;
 } got;
 
@@ -124,6 +125,7 @@ static void on_done(void *user, const at_gen_result *r) {
   g->n = r->n_generated;
   g->finish = r->finish;
   g->preemptions = r->preemptions;
+  g->admitted_ns = r->admitted_ns;
   pthread_mutex_lock(&g_lock);
   g->done = true;
   g_remaining--;
@@ -599,6 +601,57 @@ static void test_load_keeps_taken(void **state) {
   at_lm_close(lm);
 }
 
+/* Priority classes in the lane (issue 41): one sequence runs at a time;
+ * six normal requests, then two high and two low, submitted together.
+ * The high ones are admitted ahead of every normal one still waiting, the
+ * low ones after all the normal ones. And the load a newcomer of each
+ * class sees leaves out the waiting sequences of lower classes. */
+static void test_priority_order(void **state) {
+  (void)state;
+  at_lm *lm;
+  at_gen_params gp = at_gen_default_params();
+  gp.max_batch = 1;
+  at_generator *g = open_lane("int8", &gp, &lm);
+  int32_t ids[12];
+  for (int i = 0; i < 12; i++) ids[i] = 10 + i;
+  static got res[10];
+  memset(res, 0, sizeof res);
+  static const int prio[10] = {0, 0, 0, 0, 0, 0, 1, 1, -1, -1};
+  g_remaining = 10;
+  for (int k = 0; k < 10; k++) {
+    at_gen_request r = {.prompt = ids, .n_prompt = 12, .max_tokens = 8, .eos_id = -1,
+                        .sample = at_sample_default_params(), .priority = prio[k],
+                        .on_done = on_done, .user = &res[k]};
+    assert_int_equal(at_gen_submit(g, &r, NULL), AT_OK);
+    if (k == 7) { /* 8 in, 2 high among them: what each class would wait behind */
+      at_gen_load l;
+      at_gen_load_get(g, &l);
+      at_gen_load hi = at_gen_load_for_class(&l, 1), lo = at_gen_load_for_class(&l, -1);
+      assert_true(hi.sequences <= l.sequences && lo.sequences == l.sequences);
+      assert_int_equal(l.waiting_by_class[0], 0);
+      assert_true(l.waiting_by_class[2] <= 2);
+      assert_int_equal(hi.sequences, l.sequences - l.waiting_by_class[1]);
+      assert_true(hi.prefill_chunks == l.prefill_chunks - l.waiting_chunks_by_class[1]);
+    }
+  }
+  wait_all();
+  uint64_t first_high = res[6].admitted_ns < res[7].admitted_ns ? res[6].admitted_ns : res[7].admitted_ns;
+  uint64_t last_high = res[6].admitted_ns > res[7].admitted_ns ? res[6].admitted_ns : res[7].admitted_ns;
+  int normal_before = 0;
+  uint64_t last_normal = 0;
+  for (int k = 0; k < 6; k++) {
+    assert_int_equal(res[k].finish, AT_GEN_LENGTH);
+    if (res[k].admitted_ns < first_high) normal_before++;
+    if (res[k].admitted_ns > last_normal) last_normal = res[k].admitted_ns;
+  }
+  print_message("normal admitted before the first high: %d of 6\n", normal_before);
+  assert_true(normal_before <= 2);   /* those the lane took before the high ones came */
+  assert_true(last_high < last_normal);
+  for (int k = 8; k < 10; k++) assert_true(res[k].admitted_ns > last_normal);
+  at_gen_destroy(g);
+  at_lm_close(lm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identity_batched), cmocka_unit_test(test_identity_preempted),
@@ -606,7 +659,7 @@ int main(void) {
       cmocka_unit_test(test_seeded_sampling),  cmocka_unit_test(test_nll_matches_steps),
       cmocka_unit_test(test_refusals),         cmocka_unit_test(test_stop_from_outside),
       cmocka_unit_test(test_fresh_lane_forecasts), cmocka_unit_test(test_lanes_take_turns),
-      cmocka_unit_test(test_load_keeps_taken),
+      cmocka_unit_test(test_load_keeps_taken), cmocka_unit_test(test_priority_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
