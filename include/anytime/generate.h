@@ -227,7 +227,7 @@ AT_API at_gen_load at_gen_load_for_class(const at_gen_load *l, int priority);
 AT_API void at_gen_load_get(at_generator *g, at_gen_load *out);
 
 /* Forecast for n_seqs new sequences of n_prompt prompt tokens joining load
- * `l` on a lane with params `p`. Pure. The model (docs/planner.md,
+ * `l` on a lane with params `p`. Pure. The model (docs/generation.md,
  * "Generation admission"):
  * every turn runs one prefill chunk of the oldest prefilling sequence and
  * one decode step of up to max_batch decoding ones, so

@@ -760,7 +760,7 @@ static void summary_intro(const sweep *sw, FILE *md) {
               "The oracle takes the cheapest variant's capacity from %d clients sending back "
               "to back, which costs the load generator little; at thousands of open-loop "
               "requests per second it costs more, and no policy reaches that oracle (see "
-              "docs/planner.md, \"Where adaptive falls short\"). Oracle (host share) scales "
+              "results/planner_history.md, \"Where adaptive falls short\"). Oracle (host share) scales "
               "that capacity by the CPU the load generator, which runs on the same %d cores, "
               "left to the server: × (%d − its cores during the point) / (%d − its cores "
               "while the capacity was measured), both read from its own getrusage.\n\n",

@@ -1,6 +1,6 @@
 /* src/decode/evict.c — choosing which running sequences to preempt when the
  * KV arena is short of blocks, priced in deadline slack (see
- * anytime/decode.h and docs/planner.md "Memory admission"), and the online
+ * anytime/decode.h and docs/generation.md "Memory admission"), and the online
  * linear fit the recompute price comes from.
  *
  * Pure functions: no state, no locks, callable from any thread.
