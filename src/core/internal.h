@@ -36,4 +36,7 @@ void at_thread_name(const char *name);
 at_status at_read_file(const char *path, size_t max_bytes, const char *what, char **out,
                        size_t *len);
 
+/* qsort's comparator for doubles, ascending (src/core/sort.c). */
+int at_cmp_double(const void *a, const void *b);
+
 #endif /* ANYTIME_CORE_INTERNAL_H */

@@ -248,9 +248,14 @@ static void add_incoming(const at_generator *g, at_gen_load *l) {
   }
 }
 
+/* A priority's class index: 0 low, 1 normal, 2 high. */
+static int cls_index(int priority) {
+  return priority > 0 ? 2 : priority < 0 ? 0 : 1;
+}
+
 at_gen_load at_gen_load_for_class(const at_gen_load *l, int priority) {
   at_gen_load v = *l;
-  int c = priority > 0 ? 2 : priority < 0 ? 0 : 1;
+  int c = cls_index(priority);
   for (int k = 0; k < c; k++) {
     v.sequences -= l->waiting_by_class[k];
     v.prefill_tokens -= l->waiting_tokens_by_class[k];
@@ -263,9 +268,8 @@ at_gen_load at_gen_load_for_class(const at_gen_load *l, int priority) {
   return v;
 }
 
-/* A request's priority class + 1: 0 low, 1 normal, 2 high. */
 static int cls_of(const at_gen_request *r) {
-  return r->priority > 0 ? 2 : r->priority < 0 ? 0 : 1;
+  return cls_index(r->priority);
 }
 
 static void publish(at_generator *g) {

@@ -147,13 +147,8 @@ static at_status run_set(prun *R, size_t n) {
   return AT_OK;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double at_profile_median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_d);
+  qsort(v, n, sizeof *v, at_cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

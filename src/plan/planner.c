@@ -594,11 +594,6 @@ static bool client_active(const at_planner *p, const pclient *c, uint64_t now) {
   return c->key && c->last_ns + (uint64_t)(p->p.window_s * 1e9) >= now;
 }
 
-static int cmp_rate(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The texts per second the pool carries on the cheapest candidate at its
  * best batch, corrected. Caller holds p->lock. */
 static double capacity_tps(const at_planner *p, uint64_t now) {
@@ -625,7 +620,7 @@ static void fair_level(at_planner *p, uint64_t now) {
     if (client_active(p, c, now)) p->scratch[n++] = decayed(p, c->off, c->off_ns, now) / W;
   }
   p->n_active = (uint32_t)n;
-  qsort(p->scratch, n, sizeof *p->scratch, cmp_rate);
+  qsort(p->scratch, n, sizeof *p->scratch, at_cmp_double);
   double adm = decayed(p, p->adm_total, p->adm_total_ns, now) / W;
   double anon = at_rate_per_s(&p->rate, CH_ADMITTED, now, 0) - adm;
   double left = fmax(capacity_tps(p, now), adm) - (anon > 0 ? anon : 0);
@@ -836,22 +831,26 @@ at_status at_planner_decide_req(at_planner *p, uint64_t now_ns, const at_plan_re
   double w[AT_PLAN_MAX_VARIANTS]; /* each candidate's price per text */
   double nb0, t0;
   work_locked(p, now_ns, &nb0, &t0);
-  double alone = INFINITY; /* the request on an idle pool, fastest candidate */
   for (int k = 0; k < n_cand; k++) {
-    pvariant *v = &p->v[p->cand[k]];
-    w[k] = at_plan_variant_weight(&v->table, rq->tokens);
+    w[k] = at_plan_variant_weight(&p->v[p->cand[k]].table, rq->tokens);
     e[k] = estimate_locked(p, p->cand[k], n, w[k], lambda, nb0, t0, now_ns);
-    alone = fmin(alone, idle_s(p, v, n, w[k], scale_at(p, v, now_ns)));
   }
-  /* the queue horizon: a longer deadline queues behind no more than it */
+  /* the queue horizon: a longer deadline queues behind no more than it
+   * (plus the request's own time on an idle pool, fastest candidate) */
   double horizon = p->p.queue_horizon_s > 0 ? p->p.queue_horizon_s : p->p.default_deadline_s;
-  double cap = horizon + alone;
-  if (deadline <= horizon) p->last_short_ns = now_ns;
-  bool short_seen = p->last_short_ns &&
-                    (double)(now_ns - p->last_short_ns) / 1e9 <= p->p.max_deadline_s;
-  if (deadline > cap && short_seen) {
-    budget = cap - age;
-    p->horizon_capped++;
+  if (deadline <= horizon) {
+    p->last_short_ns = now_ns;
+  } else if (p->last_short_ns &&
+             (double)(now_ns - p->last_short_ns) / 1e9 <= p->p.max_deadline_s) {
+    double alone = INFINITY;
+    for (int k = 0; k < n_cand; k++) {
+      pvariant *v = &p->v[p->cand[k]];
+      alone = fmin(alone, idle_s(p, v, n, w[k], scale_at(p, v, now_ns)));
+    }
+    if (deadline > horizon + alone) {
+      budget = horizon + alone - age;
+      p->horizon_capped++;
+    }
   }
   at_plan_reason why;
   int k = choose(p, e, n_cand, n, fill * budget, overrun, fill, &why);

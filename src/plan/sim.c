@@ -214,11 +214,6 @@ at_status at_sim_capacity(const at_sim_params *params, int *top_variant, double 
   return AT_OK;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double rank(const double *sorted, size_t n, double q) {
   if (n == 0) return NAN;
   size_t k = (size_t)ceil(q * (double)n);
@@ -262,7 +257,7 @@ static void fill_result(sim *s, at_sim_result *r) {
   r->refused_limit = a->by_reason[AT_PLAN_REJECT_LIMIT];
   r->goodput_rps = (double)a->within / r->measured_s;
   r->attainment = a->sent ? (double)a->within / (double)a->sent : NAN;
-  qsort(a->lat, a->n_lat, sizeof(double), cmp_double);
+  qsort(a->lat, a->n_lat, sizeof(double), at_cmp_double);
   r->p50_s = rank(a->lat, a->n_lat, 0.50);
   r->p99_s = rank(a->lat, a->n_lat, 0.99);
   r->max_s = a->n_lat ? a->lat[a->n_lat - 1] : NAN;
@@ -297,7 +292,7 @@ static void fill_result(sim *s, at_sim_result *r) {
     o->goodput_tps = (double)a->g[g].texts / r->measured_s;
     o->demand_tps = think > 0 ? pg->clients * (pg->n_texts > 0 ? pg->n_texts : 1) / think : INFINITY;
     o->fair_tps = NAN;
-    qsort(a->g[g].lat, a->g[g].n_lat, sizeof(double), cmp_double);
+    qsort(a->g[g].lat, a->g[g].n_lat, sizeof(double), at_cmp_double);
     o->p50_s = rank(a->g[g].lat, a->g[g].n_lat, 0.50);
     o->p99_s = rank(a->g[g].lat, a->g[g].n_lat, 0.99);
   }

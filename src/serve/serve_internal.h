@@ -167,6 +167,8 @@ typedef struct req_ctx {
   char request_id[72];       /* x-request-id: the client's (checked) or made here */
   int body_priority;         /* the body's "priority" (V2: "parameters"."priority"), used
                                 when there is no x-priority header */
+  serve_client who;          /* serve_client_of()'s answer, once has_who */
+  bool has_who;
   bool has_body_priority;
   char method[12];
   uint64_t bytes_in;         /* body bytes received (kept or not) */
@@ -469,7 +471,9 @@ enum MHD_Result serve_route_v2_infer(req_ctx *r, served_model *m);
  * and retry-after-ms from ra_s for a 429, at once or, with hold_until, at
  * that time. */
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold);
-/* Who request r is from (client_id.h), from its headers. */
+/* Who request r is from (client_id.h), from its headers; worked out on the
+ * first call and kept (the early-slot check, the hold and the planner's
+ * client all ask). */
 serve_client serve_client_of(req_ctx *r);
 /* Slots that belong to clients: an identified client (client_id.h) back
  * more than 1 ms before the return slot its last 429 gave is refused at

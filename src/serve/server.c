@@ -143,15 +143,18 @@ static enum MHD_Result refuse(req_ctx *r, served_model *m, const at_plan_decisio
 }
 
 serve_client serve_client_of(req_ctx *r) {
+  if (r->has_who) return r->who;
   at_server *s = r->srv;
   struct MHD_Connection *c = r->conn;
   const char *h = s->cfg.client_id_header;
-  return serve_client_from(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "authorization"),
-                           h[0] ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, h) : NULL,
-                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-forwarded-for"),
-                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "forwarded"),
-                           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "via"), s->auth.n > 0,
-                           s->cfg.trust_forwarded);
+  r->who = serve_client_from(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "authorization"),
+                             h[0] ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, h) : NULL,
+                             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-forwarded-for"),
+                             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "forwarded"),
+                             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "via"),
+                             s->auth.n > 0, s->cfg.trust_forwarded);
+  r->has_who = true;
+  return r->who;
 }
 
 uint64_t serve_refusal_hold(req_ctx *r, uint64_t now, double *ra_s, bool may_hold) {
