@@ -1013,13 +1013,25 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
     at_server_stop(s);
     return at_fail(AT_ERR_INVALID_ARG, "host '%s' is not an IPv4 address", cfg->host);
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+  /* poll(), not epoll: libmicrohttpd's epoll loop (0.9.75, and its master
+   * as of 2025) asks epoll_wait again, with the same timeout, whenever one
+   * call returned its full 128 events, and only then handles them; when
+   * exactly 128 were ready (a thread's 128 keep-alive clients all sending at
+   * once) the thread sits on them until some other event or a connection's
+   * timeout. tests/integration/conn_wave.c makes that wave; with epoll it
+   * waited until the clients gave up (20 s in hey), with poll() it is
+   * answered at once. poll() costs a pass over the thread's connections per
+   * wake-up, which at max_connections 4,096 over 2 threads is some tens of
+   * microseconds. */
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
                    MHD_USE_ERROR_LOG;
   if (s->tls_cert_pem) flags |= MHD_USE_TLS;
   struct MHD_OptionItem opts[] = {
+      /* first, so that one HTTP thread starts after it: a pool of one is no
+       * pool, and libmicrohttpd warns when asked for it */
+      {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
       {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
       {MHD_OPTION_SOCK_ADDR, 0, &addr},
-      {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
       {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
       {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
       {MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s, NULL},
@@ -1035,7 +1047,8 @@ at_status at_server_start(const at_server_config *cfg, at_server **out) {
       {MHD_OPTION_END, 0, NULL},
   };
   s->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
-                               MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+                               MHD_OPTION_ARRAY, opts + (cfg->http_threads > 1 ? 0 : 1),
+                               MHD_OPTION_END);
   if (!s->daemon) {
     at_server_stop(s);
     return at_fail(AT_ERR_IO, "cannot listen on %s:%d (in use, or not permitted)", cfg->host,
@@ -1068,11 +1081,11 @@ void at_server_stop(at_server *s) {
   if (s->daemon) {
     /* The listener stays open through the drain (new connections are
      * answered 503 with Connection: close) and closes in MHD_stop_daemon().
-     * MHD_quiesce_daemon() is not used: with MHD_USE_EPOLL and a thread
-     * pool it races the worker that removes the listen socket from its
-     * epoll set at the connection limit, and libmicrohttpd 0.9.75 aborts
-     * the process ("Failed to remove listen FD from epoll set"; serve_soak
-     * drives it). */
+     * MHD_quiesce_daemon() is not used: a client that connects during the
+     * drain would find the port closed instead of a 503 saying why
+     * (serve_drain holds it); under the epoll loop it also raced the
+     * worker that drops the listen socket at the connection limit, and
+     * libmicrohttpd 0.9.75 aborted. */
     serve_holdq_flush(s->holdq); /* held refusals are answered now */
     /* Drain: every admitted request is answered before the daemon stops.
      * A drain that takes over 5 s says where the requests are, every 5 s

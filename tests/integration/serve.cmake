@@ -9,6 +9,10 @@ target_link_libraries(http_concurrency PRIVATE PkgConfig::JANSSON Threads::Threa
 at_script_test(serve_concurrency tests/integration/serve_concurrency.sh)
 set_property(TEST serve_concurrency APPEND PROPERTY ENVIRONMENT
              "HTTP_CONCURRENCY_BIN=$<TARGET_FILE:http_concurrency>")
+# A wave of requests ready at once on one HTTP thread's keep-alive connections.
+add_executable(conn_wave "${PROJECT_SOURCE_DIR}/tests/integration/conn_wave.c")
+at_script_test(serve_conn_wave tests/integration/serve_conn_wave.sh)
+set_property(TEST serve_conn_wave APPEND PROPERTY ENVIRONMENT "CONN_WAVE_BIN=$<TARGET_FILE:conn_wave>")
 at_script_test(clients tests/integration/clients.sh)
 # KServe V2 binary tensor data + versions routes, by an encoder written from the spec.
 at_script_test(serve_v2_binary tests/integration/serve_v2_binary.sh)
