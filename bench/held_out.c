@@ -6,7 +6,7 @@
 
 #include "anytime/anytime.h"
 #include "anytime/tokenizer.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 
 void bench_load_held_out(const char *dir, const char *csv, int64_t ***ids, size_t **lens,
                          size_t *n) {

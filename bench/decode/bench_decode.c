@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "anytime/anytime.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 #include "core/internal.h"
 
 /* Medians are the library's (at_profile_median: sorts v in place). */

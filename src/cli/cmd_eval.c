@@ -14,7 +14,7 @@
 #include "anytime/model.h"
 #include "anytime/tokenizer.h"
 #include "cli/cli.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 #include "anytime/clock.h"
 
 static void usage(FILE *f) {

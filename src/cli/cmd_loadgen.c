@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/loadgen.h"
+#include "tools/loadgen.h"
 
 static void help(void) {
   printf(

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 #include "anytime/clock.h"
 
 static void usage(FILE *f) {

@@ -59,7 +59,7 @@
 #include "anytime/server.h"
 #include "anytime/tokenizer.h"
 #include "cli/cli.h"
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 #include "anytime/clock.h"
 
 #define MAX_B 8 /* batch sizes measured */

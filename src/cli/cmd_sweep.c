@@ -4,7 +4,7 @@
  * limit = a fixed in-flight limit like TEI's max_concurrent_requests,
  * cheap-only = the planner holding only the cheapest frontier variant) it
  * starts `anytime serve` on the profiled configuration and drives it
- * in-process with the load generator (src/cli/loadgen_*.c, held-out texts)
+ * in-process with the load generator (src/tools/loadgen_*.c, held-out texts)
  * at each load ρ × capacity, with two kinds of clients: open-loop Poisson
  * (sends at their scheduled times whatever the server does) and closed-loop
  * clients that resend a 429 at once (the clients that kept the old planner
@@ -66,7 +66,7 @@
 #include "anytime/profile.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
-#include "cli/loadgen.h"
+#include "tools/loadgen.h"
 
 #define MAX_RHO 16
 #define MAX_REP 10

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_loadgen_csv.c — libFuzzer driver for the labelled
- * dataset reader (src/cli/dataset.c) that every command reads label,text
+ * dataset reader (src/tools/dataset.c) that every command reads label,text
  * files with, through the load generator's entry (lg_data_parse, the
  * sentiment rule) and directly with the integer rule: any bytes parse or
  * are rejected with a message, never read past the buffer, and every parsed
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/dataset.h"
-#include "cli/loadgen.h"
+#include "tools/dataset.h"
+#include "tools/loadgen.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *copy = malloc(size ? size : 1);

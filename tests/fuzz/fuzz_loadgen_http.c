@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz_loadgen_http.c — libFuzzer driver for the load
  * generator's HTTP/1.1 response parser (lg_http_parse in
- * src/cli/loadgen_proto.c) and its top-label reader: arbitrary bytes, split
+ * src/tools/loadgen_proto.c) and its top-label reader: arbitrary bytes, split
  * at every point the fuzzer picks, must parse, ask for more, or be rejected
  * without reading or writing out of bounds. Seeds: corpus/loadgen_http/. */
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/loadgen.h"
+#include "tools/loadgen.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *copy = malloc(size ? size : 1);

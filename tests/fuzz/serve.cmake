@@ -2,15 +2,13 @@
 # generator's HTTP response parser.
 at_fuzz_driver(fuzz_server_config tests/fuzz/fuzz_server_config.c)
 at_fuzz_driver(fuzz_loadgen_http tests/fuzz/fuzz_loadgen_http.c)
-target_sources(fuzz_loadgen_http PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_proto.c"
-               "${PROJECT_SOURCE_DIR}/src/cli/dataset.c")
+target_link_libraries(fuzz_loadgen_http PRIVATE anytime_tools)
 at_fuzz_driver(fuzz_textstream tests/fuzz/fuzz_textstream.c)
 at_fuzz_driver(fuzz_completion_req tests/fuzz/fuzz_completion_req.c)
 at_fuzz_driver(fuzz_prescan tests/fuzz/fuzz_prescan.c)
 at_fuzz_driver(fuzz_auth tests/fuzz/fuzz_auth.c)
 at_fuzz_driver(fuzz_loadgen_csv tests/fuzz/fuzz_loadgen_csv.c)
-target_sources(fuzz_loadgen_csv PRIVATE "${PROJECT_SOURCE_DIR}/src/cli/loadgen_proto.c"
-               "${PROJECT_SOURCE_DIR}/src/cli/dataset.c")
+target_link_libraries(fuzz_loadgen_csv PRIVATE anytime_tools)
 # Request bodies of the text routes (TEI, OpenAI embeddings), the V2 infer
 # body, and the base64 encoder of embeddings.
 at_fuzz_driver(fuzz_text_req tests/fuzz/fuzz_text_req.c)

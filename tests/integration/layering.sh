@@ -6,8 +6,11 @@
 #      including "B/..." or a public header "anytime/X.h" whose functions are
 #      defined in src/B (found from the definitions, not from a list, so a
 #      header that moves cannot go stale). tsort finds the cycles.
-#   2. CLI files (src/cli) include only public headers (anytime/...) and the
-#      CLI's own (cli/...): the CLI is a client of the library.
+#   2. the layers cli -> tools -> library: CLI files (src/cli) include only
+#      public headers (anytime/...), the tools library's (tools/...) and their
+#      own (cli/...); tools files (src/tools) only public headers and their
+#      own; no library file includes either; and no build target but the
+#      CLI's compiles a file of src/cli.
 #   3. no function in src/ is longer than 150 lines (issue 15), counted from
 #      the line its signature starts to its closing brace, by a scan that
 #      relies on the project's formatting (the body's brace ends the
@@ -59,8 +62,20 @@ if ! tsort "$tmp/graph" > /dev/null 2> "$tmp/tsort"; then
   fail "include cycle between modules: $loop"
 fi
 
-bad=$(grep -Hn '^#include "' "$src"/cli/*.c "$src"/cli/*.h | grep -vE '#include "(anytime|cli)/' || true)
+bad=$(grep -Hn '^#include "' "$src"/cli/*.c "$src"/cli/*.h | grep -vE '#include "(anytime|cli|tools)/' || true)
 [ -z "$bad" ] || fail "CLI files include private headers:
+$bad"
+bad=$(grep -Hn '^#include "' "$src"/tools/*.c "$src"/tools/*.h | grep -vE '#include "(anytime|tools)/' || true)
+[ -z "$bad" ] || fail "tools files include private headers (the tools library is a client of the public API):
+$bad"
+bad=$(grep -Hn '^#include "\(cli\|tools\)/' "$src"/*/*.c "$src"/*/*.h | grep -vE "^$src/(cli|tools)/" || true)
+[ -z "$bad" ] || fail "library files include the CLI's or the tools library's headers (cli -> tools -> library):
+$bad"
+# nothing but the CLI's own target compiles a file of src/cli: tests,
+# fuzzers and benches link the tools library instead
+bad=$(cd "$ANYTIME_SOURCE_DIR" && grep -rn 'src/cli/' --include=CMakeLists.txt --include='*.cmake' . |
+      grep -v '^./build' | grep -v 'GLOB AT_CLI_SOURCES' || true)
+[ -z "$bad" ] || fail "a target other than the CLI compiles src/cli files:
 $bad"
 awk '
   FNR == 1 { cand = 0; infn = 0 }
@@ -89,4 +104,4 @@ grep -q 'target_link_libraries(bare_ort' "$ANYTIME_SOURCE_DIR/bench/bare_ort.cma
   fail "bench/bare_ort.cmake links an anytime library into the independent bare loop"
 echo "module graph: $(tr "\n" ";" < "$tmp/graph")"
 echo "longest functions: $(head -n 3 "$tmp/lengths" | sed "s|$src/||" | tr '\n' ';')"
-echo "PASS: $(wc -l < "$tmp/graph") module edges, no cycle; the CLI uses public headers only; $nfn functions, none over 150 lines; bench/bare_ort shares no code"
+echo "PASS: $(wc -l < "$tmp/graph") module edges, no cycle; cli -> tools -> library, public headers only; $nfn functions, none over 150 lines; bench/bare_ort shares no code"

@@ -1,5 +1,5 @@
-# Unit tests for `anytime loadgen` (src/cli/loadgen_*.c): schedule, CSV (the
-# shared dataset reader, src/cli/dataset.c), HTTP
-# parsing, summary, and runs against an in-test loopback responder.
-at_unit_test(test_loadgen tests/unit/test_loadgen.c src/cli/loadgen_proto.c
-             src/cli/loadgen_run.c src/cli/dataset.c)
+# Unit tests for the load generator (src/tools/loadgen_*.c): schedule, CSV
+# (the shared dataset reader, src/tools/dataset.c), HTTP parsing, summary,
+# and runs against an in-test loopback responder.
+at_unit_test(test_loadgen tests/unit/test_loadgen.c)
+target_link_libraries(test_loadgen PRIVATE anytime_tools)

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/dataset.h"
-#include "cli/loadgen.h"
+#include "tools/dataset.h"
+#include "tools/loadgen.h"
 #include "testutil.h"
 
 /* ---- schedule -------------------------------------------------------------- */
@@ -106,7 +106,7 @@ static void test_csv_reader(void **state) {
   assert_int_equal(lg_data_load("/nonexistent/x.csv", &d, err, sizeof err), -1);
 }
 
-/* The shared reader (cli/dataset.h) as profile and eval use it: a header
+/* The shared reader (tools/dataset.h) as profile and eval use it: a header
  * naming the columns in another order, extra columns, a text column that
  * is not last (no joining), the integer rule, a caller's own rule. */
 static int two_names(const char *s, const void *ctx) {

@@ -1,10 +1,10 @@
-/* src/cli/loadgen_proto.c — the pure parts of `anytime loadgen` (see
+/* src/tools/loadgen_proto.c — the pure parts of `anytime loadgen` (see
  * loadgen.h): seeded Poisson schedule, label,text data (the shared reader), URL and
  * request building with JSON escaping, the incremental HTTP/1.1 response
  * parser (with the Retry-After and retry-after-ms headers), the /predict
  * body reader, the retry rules of clients that come back after a 429, and
  * the summary arithmetic. No I/O except lg_data_load() reading its file
- * (through the shared dataset reader, cli/dataset.h). */
+ * (through the shared dataset reader, tools/dataset.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 #include "anytime/status.h"
-#include "cli/loadgen.h"
+#include "tools/loadgen.h"
 
 /* ---- randomness ------------------------------------------------------------ */
 
@@ -58,7 +58,7 @@ int lg_schedule(uint64_t seed, double rate, double duration, size_t max_n, doubl
 
 /* ---- CSV ------------------------------------------------------------------ */
 
-/* The rows of the shared reader (cli/dataset.h) with the sentiment rule,
+/* The rows of the shared reader (tools/dataset.h) with the sentiment rule,
  * moved into items. */
 static int data_from(cli_dataset *ds, lg_data *d, char *err, size_t err_len) {
   d->items = calloc(ds->n, sizeof *d->items);

@@ -1,4 +1,4 @@
-/* src/cli/dataset.h — the one reader of labelled text datasets (CSV, RFC
+/* src/tools/dataset.h — the one reader of labelled text datasets (CSV, RFC
  * 4180 quoting through anytime/csv.h) for every command and benchmark that
  * reads one: profile, eval, perplexity, loadgen, sweep, bench_decode. What a
  * label field means differs between them (a class id, a name in the

@@ -1,7 +1,7 @@
-/* src/cli/dataset.c — the labelled dataset reader (see dataset.h) on the
+/* src/tools/dataset.c — the labelled dataset reader (see dataset.h) on the
  * library's CSV reader (anytime/csv.h), and the label rules shared by the
  * commands. */
-#include "cli/dataset.h"
+#include "tools/dataset.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

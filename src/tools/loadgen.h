@@ -1,4 +1,4 @@
-/* src/cli/loadgen.h — the pieces of `anytime loadgen`, a load generator for
+/* src/tools/loadgen.h — the pieces of `anytime loadgen`, a load generator for
  * the TEI-style /predict route, split out so the unit tests can drive each
  * one: the seeded arrival schedule, the label,text CSV reader, request
  * building (JSON escaping), the incremental HTTP/1.1 response parser
@@ -46,7 +46,7 @@ typedef struct lg_data {
   size_t n;
 } lg_data;
 
-/* Read labelled texts with the shared reader (cli/dataset.h: RFC 4180
+/* Read labelled texts with the shared reader (tools/dataset.h: RFC 4180
  * quoting, an optional BOM and header, unquoted commas in a last text
  * column) and the sentiment rule cli_labels_binary (1/positive → 1,
  * 0/-1/negative → 0). Returns 0, or -1 with a message in err. */

@@ -1,4 +1,4 @@
-/* src/cli/loadgen_run.c — the client loops of `anytime loadgen`: one
+/* src/tools/loadgen_run.c — the client loops of `anytime loadgen`: one
  * thread, epoll, non-blocking loopback sockets, HTTP/1.1 keep-alive. Two
  * ways to decide when a request goes out share the connection code:
  * open-loop Poisson (lg_run) and closed-loop clients (lg_run_closed).
@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/loadgen.h"
+#include "tools/loadgen.h"
 
 enum { C_CLOSED = 0, C_CONNECTING, C_IDLE, C_BUSY };
 
