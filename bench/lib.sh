@@ -1,20 +1,18 @@
 # bench/lib.sh — pieces the bench scripts share (sourced, not run).
 
-# bench_cheap_config REPO DIR: write DIR/both.yaml (configs/serving.yaml with
-# absolute model paths) and DIR/cheap.yaml (the same without large-int8, so
-# a server on it holds only the cheapest frontier variant).
+# bench_cheap_config REPO DIR [BIN]: write DIR/both.yaml (configs/serving.yaml
+# with absolute model paths) and DIR/cheap.yaml (the same with its classify
+# model holding only its cheapest frontier variant, today large-int8 dropped, so a
+# server on it holds only that variant), the latter by `BIN sweep
+# --write-cheap-config`: the writer the sweep's cheap-only policy uses, so
+# the two cannot drift apart. BIN: the anytime binary (default
+# $ANYTIME_BIN, else REPO/build/anytime; a relative path is taken from REPO).
 bench_cheap_config() {
-  python3 - "$1" "$2" <<'PY'
-import re, sys
-here, tmp = sys.argv[1:]
-s = open(f"{here}/configs/serving.yaml").read().replace("../models/", f"{here}/models/")
-open(f"{tmp}/both.yaml", "w").write(s)
-# the entry and every line indented deeper than its "- " (either layout:
-# "      - name:" as committed, or "  - name:" as profile's emitter writes)
-cheap, n = re.subn(r"\n( *)- name: large-int8\n(\1  .*\n)+", "\n", s)
-if n != 1: sys.exit("bench: cannot find the large-int8 variant in configs/serving.yaml")
-open(f"{tmp}/cheap.yaml", "w").write(cheap)
-PY
+  local bin=${3:-${ANYTIME_BIN:-$1/build/anytime}} log
+  case "$bin" in /*) ;; *) bin="$1/$bin" ;; esac
+  sed "s|\.\./models/|$1/models/|g" "$1/configs/serving.yaml" > "$2/both.yaml"
+  log=$("$bin" sweep --config "$2/both.yaml" --write-cheap-config "$2/cheap.yaml" 2>&1) ||
+    { echo "$log" >&2; echo "bench: $bin could not write $2/cheap.yaml" >&2; return 1; }
 }
 
 # bench_start_server BIN CONFIG DIR: start `BIN serve` on a free port in the
