@@ -6,10 +6,11 @@
  * planner shut; issue #14), optionally after a burst of retry-at-once
  * clients (--burst-s). Each attempt is scored against the CSV label and
  * the deadline; a summary (text or --json) and optionally a per-attempt CSV
- * come out. The pieces live in loadgen_proto.c (schedule, CSV, HTTP
- * parsing, retry rules, summary) and loadgen_run.c (the epoll clients). */
+ * come out. This file reads the arguments; the work is in the tools
+ * library: loadgen_proto.c (schedule, CSV, HTTP parsing, retry rules,
+ * summary), loadgen_run.c (the epoll clients) and loadgen_report.c
+ * (choosing the loop, the summary's text and JSON, the CSV). */
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "tools/loadgen.h"
+#include "tools/loadgen_report.h"
 
 static void help(void) {
   printf(
@@ -193,161 +195,6 @@ static int parse_args(int argc, char **argv, opts *o) {
   return AT_EXIT_OK;
 }
 
-static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-static const char *status_text(int s) {
-  switch (s) {
-    case LG_ERR_CONNECT: return "connect";
-    case LG_ERR_IO: return "io";
-    case LG_ERR_PARSE: return "parse";
-    case LG_ERR_TIMEOUT: return "timeout";
-    case LG_ERR_UNSENT: return "unsent";
-  }
-  return "";
-}
-
-static int write_csv(const char *path, const lg_result *res) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f, "scheduled_s,sent_s,status,latency_s,variant,correct,retry_after_s,item,inference_s,"
-             "client,attempt,origin_s,retry_after_ms,ttft_s,tpot_s\n");
-  for (size_t i = 0; i < res->n; i++) {
-    const lg_record *x = &res->records[i];
-    fprintf(f, "%.6f,%.6f,", x->scheduled_s, x->sent_s);
-    if (x->status >= 100) fprintf(f, "%d,", x->status);
-    else fprintf(f, "%s,", status_text(x->status));
-    if (x->latency_s >= 0) fprintf(f, "%.6f,", x->latency_s);
-    else fputc(',', f);
-    if (x->variant >= 0) {
-      fputc('"', f);
-      for (const char *p = res->variants[x->variant]; *p; p++) {
-        if (*p == '"') fputc('"', f);
-        fputc(*p, f);
-      }
-      fputc('"', f);
-    }
-    fputc(',', f);
-    if (x->correct >= 0) fprintf(f, "%d", x->correct);
-    fputc(',', f);
-    if (x->retry_after_s >= 0) fprintf(f, "%g", x->retry_after_s);
-    fprintf(f, ",%d,", x->item);
-    if (x->inference_s >= 0) fprintf(f, "%.6f", x->inference_s);
-    fprintf(f, ",%d,%d,%.6f,", x->client, x->attempt, x->origin_s);
-    if (x->retry_after_ms >= 0) fprintf(f, "%g", x->retry_after_ms);
-    fputc(',', f);
-    if (x->ttft_s >= 0) fprintf(f, "%.6f", x->ttft_s);
-    fputc(',', f);
-    if (x->tpot_s >= 0) fprintf(f, "%.6f", x->tpot_s);
-    fputc('\n', f);
-  }
-  return fclose(f) == 0 ? 0 : -1;
-}
-
-/* The share of 200s among the N clients' attempts from one second after
- * the burst to the end (NaN without a burst). */
-static double after_burst(const opts *o, const lg_result *res, size_t *sent, size_t *ok) {
-  *sent = *ok = 0;
-  if (!(o->burst_s > 0)) return NAN;
-  return lg_window_ok_share(res->records, res->n, (int)o->burst_clients, o->burst_s + 1.0,
-                            o->duration, sent, ok);
-}
-
-static void print_json(const opts *o, const lg_config *cfg, const lg_result *res,
-                       const lg_summary *s) {
-  json_t *j = json_object(), *lat = json_object(), *mix = json_object();
-  bool closed = o->clients > 0;
-  json_object_set_new(j, "url", json_string(o->url));
-  json_object_set_new(j, "rate_rps", closed ? json_null() : json_real(o->rate));
-  json_object_set_new(j, "duration_s", json_real(o->duration));
-  json_object_set_new(j, "seed", json_integer((json_int_t)cfg->seed));
-  json_object_set_new(j, "deadline_ms", o->deadline_ms > 0 ? json_real(o->deadline_ms) : json_null());
-  json_object_set_new(j, "scheduled", json_integer((json_int_t)s->scheduled));
-  json_object_set_new(j, "sent", json_integer((json_int_t)s->sent));
-  json_object_set_new(j, "answered", json_integer((json_int_t)s->answered));
-  json_object_set_new(j, "rejected", json_integer((json_int_t)s->rejected));
-  json_object_set_new(j, "errors", json_integer((json_int_t)s->errors));
-  json_object_set_new(j, "late_sends", json_integer((json_int_t)s->late_sends));
-  json_object_set_new(j, "within_deadline", json_integer((json_int_t)s->within_deadline));
-  json_object_set_new(j, "offered_rps", jnum(s->offered_rps));
-  json_object_set_new(j, "goodput_rps", jnum(s->goodput_rps));
-  json_object_set_new(j, "attainment", jnum(s->attainment));
-  json_object_set_new(j, "admitted_share", jnum(s->admitted_share));
-  json_object_set_new(j, "accuracy", jnum(s->accuracy));
-  json_object_set_new(lat, "p50", jnum(s->p50_s));
-  json_object_set_new(lat, "p95", jnum(s->p95_s));
-  json_object_set_new(lat, "p99", jnum(s->p99_s));
-  json_object_set_new(j, "latency_s", lat);
-  json_object_set_new(j, "inference_p50_ms", jnum(s->inference_p50_s * 1e3));
-  json_object_set_new(j, "answered_rps", jnum(s->answered_rps));
-  for (int v = 0; v < res->n_variants; v++)
-    json_object_set_new(mix, res->variants[v], json_integer((json_int_t)s->variant_count[v]));
-  json_object_set_new(j, "variants", mix);
-  json_object_set_new(j, "connections_opened", json_integer((json_int_t)res->conns_opened));
-  json_object_set_new(j, "peak_connections", json_integer((json_int_t)res->peak_conns));
-  /* added with the closed loop (older readers ignore them) */
-  json_object_set_new(j, "mode", json_string(closed ? "closed" : "open"));
-  json_object_set_new(j, "clients", closed ? json_integer((json_int_t)o->clients) : json_null());
-  json_object_set_new(j, "think_ms", closed ? json_real(o->think_ms) : json_null());
-  json_object_set_new(j, "retry", closed ? json_string(lg_retry_name(o->retry)) : json_null());
-  json_object_set_new(j, "retries", json_integer((json_int_t)s->retries));
-  json_object_set_new(j, "logical", json_integer((json_int_t)s->logical));
-  json_object_set_new(j, "logical_ok", json_integer((json_int_t)s->logical_ok));
-  json_object_set_new(j, "logical_in_time", json_integer((json_int_t)s->logical_in_time));
-  json_object_set_new(j, "logical_ok_share", jnum(s->logical_ok_share));
-  json_object_set_new(j, "truncated", json_boolean(res->truncated));
-  if (o->burst_s > 0) {
-    size_t sent, ok;
-    double share = after_burst(o, res, &sent, &ok);
-    json_t *b = json_object();
-    json_object_set_new(b, "burst_s", json_real(o->burst_s));
-    json_object_set_new(b, "burst_clients", json_integer((json_int_t)o->burst_clients));
-    json_object_set_new(b, "from_s", json_real(o->burst_s + 1.0));
-    json_object_set_new(b, "sent", json_integer((json_int_t)sent));
-    json_object_set_new(b, "ok", json_integer((json_int_t)ok));
-    json_object_set_new(b, "ok_share", jnum(share));
-    json_object_set_new(j, "after_burst", b);
-  }
-  char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
-  if (txt) printf("%s\n", txt);
-  free(txt);
-  json_decref(j);
-}
-
-static void print_text(const opts *o, const lg_config *cfg, const lg_result *res,
-                       const lg_summary *s) {
-  if (o->clients > 0)
-    printf("url %s  closed loop: %.0f clients, think %.3f ms, retry %s  duration %.2f s  "
-           "seed %llu\n", o->url, o->clients, o->think_ms, lg_retry_name(o->retry),
-           o->duration, (unsigned long long)cfg->seed);
-  else
-    printf("url %s  rate %.2f/s  duration %.2f s  seed %llu\n", o->url, o->rate, o->duration,
-           (unsigned long long)cfg->seed);
-  if (o->deadline_ms > 0) printf("deadline %.3f ms\n", o->deadline_ms);
-  else printf("deadline none (every answer counts as in time)\n");
-  printf("sent %zu of %zu  answered %zu  rejected (429) %zu  errors %zu  late sends %zu\n",
-         s->sent, s->scheduled, s->answered, s->rejected, s->errors, s->late_sends);
-  printf("goodput %.2f/s  attainment %.4f  admitted share %.4f  accuracy %.4f\n",
-         s->goodput_rps, s->attainment, s->admitted_share, s->accuracy);
-  printf("latency of answers: p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", s->p50_s * 1e3,
-         s->p95_s * 1e3, s->p99_s * 1e3);
-  printf("server Run time (x-inference-time), median: %.3f ms\n", s->inference_p50_s * 1e3);
-  printf("answers per second, first send to last answer: %.2f\n", s->answered_rps);
-  printf("logical requests %zu (retries %zu): answered %zu (%.4f), within the deadline from "
-         "the first attempt %zu%s\n", s->logical, s->retries, s->logical_ok,
-         s->logical_ok_share, s->logical_in_time, res->truncated ? "  (TRUNCATED)" : "");
-  if (o->burst_s > 0) {
-    size_t sent, ok;
-    double share = after_burst(o, res, &sent, &ok);
-    printf("after the burst (%.0f clients for %.2f s), from %.2f s: %zu of %zu attempts "
-           "answered 200 (%.4f)\n", o->burst_clients, o->burst_s, o->burst_s + 1.0, ok, sent,
-           share);
-  }
-  printf("variants:");
-  for (int v = 0; v < res->n_variants; v++)
-    printf(" %s=%zu", res->variants[v], s->variant_count[v]);
-  printf("\nconnections opened %zu, peak %zu\n", res->conns_opened, res->peak_conns);
-}
-
 /* Load --data (or the default held-out split) or wrap --text. */
 static int load_data(const opts *o, lg_data *data, lg_item *one) {
   char err[512] = "";
@@ -363,29 +210,6 @@ static int load_data(const opts *o, lg_data *data, lg_item *one) {
     return -1;
   }
   return 0;
-}
-
-/* Run the open or closed loop. Returns 0, or -1 (message printed). */
-static int run_load(const opts *o, const lg_config *cfg, const lg_data *data, lg_result *res) {
-  char err[512] = "";
-  int rc;
-  if (o->clients > 0) {
-    lg_closed cl = {.clients = (size_t)o->clients, .think_s = o->think_ms / 1000.0,
-                    .retry = o->retry, .duration_s = o->duration, .burst_s = o->burst_s,
-                    .burst_clients = (size_t)o->burst_clients};
-    rc = lg_run_closed(cfg, &cl, data, res, err, sizeof err);
-  } else {
-    double *sched = NULL;
-    size_t n = 0;
-    if (lg_schedule(cfg->seed, o->rate, o->duration, 50u * 1000 * 1000, &sched, &n) != 0) {
-      fprintf(stderr, "anytime loadgen: schedule too large (rate x duration)\n");
-      return -1;
-    }
-    rc = lg_run(cfg, sched, n, o->duration, data, res, err, sizeof err);
-    free(sched);
-  }
-  if (rc != 0) fprintf(stderr, "anytime loadgen: %s\n", err);
-  return rc;
 }
 
 int at_cli_loadgen(int argc, char **argv) {
@@ -410,8 +234,20 @@ int at_cli_loadgen(int argc, char **argv) {
   lg_data data = {0};
   lg_item one;
   if (load_data(&o, &data, &one) != 0) return AT_EXIT_FAIL;
+  lg_report rp = {.url = o.url,
+                  .rate = o.rate,
+                  .duration_s = o.duration,
+                  .seed = cfg.seed,
+                  .deadline_ms = o.deadline_ms,
+                  .clients = o.clients,
+                  .think_ms = o.think_ms,
+                  .retry = o.retry,
+                  .burst_s = o.burst_s,
+                  .burst_clients = o.burst_clients};
   lg_result res;
-  if (run_load(&o, &cfg, &data, &res) != 0) {
+  char err[512] = "";
+  if (lg_run_load(&cfg, &rp, &data, &res, err, sizeof err) != 0) {
+    fprintf(stderr, "anytime loadgen: %s\n", err);
     if (!o.text) lg_data_free(&data);
     return AT_EXIT_FAIL;
   }
@@ -419,12 +255,14 @@ int at_cli_loadgen(int argc, char **argv) {
   lg_summarise(res.records, res.n, res.n_variants, o.duration, o.deadline_ms / 1000.0,
                cfg.late_s, &s);
   int exit_code = AT_EXIT_OK;
-  if (o.out_path && write_csv(o.out_path, &res) != 0) {
+  if (o.out_path && lg_write_csv(o.out_path, &res) != 0) {
     fprintf(stderr, "anytime loadgen: cannot write %s: %s\n", o.out_path, strerror(errno));
     exit_code = AT_EXIT_FAIL;
   }
-  if (o.json) print_json(&o, &cfg, &res, &s);
-  else print_text(&o, &cfg, &res, &s);
+  if (o.json)
+    lg_print_json(&rp, &res, &s);
+  else
+    lg_print_text(&rp, &res, &s);
   lg_result_free(&res);
   if (!o.text) lg_data_free(&data);
   return exit_code;

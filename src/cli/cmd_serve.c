@@ -2,8 +2,9 @@
  * default family when none is given), start the server, and run until
  * SIGINT/SIGTERM, then stop accepting, answer everything admitted and exit 0.
  * Signals are blocked before any thread starts and taken with sigwait() on
- * the main thread, so no handler runs inside library code. */
-#include <pthread.h>
+ * the main thread, so no handler runs inside library code. This file reads
+ * the arguments and builds the configuration; the signal loop and the
+ * start-up announcement are tools/serve_loop.c's. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "anytime/model.h"
 #include "anytime/server.h"
 #include "cli/cli.h"
+#include "tools/serve_loop.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -246,46 +248,12 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
  * drain, stop. */
 static int run_server(const at_server_config *cfg, const char *label, const char *port_file) {
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  serve_loop_block_signals(&set);
   at_server *srv = NULL;
   at_status st = at_server_start(cfg, &srv);
   if (st != AT_OK) return cli_report("serve", st);
-  fprintf(stderr, "anytime: serving %d model(s) from %s on %s://%s:%d (policy %s, %d workers%s)\n",
-          cfg->n_models, label, cfg->tls_cert[0] ? "https" : "http", cfg->host,
-          at_server_port(srv), cfg->policy, cfg->workers,
-          cfg->n_api_keys || cfg->api_key_file[0] ? ", API key required" : "");
-  if (cfg->generator.enabled) {
-    const at_server_generator_config *gc = &cfg->generator;
-    fprintf(stderr,
-            "anytime: generation lane '%s' on POST /v1/completions and /v1/chat/completions "
-            "(variant %s%s%s, %d thread(s), %d KV blocks of %d tokens%s)\n",
-            gc->name, gc->variant[0] ? gc->variant : "(the family's first)",
-            gc->fallback_variant[0] ? ", fallback " : "", gc->fallback_variant, gc->threads,
-            gc->blocks, gc->block_tokens, gc->fallback_variant[0] ? " per variant" : "");
-  }
-  if (port_file) {
-    FILE *f = fopen(port_file, "w");
-    if (f) {
-      fprintf(f, "%d\n", at_server_port(srv));
-      fclose(f);
-    }
-  }
-  int sig = 0;
-  for (;;) {
-    sigwait(&set, &sig);
-    if (sig != SIGHUP) break;
-    if (at_server_reopen_logs(srv) != AT_OK) /* keep serving either way */
-      fprintf(stderr, "anytime: SIGHUP: %s\n", at_last_error());
-  }
-  fprintf(stderr, "anytime: %s received: finishing admitted requests\n",
-          sig == SIGINT ? "SIGINT" : "SIGTERM");
-  at_server_stop(srv);
-  fprintf(stderr, "anytime: stopped\n");
+  serve_loop_announce(cfg, label, srv, port_file);
+  serve_loop_wait(srv, &set);
   return AT_EXIT_OK;
 }
 
