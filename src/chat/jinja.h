@@ -18,6 +18,7 @@
 #ifndef ANYTIME_CHAT_JINJA_H
 #define ANYTIME_CHAT_JINJA_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,6 +100,10 @@ typedef struct jerror {
 bool jinja_lex(jarena *a, const char *src, size_t len, jtoken **toks, size_t *ntoks, jerror *err);
 /* "line L:C" of byte offset `off` in src. */
 void jinja_linecol(const char *src, size_t len, size_t off, int *line, int *col);
+/* Fill err with AT_ERR_PARSE and "line L:C: <fmt ...>" for byte offset
+ * `off` of src: the lexer's and the parser's one error format. */
+void jinja_fail_at(jerror *err, const char *src, size_t len, size_t off, const char *fmt,
+                   va_list ap) AT_PRINTF(5, 0);
 
 /* ---- AST ---------------------------------------------------------------------- */
 typedef enum jnode_kind {

@@ -33,6 +33,16 @@ void jinja_linecol(const char *src, size_t len, size_t off, int *line, int *col)
   *col = c;
 }
 
+void jinja_fail_at(jerror *err, const char *src, size_t len, size_t off, const char *fmt,
+                   va_list ap) {
+  int line, col;
+  jinja_linecol(src, len, off, &line, &col);
+  char msg[400];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  err->st = AT_ERR_PARSE;
+  snprintf(err->msg, sizeof err->msg, "line %d:%d: %s", line, col, msg);
+}
+
 /* The preprocessed text with, for each byte, its offset in the original. */
 typedef struct pp {
   char *s;
@@ -186,16 +196,10 @@ typedef struct lexer {
 
 static bool lfail(lexer *L, size_t at, const char *fmt, ...) AT_PRINTF(3, 4);
 static bool lfail(lexer *L, size_t at, const char *fmt, ...) {
-  int line, col;
-  size_t off = at < L->p->n ? L->p->off[at] : L->srclen;
-  jinja_linecol(L->src, L->srclen, off, &line, &col);
-  char msg[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  jinja_fail_at(L->err, L->src, L->srclen, at < L->p->n ? L->p->off[at] : L->srclen, fmt, ap);
   va_end(ap);
-  L->err->st = AT_ERR_PARSE;
-  snprintf(L->err->msg, sizeof L->err->msg, "line %d:%d: %s", line, col, msg);
   return false;
 }
 

@@ -35,15 +35,10 @@ static void *pfail(parser *P, size_t off, const char *fmt, ...) AT_PRINTF(3, 4);
 static void *pfail(parser *P, size_t off, const char *fmt, ...) {
   if (P->failed) return NULL;
   P->failed = true;
-  int line, col;
-  jinja_linecol(P->src, P->srclen, off, &line, &col);
-  char msg[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  jinja_fail_at(P->err, P->src, P->srclen, off, fmt, ap);
   va_end(ap);
-  P->err->st = AT_ERR_PARSE;
-  snprintf(P->err->msg, sizeof P->err->msg, "line %d:%d: %s", line, col, msg);
   return NULL;
 }
 

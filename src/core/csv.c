@@ -122,12 +122,7 @@ at_status at_csv_load(const char *path, at_csv **out) {
   if (rs != AT_OK) return rs;
   at_status st = at_csv_parse(buf, n, out);
   free(buf);
-  if (st != AT_OK) {
-    char d[512];
-    snprintf(d, sizeof d, "%s", at_last_error());
-    at_fail(st, "%s: %s", path, d);
-  }
-  return st;
+  return st == AT_OK ? st : at_fail_in(st, path);
 }
 
 size_t at_csv_rows(const at_csv *c) { return c ? c->n_rows : 0; }

@@ -36,6 +36,11 @@ void at_thread_name(const char *name);
 at_status at_read_file(const char *path, size_t max_bytes, const char *what, char **out,
                        size_t *len);
 
+/* The last error's message, prefixed with "`where`: " (a file's path, say,
+ * when a parser's detail does not name it); returns s. Per thread, as
+ * at_fail() (src/core/status.c). */
+at_status at_fail_in(at_status s, const char *where);
+
 /* qsort's comparator for doubles, ascending (src/core/sort.c). */
 int at_cmp_double(const void *a, const void *b);
 

@@ -41,3 +41,9 @@ at_status at_fail(at_status s, const char *fmt, ...) {
   va_end(ap);
   return s;
 }
+
+at_status at_fail_in(at_status s, const char *where) {
+  char detail[sizeof g_last_error];
+  snprintf(detail, sizeof detail, "%s", g_last_error);
+  return at_fail(s, "%s: %s", where, detail);
+}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "plan/ring.h"
 #include "plan/rate.h"
 
 at_status at_rate_init(at_rate_window *w, uint64_t window_ns, int n) {
@@ -26,23 +27,15 @@ void at_rate_free(at_rate_window *w) {
 }
 
 static void advance(at_rate_window *w, uint64_t now_ns) {
-  uint64_t idx = now_ns / w->bucket_ns;
-  if (!w->started) {
-    w->started = true;
-    w->head = idx;
-    return;
-  }
-  if (idx <= w->head) return;
-  uint64_t gap = idx - w->head;
-  if (gap > (uint64_t)w->n) gap = (uint64_t)w->n;
+  uint64_t from = w->head;
+  uint64_t gap = plan_ring_step(&w->started, &w->head, now_ns / w->bucket_ns, (uint64_t)w->n);
   for (uint64_t k = 1; k <= gap; k++) {
-    uint32_t *slot = w->counts + ((w->head + k) % (uint64_t)w->n) * AT_RATE_CHANNELS;
+    uint32_t *slot = w->counts + ((from + k) % (uint64_t)w->n) * AT_RATE_CHANNELS;
     for (int ch = 0; ch < AT_RATE_CHANNELS; ch++) {
       w->total[ch] -= slot[ch];
       slot[ch] = 0;
     }
   }
-  w->head = idx;
 }
 
 void at_rate_record(at_rate_window *w, int channel, uint64_t now_ns) {

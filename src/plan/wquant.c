@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "plan/ring.h"
 #include "plan/wquant.h"
 
 at_status at_wquant_init(at_wquant *w, uint64_t window_ns, double hi) {
@@ -23,24 +24,16 @@ at_status at_wquant_init(at_wquant *w, uint64_t window_ns, double hi) {
 }
 
 static void advance(at_wquant *w, uint64_t now_ns) {
-  uint64_t idx = now_ns / w->bucket_ns;
-  if (!w->started) {
-    w->started = true;
-    w->head = idx;
-    return;
-  }
-  if (idx <= w->head) return;
-  uint64_t gap = idx - w->head;
-  if (gap > AT_WQ_BUCKETS) gap = AT_WQ_BUCKETS;
+  uint64_t from = w->head;
+  uint64_t gap = plan_ring_step(&w->started, &w->head, now_ns / w->bucket_ns, AT_WQ_BUCKETS);
   for (uint64_t k = 1; k <= gap; k++) {
-    uint32_t *slot = w->counts[(w->head + k) % AT_WQ_BUCKETS];
+    uint32_t *slot = w->counts[(from + k) % AT_WQ_BUCKETS];
     for (int b = 0; b < AT_WQ_BINS; b++) {
       w->total[b] -= slot[b];
       w->n -= slot[b];
       slot[b] = 0;
     }
   }
-  w->head = idx;
 }
 
 void at_wquant_record(at_wquant *w, double value, uint64_t now_ns) {

@@ -150,21 +150,19 @@ static slot *probe(serve_slots *t, uint64_t id, bool *found) {
   return take;
 }
 
-uint64_t serve_slots_get(serve_slots *t, uint64_t id) {
-  bool found;
-  pthread_mutex_lock(&t->lock);
-  slot *e = probe(t, id, &found);
-  uint64_t told = found ? e->told_ns : 0;
-  pthread_mutex_unlock(&t->lock);
-  return told;
-}
-
-uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns) {
+/* The slot of `id` (0: none), replaced by told_ns when `set`. */
+static uint64_t slots_access(serve_slots *t, uint64_t id, bool set, uint64_t told_ns) {
   bool found;
   pthread_mutex_lock(&t->lock);
   slot *e = probe(t, id, &found);
   uint64_t old = found ? e->told_ns : 0;
-  *e = (slot){id, told_ns};
+  if (set) *e = (slot){id, told_ns};
   pthread_mutex_unlock(&t->lock);
   return old;
+}
+
+uint64_t serve_slots_get(serve_slots *t, uint64_t id) { return slots_access(t, id, false, 0); }
+
+uint64_t serve_slots_swap(serve_slots *t, uint64_t id, uint64_t told_ns) {
+  return slots_access(t, id, true, told_ns);
 }

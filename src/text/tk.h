@@ -357,6 +357,10 @@ void tk_norm_limit(at_tok_workspace *ws, size_t text_len);
  * is 0); token: the added token it is, or -1 for text. AT_OK or
  * AT_ERR_NOMEM. Defined in tokenizer.c; the pre-tokenizers use it too. */
 at_status tk_push_split(at_tok_workspace *ws, uint32_t off, uint32_t len, int32_t token);
+/* Append a split as it is to ws->sp2 (an added token's, kept whole). */
+at_status tk_keep_split(at_tok_workspace *ws, tk_split sp);
+/* The pass's output (sp2) becomes the next pass's input (sp); sp2 empty. */
+void tk_swap_splits(at_tok_workspace *ws);
 
 /* Pre-tokenize ws->sp[0..sp_n) in place (token splits pass through). */
 at_status tk_pretokenize(const tk_pretok *p, at_tok_workspace *ws);

@@ -427,17 +427,10 @@ static at_status pretok_pass(const tk_pretok *p, at_tok_workspace *ws) {
   at_status st;
   for (size_t i = 0; i < ws->sp_n; i++) {
     tk_split sp = ws->sp[i];
-    if (sp.token >= 0) {
-      if ((st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1)) != AT_OK) return st;
-      ws->sp2[ws->sp2_n++] = sp;
-      continue;
-    }
-    if ((st = pretok_one(p, ws, sp)) != AT_OK) return st;
+    st = sp.token >= 0 ? tk_keep_split(ws, sp) : pretok_one(p, ws, sp);
+    if (st != AT_OK) return st;
   }
-  tk_split *t = ws->sp; ws->sp = ws->sp2; ws->sp2 = t;
-  size_t c = ws->sp_cap; ws->sp_cap = ws->sp2_cap; ws->sp2_cap = c;
-  ws->sp_n = ws->sp2_n;
-  ws->sp2_n = 0;
+  tk_swap_splits(ws);
   return AT_OK;
 }
 

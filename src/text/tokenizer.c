@@ -138,7 +138,13 @@ static at_status split_added(const at_tokenizer *t, at_tok_workspace *ws, const 
   return AT_OK;
 }
 
-static void swap_splits(at_tok_workspace *ws) {
+at_status tk_keep_split(at_tok_workspace *ws, tk_split sp) {
+  at_status st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1);
+  if (st == AT_OK) ws->sp2[ws->sp2_n++] = sp;
+  return st;
+}
+
+void tk_swap_splits(at_tok_workspace *ws) {
   tk_split *tmp = ws->sp; ws->sp = ws->sp2; ws->sp2 = tmp;
   size_t c = ws->sp_cap; ws->sp_cap = ws->sp2_cap; ws->sp2_cap = c;
   ws->sp_n = ws->sp2_n;
@@ -180,13 +186,12 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
     ws->sp2[0] = whole;
     ws->sp2_n = 1;
   }
-  swap_splits(ws);
+  tk_swap_splits(ws);
   /* normalize each piece, then split the normalized added tokens out */
   for (size_t i = 0; i < ws->sp_n; i++) {
     tk_split sp = ws->sp[i];
     if (sp.token >= 0) {
-      if ((st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1)) != AT_OK) return st;
-      ws->sp2[ws->sp2_n++] = sp;
+      if ((st = tk_keep_split(ws, sp)) != AT_OK) return st;
       continue;
     }
     if (t->norm && (st = tk_normalize(t->norm, ws, &sp)) != AT_OK) return st;
@@ -197,12 +202,11 @@ static at_status encode_seq(const at_tokenizer *t, at_tok_workspace *ws, const c
       /* HF slices every normalized piece here even with no token to find,
        * so the piece starts where its first normalized char came from (a
        * normalizer that dropped leading chars moves it: Metaspace "first") */
-      if ((st = TK_RESERVE(ws->sp2, ws->sp2_cap, ws->sp2_n + 1)) != AT_OK) return st;
       sp.base = ws->al[sp.off].s;
-      ws->sp2[ws->sp2_n++] = sp;
+      if ((st = tk_keep_split(ws, sp)) != AT_OK) return st;
     }
   }
-  swap_splits(ws);
+  tk_swap_splits(ws);
   if (t->pretok && (st = tk_pretokenize(t->pretok, ws)) != AT_OK) return st;
   for (size_t i = 0; i < ws->sp_n; i++) {
     const tk_split *sp = &ws->sp[i];
@@ -691,12 +695,7 @@ at_status at_tokenizer_load(const char *path, at_tokenizer **out) {
   if (ends_with(path, ".txt")) st = at_tokenizer_from_vocab_txt(buf, len, true, out);
   else st = at_tokenizer_from_json(buf, len, out);
   free(buf);
-  if (st != AT_OK) {
-    char detail[1024];
-    snprintf(detail, sizeof detail, "%s", at_last_error());
-    at_fail(st, "%s: %s", path, detail);
-  }
-  return st;
+  return st == AT_OK ? st : at_fail_in(st, path);
 }
 
 at_status at_tokenizer_from_json(const char *json, size_t len, at_tokenizer **out) {
