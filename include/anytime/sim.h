@@ -124,7 +124,7 @@ typedef struct at_sim_params {
    * an answer is written late_mean_s (exponential mean; default 0.008)
    * later — the HTTP thread or the worker waiting for a core that the
    * load generator holds, as on a 2-core host with 4 closed-loop clients
-   * on it (docs/planner.md, "The overrun allowance pinned at its cap").
+   * on it (results/planner_history.md, "The overrun allowance pinned at its cap").
    * It lands on idle and queued admissions alike: admission cannot
    * prevent it. Part of the host noise (off when host_noise is false). */
   double late_prob;

@@ -1,6 +1,6 @@
 /* src/engine/profile.c — a variant's service time measured through the
  * serving path (contract in anytime/profile.h): the one measuring core that
- * `anytime profile` (src/cli/cmd_profile.c) and the server's start-up
+ * `anytime profile` (src/tools/profile_*.c) and the server's start-up
  * measurement (src/serve/models.c) both call. Beside it, the pure helpers
  * of `anytime profile --length-buckets`: the quantile cuts of the length
  * buckets and the least-squares fit of the length model to their s(1).

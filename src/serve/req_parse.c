@@ -318,6 +318,30 @@ static int list_get(json_t *body, const char *key, const char *what, size_t max_
   return 0;
 }
 
+/* The texts of a rerank request's list (checked by list_get): strings, or
+ * with `objects` also {"text": string} objects (Cohere's documents). 400
+ * naming the first element that is neither. */
+static int fill_texts(json_t *list, const char *key, bool objects, rj_texts_t *t, char *err,
+                      size_t cap) {
+  size_t n = json_array_size(list);
+  int st;
+  if ((st = texts_alloc(t, n, false, err, cap))) return st;
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(list, i);
+    if (objects && json_is_object(e)) e = json_object_get(e, "text");
+    if (!json_is_string(e)) {
+      rj_texts_free(t);
+      snprintf(err, cap, "\"%s\"[%zu] %s", key, i,
+               objects ? "must be a string or an object with a string \"text\""
+                       : "is not a string: \"texts\" must be a list of strings");
+      return 400;
+    }
+    t->texts[i] = json_string_value(e);
+    t->lens[i] = json_string_length(e);
+  }
+  return 0;
+}
+
 int tei_rerank_parse(json_t *body, size_t max_inputs, bool truncate_dflt, tei_rerank_req *q,
                      char *err, size_t cap) {
   memset(q, 0, sizeof *q);
@@ -331,19 +355,7 @@ int tei_rerank_parse(json_t *body, size_t max_inputs, bool truncate_dflt, tei_re
       (st = rj_bool_get(body, "return_text", false, &q->return_text, err, cap)) ||
       (st = rj_trunc_dir_get(body, &q->trunc_dir, err, cap)))
     return st;
-  size_t n = json_array_size(list);
-  if ((st = texts_alloc(&q->t, n, false, err, cap))) return st;
-  for (size_t i = 0; i < n; i++) {
-    json_t *e = json_array_get(list, i);
-    if (!json_is_string(e)) {
-      tei_rerank_free(q);
-      snprintf(err, cap, "\"texts\"[%zu] is not a string: \"texts\" must be a list of strings", i);
-      return 400;
-    }
-    q->t.texts[i] = json_string_value(e);
-    q->t.lens[i] = json_string_length(e);
-  }
-  return 0;
+  return fill_texts(list, "texts", false, &q->t, err, cap);
 }
 
 void tei_rerank_free(tei_rerank_req *q) {
@@ -370,20 +382,7 @@ int cohere_rerank_parse(json_t *body, size_t max_inputs, cohere_rerank_req *q, c
     }
     if ((uint64_t)json_integer_value(tn) < (uint64_t)n) q->top_n = (size_t)json_integer_value(tn);
   }
-  if ((st = texts_alloc(&q->t, n, false, err, cap))) return st;
-  for (size_t i = 0; i < n; i++) {
-    json_t *e = json_array_get(list, i);
-    if (json_is_object(e)) e = json_object_get(e, "text");
-    if (!json_is_string(e)) {
-      cohere_rerank_free(q);
-      snprintf(err, cap, "\"documents\"[%zu] must be a string or an object with a string \"text\"",
-               i);
-      return 400;
-    }
-    q->t.texts[i] = json_string_value(e);
-    q->t.lens[i] = json_string_length(e);
-  }
-  return 0;
+  return fill_texts(list, "documents", true, &q->t, err, cap);
 }
 
 void cohere_rerank_free(cohere_rerank_req *q) {

@@ -13,8 +13,8 @@
  *     the text) are joined back onto it with ',';
  *   - a row whose label the rule does not know is an error naming the row.
  * Not thread-safe per dataset; the rules are pure. */
-#ifndef ANYTIME_CLI_DATASET_H
-#define ANYTIME_CLI_DATASET_H
+#ifndef ANYTIME_TOOLS_DATASET_H
+#define ANYTIME_TOOLS_DATASET_H
 
 #include <stddef.h>
 

@@ -11,8 +11,8 @@
  * Thread-safety: nothing here is shared; lg_run() and lg_run_closed() use
  * only the calling thread and the memory they are given.
  */
-#ifndef ANYTIME_CLI_LOADGEN_H
-#define ANYTIME_CLI_LOADGEN_H
+#ifndef ANYTIME_TOOLS_LOADGEN_H
+#define ANYTIME_TOOLS_LOADGEN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -99,17 +99,22 @@ static int grid_row(const simdrv_options *o, at_sim_params sp) {
   return SIMDRV_EXIT_OK;
 }
 
+/* The end of a mode's first line: the deadline, the time per point, the
+ * seed and whether the host's noise is on. */
+static void print_run_line_tail(const at_sim_params *sp) {
+  printf("deadline %.3g ms, %g s per point (warm-up %g s), seed %llu, %s\n",
+         at_plan_cap_deadline(sp->deadline_s, sp->planner.default_deadline_s,
+                              sp->planner.max_deadline_s) *
+             1e3,
+         sp->duration_s, sp->warmup_s, (unsigned long long)sp->seed,
+         sp->host_noise ? "host noise on" : "no host noise");
+}
+
 int simdrv_run_grid(const simdrv_options *o, at_sim_params sp) {
   if (!o->json) {
-    printf(
-        "grid: %zu variants, workers %d, max_batch %d, deadline %.3g ms, %g s per point "
-        "(warm-up %g s), seed %llu, %s\n",
-        sp.n_variants, sp.planner.workers, sp.planner.max_batch,
-        at_plan_cap_deadline(sp.deadline_s, sp.planner.default_deadline_s,
-                             sp.planner.max_deadline_s) *
-            1e3,
-        sp.duration_s, sp.warmup_s, (unsigned long long)sp.seed,
-        sp.host_noise ? "host noise on" : "no host noise");
+    printf("grid: %zu variants, workers %d, max_batch %d, ", sp.n_variants, sp.planner.workers,
+           sp.planner.max_batch);
+    print_run_line_tail(&sp);
     printf("%-11s %5s %5s %8s %8s %5s %6s %7s %5s %6s %5s %3s | %-17s\n", "", "", "", "adaptive",
            "", "", "", "", "", "", "", "", "goodput/oracle");
     printf("%-11s %5s %5s %8s %8s %5s %6s %7s %5s %6s %5s %3s | %5s %5s %5s\n", "clients", "load",
@@ -176,13 +181,9 @@ int simdrv_run_cluster(const simdrv_options *o, at_sim_params sp) {
   if (!o->json) {
     printf(
         "cluster: least-connections balancer, one resend of a 429; each replica %d workers, "
-        "max_batch %d, deadline %.3g ms; %g s per point (warm-up %g s), seed %llu, %s\n",
-        sp.planner.workers, sp.planner.max_batch,
-        at_plan_cap_deadline(sp.deadline_s, sp.planner.default_deadline_s,
-                             sp.planner.max_deadline_s) *
-            1e3,
-        sp.duration_s, sp.warmup_s, (unsigned long long)sp.seed,
-        sp.host_noise ? "host noise on" : "no host noise");
+        "max_batch %d; ",
+        sp.planner.workers, sp.planner.max_batch);
+    print_run_line_tail(&sp);
     printf("%-8s %4s %5s %10s %10s %5s %6s %7s %8s %8s\n", "clients", "N", "load", "good/rep",
            "oracle/rep", "g/o", "attain", "p99ms", "resent", "refused");
   }

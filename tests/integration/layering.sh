@@ -9,8 +9,9 @@
 #   2. the layers cli -> tools -> library: CLI files (src/cli) include only
 #      public headers (anytime/...), the tools library's (tools/...) and their
 #      own (cli/...); tools files (src/tools) only public headers and their
-#      own; no library file includes either; and no build target but the
-#      CLI's compiles a file of src/cli.
+#      own; no library file includes either; no build target but the
+#      CLI's compiles a file of src/cli; and no file of src/cli is over 300
+#      lines.
 #   3. no function in src/ is longer than 150 lines (issue 15), counted from
 #      the line its signature starts to its closing brace, by a scan that
 #      relies on the project's formatting (the body's brace ends the
@@ -76,6 +77,10 @@ $bad"
 bad=$(cd "$ANYTIME_SOURCE_DIR" && grep -rn 'src/cli/' --include=CMakeLists.txt --include='*.cmake' . |
       grep -v '^./build' | grep -v 'GLOB AT_CLI_SOURCES' || true)
 [ -z "$bad" ] || fail "a target other than the CLI compiles src/cli files:
+$bad"
+# a command parses, calls and prints: the work is in the tools library
+bad=$(wc -l "$src"/cli/*.c "$src"/cli/*.h | awk '$2 != "total" && $1 > 300 {print $2 ": " $1 " lines"}')
+[ -z "$bad" ] || fail "CLI files over 300 lines (move the work into src/tools):
 $bad"
 awk '
   FNR == 1 { cand = 0; infn = 0 }

@@ -96,7 +96,7 @@ check_ceiling "$tmp/s.csv" "$tmp/s.md"
 # taken from one policy alone would pass the check above. The same rows with
 # cheap-only's goodput raised by 500 req/s at one point and accurate-only's
 # at another, summarised again by --from-csv (nothing run), tell them apart.
-# (Seen to fail: ceiling() in src/cli/cmd_sweep.c reading accurate-only
+# (Seen to fail: ceiling() in src/cli/cmd_sweep.c, now src/tools/sweep_report.c, reading accurate-only
 # alone gave "ceiling at poisson rho 0.20 (…/m.md): summary says '<accurate-only's>',
 # the CSV gives <cheap-only's + 500>".)
 awk -F, -v OFS=, 'NR > 1 && $22 == "poisson" && $3 == "0.20" && $2 == "cheap-only" { $9 += 500 }
