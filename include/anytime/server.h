@@ -107,6 +107,9 @@ typedef struct at_server_config {
   int port;               /* default 8000 */
   int grpc_port;          /* KServe V2 gRPC (server.grpc_port, --grpc-port); 0 (default): off */
   int http_threads;       /* default 2 */
+  bool http_batch_sched;  /* the HTTP threads run under SCHED_BATCH, so that their
+                             wake-ups do not preempt a worker's Run; default true
+                             (docs/benchmarks.md, "What a served Run costs") */
   int workers;            /* engine workers; default 2 */
   int intra_op_threads;   /* per Run; default 1 */
   int idle_intra_op_threads; /* 0 (default) or >= 2: threads of a Run that finds the pool

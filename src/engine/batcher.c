@@ -14,7 +14,7 @@
  *     worker -> batcher thread), and a busy worker takes its next batch
  *     without sleeping; each hand-off is a futex wake and two context
  *     switches, which on this VM cost tens of microseconds
- *     (docs/benchmarks.md, "Hand-offs").
+ *     (results/benchmarks_history.md, "Hand-offs").
  *   When a batch closes: a variant is ready when it has max_batch_size items
  *     or its oldest item is max_queue_delay_us old; a ready variant is
  *     dispatched only while fewer than n_workers batches are in flight, so a

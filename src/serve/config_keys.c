@@ -29,6 +29,7 @@ static const cfg_key keys[] = {
     INT("server", "port", port, 0, 65535, 8000),
     INT("server", "grpc_port", grpc_port, 0, 65535, 0),
     INT("server", "http_threads", http_threads, 1, 256, 2),
+    BOOL("server", "http_batch_sched", http_batch_sched, 1),
     SIZE("server", "max_body_bytes", max_body_bytes, 1024, 1 << 30, 1 << 20),
     SIZE("server", "max_inputs", max_inputs, 1, 100000, 64),
     SIZE("server", "max_tokens", max_tokens, 3, 65536, 512),

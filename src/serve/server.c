@@ -36,6 +36,8 @@
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -866,10 +868,33 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 /* A connection opens (its state is made) or closes (freed). */
+/* Linux's SCHED_BATCH (sched(7)), which <sched.h> names only under
+ * _GNU_SOURCE: a thread of this class that wakes does not preempt the
+ * thread running on its core; it waits for that thread's slice or sleep. */
+#define SERVE_SCHED_BATCH 3
+
+/* server.http_batch_sched: the HTTP thread that accepts a connection (and
+ * serves it from then on) is moved to SCHED_BATCH once. A request's arrival
+ * or a resume then no longer cuts into a worker's Run on a core both share:
+ * the Run keeps its caches, and the HTTP work waits at most for the end of
+ * the Run or the worker's slice. A refusal from the kernel leaves the
+ * thread as it was. */
+static void http_thread_sched(const at_server *s) {
+  static _Thread_local bool done;
+  if (done || !s->cfg.http_batch_sched) return;
+  done = true;
+  struct sched_param sp = {.sched_priority = 0};
+  int rc = pthread_setschedparam(pthread_self(), SERVE_SCHED_BATCH, &sp);
+  if (rc != 0)
+    at_log(AT_LOG_WARN, "serve", "server.http_batch_sched: SCHED_BATCH refused (%s)",
+           strerror(rc));
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe) {
-  (void)cls, (void)c;
+  (void)c;
   if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    http_thread_sched(cls);
     *socket_context = calloc(1, sizeof(conn_state)); /* NULL: no holds for it */
   } else {
     free(*socket_context);

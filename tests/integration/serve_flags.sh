@@ -53,4 +53,19 @@ req POST /predict '{"inputs":[["a"],["b"],["c"]]}'; expect 413 "max_inputs"
 echo "ok: --set server.max_inputs=2: 2 texts answered, 3 refused 413"
 echo "ok: --deadline-ms 20000 over max_deadline_ms 10000 started (it raises the maximum)"
 stop_server
+
+# 4. server.http_batch_sched: the HTTP thread, once it has accepted a
+# connection, runs as SCHED_BATCH (policy 3 in /proc/TID/stat, field 41);
+# without it SCHED_OTHER (0). One HTTP thread, so it is the one that accepts.
+http_policy() { for t in /proc/"$SERVER_PID"/task/*; do
+  case "$(cat "$t/comm")" in MHD-*) awk '{print $41}' "$t/stat" ;; esac; done | sort -u | tr -d '\n'; }
+for want in "true 3" "false 0"; do
+  set -- $want
+  start_server "$cfg" --set server.http_threads=1 --set server.http_batch_sched="$1"
+  req GET /health; expect 200
+  got=$(http_policy)
+  [ "$got" = "$2" ] || fail "http_batch_sched $1: the HTTP thread's policy is '$got' (want $2)"
+  echo "ok: server.http_batch_sched=$1: the HTTP thread's scheduling policy $got"
+  stop_server
+done
 echo "PASS: serve flags"
