@@ -25,7 +25,9 @@
 #        MODELS: lines "label|dir|variant|passes|secs" (passes/secs may be
 #        empty = PASSES/SECS), BATCH (anytime's max batch; default the bare
 #        loop's best), OUT (also write the final table to this file),
-#        IDLE (anytime's engine.idle_intra_op_threads; default 0 = off)
+#        IDLE (anytime's engine.idle_intra_op_threads; default 0 = off),
+#        ANYTIME_BIN (the anytime binary; default build/anytime: another build's
+#        binary, for a side-by-side of two commits)
 # Default models: models/sentiment-large int8, and the MiniLM-size and
 # BERT-base-size int8 stand-ins (tools/testmodels/size_standins.sh builds
 # them on first use, minutes; BERT-base with passes of 4 s).
@@ -110,7 +112,7 @@ while IFS="|" read -r model_label model variant mp ms_ <&3; do
   bench_one_variant_config "$tmp/serve.yaml" "$(cd "$model" && pwd)" "$variant" "$batch" \
     "idle_intra_op_threads: ${IDLE:-0}"
   rm -f "$tmp/port"
-  build/anytime serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/serve.log" &
+  "${ANYTIME_BIN:-build/anytime}" serve --config "$tmp/serve.yaml" --port-file "$tmp/port" 2>"$tmp/serve.log" &
   spid=$!
   for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
   [ -s "$tmp/port" ] || { echo "anytime serve did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
