@@ -213,7 +213,11 @@ int sweep_run(sweep *sw) {
   FILE *csv = fopen(sw->out_csv, "w");
   if (!csv) return fprintf(stderr, "anytime sweep: cannot write %s\n", sw->out_csv), -1;
   sweep_csv_header(csv, false);
-  run_all(sw, csv); /* a capacity that cannot be measured again ends it early */
+  if (run_all(sw, csv) != 0) { /* a capacity that cannot be measured again ends it early */
+    fprintf(stderr, "sweep: stopped early: the cheapest variant's capacity could not be "
+                    "measured again (see above); the rows so far are written\n");
+    sw->failures++; /* the command exits non-zero, as for any other failure */
+  }
   fclose(csv);
   return 0;
 }
