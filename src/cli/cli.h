@@ -8,18 +8,11 @@
 
 #include "anytime/anytime.h"
 #include "anytime/server.h"
-
-/* Exit codes shared by every subcommand. */
-enum { AT_EXIT_OK = 0, AT_EXIT_FAIL = 1, AT_EXIT_USAGE = 2, AT_EXIT_RUNTIME = 3 };
+#include "tools/report.h" /* the exit codes and tools_report() */
 
 /* Install a sink that writes "anytime: level: [component] message" to
  * stderr, honouring ANYTIME_LOG_LEVEL (debug|info|warn|error; default warn). */
 void cli_install_log_sink(void);
-
-/* Print "anytime <cmd>: <status text>: <detail>" for a failed library call
- * and return the matching exit code (AT_EXIT_RUNTIME for runtime load and
- * version errors, AT_EXIT_FAIL otherwise). */
-int cli_report(const char *cmd, at_status s);
 
 /* True if argv contains -h or --help. */
 bool cli_wants_help(int argc, char **argv);

@@ -60,7 +60,7 @@ int at_cli_cache(int argc, char **argv) {
   }
   char dir[4096];
   at_status st = at_artifact_cache_dir(root, dir, sizeof dir);
-  if (st != AT_OK) return cli_report("cache", st);
+  if (st != AT_OK) return tools_report("cache", st);
   if (strcmp(action, "path") == 0) {
     printf("%s\n", dir);
     return AT_EXIT_OK;
@@ -68,7 +68,7 @@ int at_cli_cache(int argc, char **argv) {
   if (strcmp(action, "ls") == 0) {
     at_artifact_entry *v = NULL;
     size_t n = 0;
-    if ((st = at_artifact_cache_list(dir, &v, &n)) != AT_OK) return cli_report("cache", st);
+    if ((st = at_artifact_cache_list(dir, &v, &n)) != AT_OK) return tools_report("cache", st);
     printf("%s\n", dir);
     if (n == 0) printf("(no artifacts)\n");
     else printf("%-32s %-10s %-12s %10s %5s  %-8s %s\n", "MODEL", "VARIANT", "KEY", "SIZE", "AGE",
@@ -96,7 +96,7 @@ int at_cli_cache(int argc, char **argv) {
     size_t removed = 0;
     st = at_artifact_cache_clear(dir, &removed);
     printf("removed %zu artifact%s from %s\n", removed, removed == 1 ? "" : "s", dir);
-    return st == AT_OK ? AT_EXIT_OK : cli_report("cache", st);
+    return st == AT_OK ? AT_EXIT_OK : tools_report("cache", st);
   }
   fprintf(stderr, "anytime cache: unknown action '%s' (path, ls or clear)\n", action);
   return AT_EXIT_USAGE;

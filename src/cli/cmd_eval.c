@@ -73,7 +73,7 @@ int at_cli_eval(int argc, char **argv) {
   eval_outcome res = {0};
   at_model_resolve_params rp = at_model_resolve_default_params();
   at_status st = at_model_resolve(model, &rp, &d);
-  if (st != AT_OK) return cli_report("eval", st);
+  if (st != AT_OK) return tools_report("eval", st);
   if (d->n_labels < 2 || !d->task_output) {
     fprintf(stderr, "anytime eval: %s is not a classifier (config.json needs id2label and the "
                     "graph a \"logits\" output)\n", model);
@@ -93,7 +93,7 @@ int at_cli_eval(int argc, char **argv) {
     goto out;
   }
   eval_params p = {.variant = vi, .batch = bsz, .workers = workers, .max_length = max_len};
-  if ((st = eval_run(d, &p, &ds, &res)) != AT_OK) rc = cli_report("eval", st);
+  if ((st = eval_run(d, &p, &ds, &res)) != AT_OK) rc = tools_report("eval", st);
   if (res.failed) {
     fprintf(stderr, "anytime eval: inference failed: %s\n", res.error);
     goto out;

@@ -211,11 +211,11 @@ int at_cli_generate(int argc, char **argv) {
   ses.intra_op_threads = threads;
   at_lm *lm = NULL;
   at_status st = at_lm_open(model, variant, &ses, NULL, &lm);
-  if (st != AT_OK) return cli_report("generate", st);
+  if (st != AT_OK) return tools_report("generate", st);
   at_tok_workspace *ws = NULL;
   if ((st = at_tok_workspace_create(&ws)) != AT_OK) {
     at_lm_close(lm);
-    return cli_report("generate", st);
+    return tools_report("generate", st);
   }
   int n = argc - first;
   job *jobs = calloc((size_t)n, sizeof *jobs);
@@ -273,7 +273,7 @@ int at_cli_generate(int argc, char **argv) {
     if (print_job(lm, ws, &jobs[i], i, argv[first + i], json, show_ids) != AT_OK) rc = AT_EXIT_FAIL;
 done:
   at_gen_destroy(gen);
-  if (st != AT_OK) rc = cli_report("generate", st);
+  if (st != AT_OK) rc = tools_report("generate", st);
   for (int i = 0; jobs && i < n; i++) {
     free(jobs[i].prompt);
     free(jobs[i].out);

@@ -34,7 +34,7 @@ int at_cli_info(int argc, char **argv) {
   p.opt_level = AT_OPT_DISABLE;
   at_session *s = NULL;
   at_status st = at_session_create(argv[1], &p, &s);
-  if (st != AT_OK) return cli_report("info", st);
+  if (st != AT_OK) return tools_report("info", st);
   const at_model_info *mi = at_session_info(s);
   printf("model:     %s\n", argv[1]);
   printf("producer:  %s %s\n", mi->producer_name[0] ? mi->producer_name : "(none)",

@@ -66,7 +66,7 @@ int at_cli_ls(int argc, char **argv) {
   at_model_entry *v = NULL;
   size_t n = 0;
   at_status st = at_model_list(&p, &v, &n);
-  if (st != AT_OK) return cli_report("ls", st);
+  if (st != AT_OK) return tools_report("ls", st);
   size_t shown = 0;
   for (size_t i = 0; i < n; i++)
     if (v[i].desc) {

@@ -78,7 +78,7 @@ int at_cli_perplexity(int argc, char **argv) {
   at_status st = at_lm_open(model, variant, &sp, NULL, &lm);
   if (st != AT_OK) {
     cli_dataset_free(&ds);
-    return cli_report("perplexity", st);
+    return tools_report("perplexity", st);
   }
   if (window == 0) window = lm->n_positions > 0 ? lm->n_positions : 256;
   if (lm->n_positions > 0 && window > lm->n_positions) {
@@ -133,7 +133,7 @@ int at_cli_perplexity(int argc, char **argv) {
   double secs = (double)(at_now_ns() - t0) / 1e9;
   int rc = AT_EXIT_OK;
   if (st != AT_OK) {
-    rc = cli_report("perplexity", st);
+    rc = tools_report("perplexity", st);
   } else if (scored == 0) {
     fprintf(stderr, "anytime perplexity: no tokens to score in %s\n", data);
     rc = AT_EXIT_FAIL;

@@ -133,7 +133,7 @@ int at_cli_profile(int argc, char **argv) {
   cfg = at_server_config_default();
   at_status st = o.model ? cli_config_from_model(o.model, NULL, true, &cfg)
                          : at_server_config_load(o.family, &cfg);
-  if (st != AT_OK) return cli_report("profile", st);
+  if (st != AT_OK) return tools_report("profile", st);
   if (o.model && cfg.n_models == 0)
     return fprintf(stderr,
                    "anytime profile: %s is a text-generation model; profile measures "

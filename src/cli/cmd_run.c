@@ -106,7 +106,7 @@ int at_cli_run(int argc, char **argv) {
   rp.n_model_dirs = n_dirs;
   at_model_desc *d = NULL;
   at_status st = at_model_resolve(model, &rp, &d);
-  if (st != AT_OK) return cli_report("run", st);
+  if (st != AT_OK) return tools_report("run", st);
   int rc = AT_EXIT_FAIL;
   run_batch *b = NULL;
   int vi = variant ? at_model_desc_variant_index(d, variant) : 0;
@@ -114,7 +114,7 @@ int at_cli_run(int argc, char **argv) {
     run_params p = {
         .variant = vi, .all_variants = all_variants, .cache = !no_cache, .cache_root = cache_root};
     if ((st = run_open(d, &p, &b)) != AT_OK || (st = run_texts(b, texts, n_texts)) != AT_OK)
-      rc = cli_report("run", st);
+      rc = tools_report("run", st);
     else
       rc = run_print(b, json) == 0 ? AT_EXIT_OK : AT_EXIT_FAIL;
   }

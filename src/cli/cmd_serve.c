@@ -179,7 +179,7 @@ static int apply_settings(const serve_opts *o, at_server_config *cfg) {
     const char *k = o->set_key[i], *v = o->set_val[i];
     size_t cap = (k ? strlen(k) : 0) + strlen(v) + 2;
     char *a = malloc(cap);
-    if (!a) return cli_report("serve", AT_ERR_NOMEM);
+    if (!a) return tools_report("serve", AT_ERR_NOMEM);
     if (k) snprintf(a, cap, "%s=%s", k, v);
     else snprintf(a, cap, "%s", v);
     at_status st = AT_OK;
@@ -209,7 +209,7 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
   *cfg = at_server_config_default();
   if (o->model) {
     if ((st = cli_config_from_model(o->model, o->variant, false, cfg)) != AT_OK)
-      return cli_report("serve", st);
+      return tools_report("serve", st);
     if (o->served_name && cfg->n_models == 1)
       snprintf(cfg->models[0].name, sizeof cfg->models[0].name, "%s", o->served_name);
     else if (o->served_name)
@@ -219,10 +219,10 @@ static int build_config(const serve_opts *o, at_server_config *cfg, char *path, 
     *label = o->config;
     if (!*label) {
       if (at_server_default_config_path(path, cap) != AT_OK)
-        return cli_report("serve", AT_ERR_NOT_FOUND);
+        return tools_report("serve", AT_ERR_NOT_FOUND);
       *label = path;
     }
-    if ((st = at_server_config_load(*label, cfg)) != AT_OK) return cli_report("serve", st);
+    if ((st = at_server_config_load(*label, cfg)) != AT_OK) return tools_report("serve", st);
   }
   if (!o->no_cache && at_artifact_cache_dir(o->cache_dir, cfg->artifact_cache_dir,
                                             sizeof cfg->artifact_cache_dir) != AT_OK)
@@ -251,7 +251,7 @@ static int run_server(const at_server_config *cfg, const char *label, const char
   serve_loop_block_signals(&set);
   at_server *srv = NULL;
   at_status st = at_server_start(cfg, &srv);
-  if (st != AT_OK) return cli_report("serve", st);
+  if (st != AT_OK) return tools_report("serve", st);
   serve_loop_announce(cfg, label, srv, port_file);
   serve_loop_wait(srv, &set);
   return AT_EXIT_OK;

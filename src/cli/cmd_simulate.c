@@ -260,13 +260,13 @@ int at_cli_simulate(int argc, char **argv) {
   char def[4096];
   if (!o.config) {
     at_status s = at_server_default_config_path(def, sizeof def);
-    if (s != AT_OK) return cli_report("simulate", s);
+    if (s != AT_OK) return tools_report("simulate", s);
     o.config = def;
   }
   static at_server_config cfg; /* large: not on the stack */
   cfg = at_server_config_default();
   at_status s = at_server_config_load(o.config, &cfg);
-  if (s != AT_OK) return cli_report("simulate", s);
+  if (s != AT_OK) return tools_report("simulate", s);
   at_sim_params sp = at_sim_default_params();
   at_plan_variant pv[AT_SERVER_MAX_VARIANTS], blind[AT_SERVER_MAX_VARIANTS];
   if (simdrv_params(&o, &cfg, &sp, pv, blind)) return AT_EXIT_USAGE;

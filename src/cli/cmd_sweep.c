@@ -266,7 +266,7 @@ int at_cli_sweep(int argc, char **argv) {
   if (!cfg) return fprintf(stderr, "anytime sweep: out of memory\n"), AT_EXIT_FAIL;
   *cfg = at_server_config_default();
   at_status st = at_server_config_load(p.cfg_path, cfg);
-  if (st != AT_OK) return free(cfg), cli_report("sweep", st);
+  if (st != AT_OK) return free(cfg), tools_report("sweep", st);
   sweep *sw = NULL;
   if (o.cheap_out)
     rc = sweep_write_cheap_config(cfg, p.cfg_path, o.cheap_out) == 0 ? AT_EXIT_OK : AT_EXIT_FAIL;

@@ -166,10 +166,10 @@ int at_cli_tokenize(int argc, char **argv) {
   at_tokenizer *t = NULL;
   at_tok_workspace *ws = NULL;
   at_status st = at_tokenizer_load(path, &t);
-  if (st != AT_OK) return cli_report("tokenize", st);
+  if (st != AT_OK) return tools_report("tokenize", st);
   if ((st = at_tok_workspace_create(&ws)) != AT_OK) {
     at_tokenizer_destroy(t);
-    return cli_report("tokenize", st);
+    return tools_report("tokenize", st);
   }
   int rc = AT_EXIT_OK;
   if (input) {

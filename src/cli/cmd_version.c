@@ -26,7 +26,7 @@ int at_cli_version(int argc, char **argv) {
     }
   at_version_info v;
   at_status s = at_runtime_version_info(&v);
-  if (s != AT_OK) return cli_report("version", s);
+  if (s != AT_OK) return tools_report("version", s);
   if (json) {
     printf("{\"anytime\":\"%s\",\"ort_api_version\":%d,\"ort_compiled_release\":\"%s\","
            "\"ort_library_release\":\"%s\",\"ort_library_path\":\"%s\",\"mismatch\":%s,"

@@ -27,13 +27,6 @@ void cli_install_log_sink(void) {
   at_log_set_sink(stderr_sink, NULL, lvl);
 }
 
-int cli_report(const char *cmd, at_status s) {
-  const char *detail = at_last_error();
-  fprintf(stderr, "anytime %s: %s%s%s\n", cmd, at_strerror(s), *detail ? ": " : "", detail);
-  return (s == AT_ERR_RUNTIME_LOAD || s == AT_ERR_RUNTIME_VERSION) ? AT_EXIT_RUNTIME
-                                                                   : AT_EXIT_FAIL;
-}
-
 bool cli_wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return true;

@@ -78,7 +78,7 @@ int prof_measure_accuracy(prof_state *P, prof_model *M, int v) {
   at_status st;
   if ((st = at_batcher_create(M->eng, &bp, &b)) != AT_OK) return prof_report(st);
   if (run_items(b, v, M->items, M->all, ds->n) != 0)
-    return fprintf(stderr, "anytime profile: inference failed\n"), PROF_EXIT_FAIL;
+    return fprintf(stderr, "anytime profile: inference failed\n"), AT_EXIT_FAIL;
   at_batcher_destroy(b);
   size_t correct = 0, dim = M->dim;
   prof_item *items = M->items;
@@ -115,5 +115,5 @@ int prof_measure_accuracy(prof_state *P, prof_model *M, int v) {
     free(nv);
   }
   M->vr[v].accuracy = (double)correct / (double)ds->n;
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }

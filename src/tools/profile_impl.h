@@ -124,14 +124,14 @@ typedef struct prof_model {
 } prof_model;
 
 /* Print "anytime profile: <status text>: <detail>" for a failed library
- * call and return its exit code (PROF_EXIT_RUNTIME for runtime load and
- * version errors, else PROF_EXIT_FAIL). */
+ * call and return its exit code (AT_EXIT_RUNTIME for runtime load and
+ * version errors, else AT_EXIT_FAIL). */
 int prof_report(at_status s);
 /* "\r" when a progress bar may be on the line, else "". */
 const char *prof_cr(const prof_state *P);
 
 /* The steps, in the order profile_run.c calls them for variant v; each
- * returns PROF_EXIT_OK or an exit code after printing why. */
+ * returns AT_EXIT_OK or an exit code after printing why. */
 int prof_measure_accuracy(prof_state *P, prof_model *M, int v);
 int prof_cross_check(prof_state *P, prof_model *M, int v, at_session *ref, int64_t *mask,
                      int64_t *zeros);

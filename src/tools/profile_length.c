@@ -63,7 +63,7 @@ int prof_measure_length_buckets(prof_state *P, prof_model *M, int v) {
             x->lb_s[k][0] * 1e3, P->o->bs[P->o->n_bs - 1], x->lb_s[k][P->o->n_bs - 1] * 1e3);
     P->step++;
   }
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* The planner's estimate of a batch of bucket k at batch size bs[bi] under

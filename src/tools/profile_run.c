@@ -21,10 +21,7 @@
 #include "tools/profile_impl.h"
 
 int prof_report(at_status s) {
-  const char *detail = at_last_error();
-  fprintf(stderr, "anytime profile: %s%s%s\n", at_strerror(s), *detail ? ": " : "", detail);
-  return (s == AT_ERR_RUNTIME_LOAD || s == AT_ERR_RUNTIME_VERSION) ? PROF_EXIT_RUNTIME
-                                                                   : PROF_EXIT_FAIL;
+  return tools_report("profile", s);
 }
 
 const char *prof_cr(const prof_state *P) {
@@ -43,7 +40,7 @@ static void progress(const prof_state *P, double frac, const char *what) {
 }
 
 /* Tokenise the split once, start the engine with every variant, and lay
- * out the batcher's items. Returns PROF_EXIT_OK or an exit code. */
+ * out the batcher's items. Returns AT_EXIT_OK or an exit code. */
 static int model_prepare(prof_state *P, int mi, prof_model *M) {
   at_server_model_config *mc = M->mc = &P->cfg.models[mi];
   M->task = !strcmp(mc->task, "embed");
@@ -99,7 +96,7 @@ static int model_prepare(prof_state *P, int mi, prof_model *M) {
   if (M->head < 0)
     return fprintf(stderr, "anytime profile: model '%s' has no %s output\n", mc->name,
                    M->task ? "[b,h] or [b,s,h]" : "[b,k]"),
-           PROF_EXIT_FAIL;
+           AT_EXIT_FAIL;
   M->items = calloc(n, sizeof *M->items);
   M->outs = calloc(n * M->dim, sizeof(float));
   M->ref_outs = calloc(M->dim, sizeof(float));
@@ -115,7 +112,7 @@ static int model_prepare(prof_state *P, int mi, prof_model *M) {
                               .head = M->head};
   }
   M->rng = 0x5EED0001u + (uint64_t)mi;
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 static void model_free(prof_state *P, prof_model *M) {
@@ -133,7 +130,7 @@ static int profile_variant(prof_state *P, prof_model *M, int v) {
   snprintf(what, sizeof what, "%s/%s: accuracy on %zu texts", mn, x->name, P->ds->n);
   progress(P, (double)P->step / P->total_steps, what);
   int rc = prof_measure_accuracy(P, M, v);
-  if (rc != PROF_EXIT_OK) return rc;
+  if (rc != AT_EXIT_OK) return rc;
   P->step++;
 
   snprintf(what, sizeof what, "%s/%s: reference session cross-check", mn, x->name);
@@ -148,18 +145,18 @@ static int profile_variant(prof_state *P, prof_model *M, int v) {
   P->step++;
 
   x->n_b = P->o->n_bs;
-  for (int bi = 0; bi < P->o->n_bs && rc == PROF_EXIT_OK; bi++) {
+  for (int bi = 0; bi < P->o->n_bs && rc == AT_EXIT_OK; bi++) {
     snprintf(what, sizeof what, "%s/%s: service time, batch %d", mn, x->name, P->o->bs[bi]);
     progress(P, (double)P->step / P->total_steps, what);
     rc = prof_measure_batch(P, M, v, bi, ref, mask, zeros);
     P->step++;
   }
-  if (rc == PROF_EXIT_OK && P->o->n_lb) rc = prof_measure_length_buckets(P, M, v);
-  if (rc == PROF_EXIT_OK && P->o->n_lb) prof_fit_length_model(P, M, v);
+  if (rc == AT_EXIT_OK && P->o->n_lb) rc = prof_measure_length_buckets(P, M, v);
+  if (rc == AT_EXIT_OK && P->o->n_lb) prof_fit_length_model(P, M, v);
   free(mask);
   free(zeros);
   at_session_destroy(ref);
-  if (rc == PROF_EXIT_OK) prof_judge_variant(P, M, v);
+  if (rc == AT_EXIT_OK) prof_judge_variant(P, M, v);
   return rc;
 }
 
@@ -188,11 +185,11 @@ static int run(prof_state *P) {
     prof_model M;
     memset(&M, 0, sizeof M);
     int rc = model_prepare(P, mi, &M);
-    for (int v = 0; rc == PROF_EXIT_OK && v < M.mc->n_variants && !P->failures; v++)
+    for (int v = 0; rc == AT_EXIT_OK && v < M.mc->n_variants && !P->failures; v++)
       rc = profile_variant(P, &M, v);
-    if (rc == PROF_EXIT_OK && !P->failures) prof_emit_model(P, &M);
+    if (rc == AT_EXIT_OK && !P->failures) prof_emit_model(P, &M);
     model_free(P, &M);
-    if (rc != PROF_EXIT_OK) return rc;
+    if (rc != AT_EXIT_OK) return rc;
   }
   progress(P, 1.0, P->failures ? "aborted" : "done");
   if (P->failures) {
@@ -200,7 +197,7 @@ static int run(prof_state *P) {
             "anytime profile: %d disagreement(s) between the serving path and the plain "
             "session; nothing was written\n",
             P->failures);
-    return PROF_EXIT_FAIL;
+    return AT_EXIT_FAIL;
   }
   if (P->checks.len) fputs(P->checks.s, stderr);
   return prof_write_outputs(P);

@@ -57,12 +57,12 @@
 
 #include "anytime/server.h"
 #include "tools/dataset.h"
+#include "tools/report.h"
 
 #define PROF_MAX_BATCH_SIZES 8    /* batch sizes measured at most */
 #define PROF_MAX_LENGTH_BUCKETS 8 /* --length-buckets at most */
 
-/* What prof_run() returns: the CLI's exit codes (src/cli/cli.h). */
-enum { PROF_EXIT_OK = 0, PROF_EXIT_FAIL = 1, PROF_EXIT_RUNTIME = 3 };
+/* prof_run() returns the CLI's exit codes (tools/report.h). */
 
 /* One profile's options, checked by the caller (the command's parser). */
 typedef struct prof_options {
@@ -87,9 +87,9 @@ typedef struct prof_options {
 /* Profile every variant of every model of `cfg` on `ds` (labels: class ids)
  * as `o` says, then write o->out_cfg and o->out_json atomically; on any
  * disagreement between the serving path and the plain session, nothing is
- * written. Prints as the command does. Returns PROF_EXIT_OK,
- * PROF_EXIT_RUNTIME when ONNX Runtime could not be loaded (or is the wrong
- * version), else PROF_EXIT_FAIL (a failed library call, a disagreement, a
+ * written. Prints as the command does. Returns AT_EXIT_OK,
+ * AT_EXIT_RUNTIME when ONNX Runtime could not be loaded (or is the wrong
+ * version), else AT_EXIT_FAIL (a failed library call, a disagreement, a
  * file that cannot be written). */
 int prof_run(const prof_options *o, const at_server_config *cfg, const cli_dataset *ds);
 

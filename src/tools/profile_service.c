@@ -65,7 +65,7 @@ int prof_cross_check(prof_state *P, prof_model *M, int v, at_session *ref, int64
       if (cs < x->min_cosine) x->min_cosine = cs;
     }
   }
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* The plain session's side of the batch-1 timing: at_profile_measure calls
@@ -139,7 +139,7 @@ int prof_measure_batch(prof_state *P, prof_model *M, int v, int bi, at_session *
             M->mc->name, x->name, bsz, x->busy_s[bi] * 1e3, x->busy_s[bi] / med, med * 1e3);
     x->busy_s[bi] = 7.95 * med; /* under 8 after the YAML rounding too */
   }
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* Does variant v's engine path agree with its plain session? Prints the

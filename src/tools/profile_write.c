@@ -250,7 +250,7 @@ int prof_write_outputs(prof_state *P) {
     prof_buf_free(&out);
     json_decref(root);
     fprintf(stderr, "anytime profile: out of memory writing the configuration\n");
-    return PROF_EXIT_FAIL;
+    return AT_EXIT_FAIL;
   }
   char *js = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
   json_decref(root);
@@ -261,8 +261,8 @@ int prof_write_outputs(prof_state *P) {
   if (w1 || w2) {
     fprintf(stderr, "anytime profile: cannot write %s or %s: %s\n", o->out_json, o->out_cfg,
             strerror(errno));
-    return PROF_EXIT_FAIL;
+    return AT_EXIT_FAIL;
   }
   fprintf(stderr, "profile: wrote %s and %s\n", o->out_cfg, o->out_json);
-  return PROF_EXIT_OK;
+  return AT_EXIT_OK;
 }

@@ -24,11 +24,11 @@
 
 #include "anytime/server.h"
 #include "anytime/sim.h"
+#include "tools/report.h"
 
 #define SIMDRV_MAX_LOADS 32
 
-/* What the drivers return: the CLI's exit codes (src/cli/cli.h). */
-enum { SIMDRV_EXIT_OK = 0, SIMDRV_EXIT_FAIL = 1, SIMDRV_EXIT_RUNTIME = 3 };
+/* The drivers return the CLI's exit codes (tools/report.h). */
 
 /* The command's options, as its parser leaves them. Numbers that were not
  * given keep the values the command starts from (see at_cli_simulate). */
@@ -59,7 +59,7 @@ int simdrv_params(const simdrv_options *o, const at_server_config *cfg, at_sim_p
                   at_plan_variant *pv, at_plan_variant *blind);
 
 /* The modes. Each prints its table (or one JSON object per run with
- * o->json) on stdout and returns SIMDRV_EXIT_OK, or the exit code after
+ * o->json) on stdout and returns AT_EXIT_OK, or the exit code after
  * printing a failed run's error. */
 /* Every client model x every load, one policy. */
 int simdrv_run_list(const simdrv_options *o, at_sim_params sp);

@@ -21,20 +21,10 @@ static const double k_cluster_loads[] = {0.8, 1.3, 2, 3};
 static const at_plan_policy k_policies[] = {AT_PLAN_ADAPTIVE, AT_PLAN_ACCURATE_ONLY, AT_PLAN_NONE,
                                             AT_PLAN_LIMIT};
 
-/* Print "anytime simulate: <status text>: <detail>" for a failed run and
- * return its exit code (the CLI's rule: SIMDRV_EXIT_RUNTIME for runtime
- * load and version errors, else SIMDRV_EXIT_FAIL). */
-static int report(at_status s) {
-  const char *detail = at_last_error();
-  fprintf(stderr, "anytime simulate: %s%s%s\n", at_strerror(s), *detail ? ": " : "", detail);
-  return (s == AT_ERR_RUNTIME_LOAD || s == AT_ERR_RUNTIME_VERSION) ? SIMDRV_EXIT_RUNTIME
-                                                                   : SIMDRV_EXIT_FAIL;
-}
-
 static int run_one(const at_sim_params *sp, at_sim_result *r) {
   at_status s = at_sim_run(sp, r);
-  if (s != AT_OK) return report(s);
-  return SIMDRV_EXIT_OK;
+  if (s != AT_OK) return tools_report("simulate", s);
+  return AT_EXIT_OK;
 }
 
 /* The plain mode: every client model × every load, one policy. */
@@ -63,7 +53,7 @@ int simdrv_run_list(const simdrv_options *o, at_sim_params sp) {
       fflush(stdout);
       if (sp.clients == AT_SIM_BURST) break; /* no load */
     }
-  return SIMDRV_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* One grid row: adaptive with the oracle, then the other policies. */
@@ -81,7 +71,7 @@ static int grid_row(const simdrv_options *o, at_sim_params sp) {
     }
     if (o->json) simdrv_print_json(&sp, &r[k]);
   }
-  if (o->json) return SIMDRV_EXIT_OK;
+  if (o->json) return AT_EXIT_OK;
   const at_sim_result *a = &r[0];
   char lb[32];
   printf(
@@ -96,7 +86,7 @@ static int grid_row(const simdrv_options *o, at_sim_params sp) {
       printf("%-11s   %-13s light within deadline: first second %.4f, after %.4f\n", "",
              at_plan_policy_name(k_policies[k]), r[k].light_first_s, r[k].light_after);
   fflush(stdout);
-  return SIMDRV_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* The end of a mode's first line: the deadline, the time per point, the
@@ -140,7 +130,8 @@ int simdrv_run_mixed(const simdrv_options *o, at_sim_params sp) {
   int top;
   double cap;
   at_sim_group g[AT_SIM_MAX_GROUPS];
-  if (at_sim_capacity(&sp, &top, &cap) != AT_OK) return report(AT_ERR_INVALID_ARG);
+  if (at_sim_capacity(&sp, &top, &cap) != AT_OK)
+    return tools_report("simulate", AT_ERR_INVALID_ARG);
   if (!o->json)
     printf(
         "mixed population, %s, workers %d, max_batch %d, %g s per point (warm-up %g s), seed "
@@ -171,7 +162,7 @@ int simdrv_run_mixed(const simdrv_options *o, at_sim_params sp) {
     }
     fflush(stdout);
   }
-  return SIMDRV_EXIT_OK;
+  return AT_EXIT_OK;
 }
 
 /* The cluster table: how per-replica admission plus one balancer retry
@@ -210,5 +201,5 @@ int simdrv_run_cluster(const simdrv_options *o, at_sim_params sp) {
                r.retried_share, r.sent ? (double)r.refused / (double)r.sent : NAN);
         fflush(stdout);
       }
-  return SIMDRV_EXIT_OK;
+  return AT_EXIT_OK;
 }
