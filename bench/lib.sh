@@ -49,3 +49,16 @@ models:
       - {name: v, path: $2/$3, accuracy: 1}
 YAML
 }
+
+# bench_length_texts TOKENIZER_JSON DIR L...: for each L, the shortest prefix
+# of a fixed sentence that the Hugging Face tokenizers library (npm, not
+# anytime's tokenizer) encodes to exactly L ids: DIR/texts ("L<TAB>ids<TAB>
+# text" lines, bench/bare_ort/ids.js) and DIR/body_L.json ({"inputs": text}).
+bench_length_texts() {
+  local tok=$1 dir=$2 l; shift 2
+  node "$(dirname "${BASH_SOURCE[0]}")/bare_ort/ids.js" lengths "$tok" "$@" > "$dir/texts" || return 1
+  for l in "$@"; do
+    printf '{"inputs": "%s"}' "$(awk -F'\t' -v l="$l" '$1 == l {print $3; exit}' "$dir/texts")" \
+      > "$dir/body_$l.json"
+  done
+}

@@ -54,10 +54,8 @@ tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 tck=$(getconf CLK_TCK)
 
 # shellcheck disable=SC2086
-node bench/bare_ort/ids.js lengths "$model/tokenizer.json" $lens $peer_l > "$tmp/texts"
-text_of() { awk -F'\t' -v l="$1" '$1 == l {print $3; exit}' "$tmp/texts"; }
+bench_length_texts "$model/tokenizer.json" "$tmp" $lens $peer_l
 ids_of() { awk -F'\t' -v l="$1" '$1 == l {print $2; exit}' "$tmp/texts"; }
-body_of() { printf '{"inputs": "%s"}' "$(text_of "$1")"; }
 
 echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
 echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1)"
@@ -71,7 +69,6 @@ for _ in $(seq 1 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 [ -s "$tmp/port" ] || { echo "run_cost: server did not start: $(tail -3 "$tmp/serve.log")" >&2; exit 1; }
 url="http://127.0.0.1:$(cat "$tmp/port")/predict"
 for l in $lens; do # warm up, and check the server sees the same length
-  body_of "$l" > "$tmp/body_$l.json"
   curl -sf "$url" -H 'content-type: application/json' -d @"$tmp/body_$l.json" >/dev/null
 done
 
@@ -134,7 +131,7 @@ echo
 echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken within its round)"
 
 if [ -n "$peer_concs" ]; then
-  body_of "$peer_l" > "$tmp/body_peer.json"
+  cp "$tmp/body_$peer_l.json" "$tmp/body_peer.json"
   # a second anytime with batching on (max_batch_size 16, the default)
   bench_one_variant_config "$tmp/serve16.yaml" "$model" "$variant" 16 "${ENGINE_EXTRA:-}"
   "$bin" serve --config "$tmp/serve16.yaml" --port-file "$tmp/port16" 2>"$tmp/serve16.log" &

@@ -25,10 +25,7 @@ for t in hey curl node awk; do
 done
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086
-node bench/bare_ort/ids.js lengths "$model/tokenizer.json" $lens > "$tmp/texts"
-for l in $lens; do
-  printf '{"inputs": "%s"}' "$(awk -F'\t' -v l="$l" '$1 == l {print $3; exit}' "$tmp/texts")" > "$tmp/b$l.json"
-done
+bench_length_texts "$model/tokenizer.json" "$tmp" $lens
 bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" "${MB:-1}" ""
 start() { # NAME FLAGS
   # shellcheck disable=SC2086
@@ -45,7 +42,7 @@ pass() { # NAME L C -> "cpu_us answers_per_s p50_ms p99_ms involuntary_per_answe
   local pid port c0 c1 i0 i1 ok
   pid=$(cat "$tmp/pid_$1"); port=$(cat "$tmp/port_$1")
   c0=$(awk '{print $14 + $15}' "/proc/$pid/stat"); i0=$(invol "$pid")
-  hey -z "${secs}s" -c "$3" -m POST -T application/json -D "$tmp/b$2.json" \
+  hey -z "${secs}s" -c "$3" -m POST -T application/json -D "$tmp/body_$2.json" \
     "http://127.0.0.1:$port/predict" > "$tmp/hey"
   c1=$(awk '{print $14 + $15}' "/proc/$pid/stat"); i1=$(invol "$pid")
   ok=$(awk '$1 == "[200]" {print $2}' "$tmp/hey")
@@ -57,7 +54,7 @@ pass() { # NAME L C -> "cpu_us answers_per_s p50_ms p99_ms involuntary_per_answe
 }
 for s in A B; do for l in $lens; do # warm up
   curl -sf "http://127.0.0.1:$(cat "$tmp/port_$s")/predict" -H 'content-type: application/json' \
-    -d @"$tmp/b$l.json" > /dev/null
+    -d @"$tmp/body_$l.json" > /dev/null
 done; done
 echo "# bench/serve_ab.sh: A '$a_extra', B '$b_extra'; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
 echo "# round L conc | A: cpu_us/answer answers/s p50_ms p99_ms invol/answer | B: the same | B/A cpu, B/A answers/s"
