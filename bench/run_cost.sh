@@ -28,9 +28,19 @@
 #               the pass / the 200 answers = CPU per answer, also split by
 #               thread name (at-worker: the Runs; MHD-worker: HTTP, JSON,
 #               tokenising; the rest)
+#   bare beside bare_ort, 2 threads, while hey -c CONC sends GET /health to
+#               the same server at the rate it just answered /predict: the
+#               bare loop with the neighbours a served Run has (the client,
+#               the HTTP threads, the kernel's loopback TCP) and no Run of
+#               the server's; its CPU per Run
 # Ratios: c=1 time / bare 1 wall; CPU per answer / bare 2 CPU per Run (the
-# bare loop with as many threads as the server has workers). Reported: the
-# median over rounds and the range. Then, unless PEER_CONCS is empty, one
+# bare loop with as many threads as the server has workers), and the CPU
+# the workers spent inside Runs per answer (the server's
+# anytime_engine_run_cpu_seconds_total, read from /metrics around the pass)
+# / bare beside's CPU per Run: does a served Run cost more than a bare Run
+# with the same neighbours? (The workers' CPU beyond their Runs is the
+# engine, batcher and callbacks.) Reported: the median over
+# rounds and the range. Then, unless PEER_CONCS is empty, one
 # alternating run against the Node peer (bench/peers/node-ort) on the PEER_L
 # text: per concurrency, anytime with max_batch_size 1, anytime with 16 (the
 # default) and the peer in turn, ROUNDS passes each, answers/s and each
@@ -72,6 +82,16 @@ for l in $lens; do # warm up, and check the server sees the same length
   curl -sf "$url" -H 'content-type: application/json' -d @"$tmp/body_$l.json" >/dev/null
 done
 
+bare_beside() { # L answers_per_s -> CPU µs per Run of bare 2 threads beside hey -> /health
+  local q=$(( ($2 + conc - 1) / conc )) hp b
+  hey -z "$((secs + 1))s" -c "$conc" -q "$q" "${url%/predict}/health" > "$tmp/hey_health" &
+  hp=$!
+  sleep 0.5
+  b=$(bare_run "$1" 2 | cut -d' ' -f2)
+  wait "$hp"
+  grep -q '^ *\[200\]' "$tmp/hey_health" || { echo "run_cost: /health gave no 200 answers" >&2; exit 1; }
+  echo "$b"
+}
 bare_run() { # L threads -> "wall_us cpu_us" (the csv line: wall_us is field 7, CPU per Run 8)
   "$bare" --model "$model/$variant" --ids "$(ids_of "$1")" --threads "$2" --seconds "$secs" \
     --passes 1 --csv | awk -F, '/^csv,/ {print $7, $8}'
@@ -89,18 +109,23 @@ thread_ticks() { # pid -> "name ticks" per thread
     printf '%s %s\n' "$(tr ' ' _ < "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"
   done 2>/dev/null
 }
-load_run() { # L -> "cpu_us worker_us http_us other_us answers_per_s"
+run_cpu_s() { # the server's anytime_engine_run_cpu_seconds_total
+  curl -sf "${url%/predict}/metrics" | awk '/^anytime_engine_run_cpu_seconds_total / {print $2}'
+}
+load_run() { # L -> "cpu_us worker_us http_us other_us answers_per_s in_run_us"
   thread_ticks "$spid" > "$tmp/t0"
-  local c0 c1; c0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  local c0 c1 r0 r1; c0=$(awk '{print $14 + $15}' "/proc/$spid/stat"); r0=$(run_cpu_s)
   hey -z "${secs}s" -c "$conc" -m POST -T application/json -D "$tmp/body_$1.json" "$url" > "$tmp/hey"
-  c1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+  c1=$(awk '{print $14 + $15}' "/proc/$spid/stat"); r1=$(run_cpu_s)
   thread_ticks "$spid" > "$tmp/t1"
   local ok rps; ok=$(awk '$1 == "[200]" {print $2}' "$tmp/hey"); rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/hey")
   [ -n "$ok" ] && [ "$ok" -gt 0 ] || { echo "run_cost: no 200 answers under load" >&2; cat "$tmp/hey" >&2; exit 1; }
+  [ -n "$r0" ] && [ -n "$r1" ] || { echo "run_cost: no anytime_engine_run_cpu_seconds_total in /metrics" >&2; exit 1; }
   # threads are matched by position (the server starts none during a pass)
-  paste -d' ' "$tmp/t0" "$tmp/t1" | awk -v n="$ok" -v t="$tck" -v all=$((c1 - c0)) -v rps="$rps" '
+  paste -d' ' "$tmp/t0" "$tmp/t1" | awk -v n="$ok" -v t="$tck" -v all=$((c1 - c0)) -v rps="$rps" \
+      -v inrun="$(awk -v a="$r0" -v b="$r1" 'BEGIN {print b - a}')" '
     {d = $4 - $2; if ($1 == "at-worker") w += d; else if ($1 == "MHD-worker") h += d; else o += d}
-    END {f = 1e6 / t / n; printf "%.0f %.0f %.0f %.0f %.0f\n", all * f, w * f, h * f, o * f, rps}'
+    END {f = 1e6 / t / n; printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", all * f, w * f, h * f, o * f, rps, inrun * 1e6 / n}'
 }
 
 : > "$tmp/rows"
@@ -109,10 +134,12 @@ for r in $(seq 1 "$rounds"); do
     read -r b1_wall b1_cpu < <(bare_run "$l" 1)
     read -r _ b2_cpu < <(bare_run "$l" 2)
     c1=$(c1_run "$l")
-    read -r cpu w h o rps < <(load_run "$l")
-    echo "$l $r $b1_wall $b1_cpu $b2_cpu $c1 $cpu $w $h $o $rps" >> "$tmp/rows"
+    read -r cpu w h o rps inrun < <(load_run "$l")
+    beside=$(bare_beside "$l" "$rps")
+    echo "$l $r $b1_wall $b1_cpu $b2_cpu $c1 $cpu $w $h $o $rps $beside $inrun" >> "$tmp/rows"
     echo "# round $r L=$l: bare 1 thread ${b1_wall} us wall, ${b1_cpu} us CPU; bare 2 threads ${b2_cpu} us CPU per Run;" \
-         "c=1 ${c1} us; c=$conc ${cpu} us CPU per answer (workers $w, HTTP $h, other $o), $rps answers/s" >&2
+         "c=1 ${c1} us; c=$conc ${cpu} us CPU per answer (workers $w, of it inside Runs $inrun; HTTP $h, other $o)," \
+         "$rps answers/s; bare 2 threads beside the HTTP load ${beside} us CPU per Run" >&2
   done
 done
 
@@ -122,10 +149,10 @@ cell() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/rows" | sort -g |
 ratio() { awk -v l="$1" -v a="$2" -v b="$3" '$1 == l {print $a / $b}' "$tmp/rows" | sort -g |
   awk '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf "**%.2fx** (%.2f–%.2f)", m, a[1], a[NR]}'; }
 echo
-echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers / HTTP / rest µs | CPU / bare | answers/s |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers (inside Runs) / HTTP / rest µs | CPU / bare | answers/s | bare beside µs | Run CPU / bare beside |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for l in $lens; do
-  echo "| $l | $(cell "$l" 3) | $(cell "$l" 6) | $(ratio "$l" 6 3) | $(cell "$l" 5) | $(cell "$l" 7) | $(cell "$l" 8 | cut -d' ' -f1) / $(cell "$l" 9 | cut -d' ' -f1) / $(cell "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(cell "$l" 11) |"
+  echo "| $l | $(cell "$l" 3) | $(cell "$l" 6) | $(ratio "$l" 6 3) | $(cell "$l" 5) | $(cell "$l" 7) | $(cell "$l" 8 | cut -d' ' -f1) ($(cell "$l" 13 | cut -d' ' -f1)) / $(cell "$l" 9 | cut -d' ' -f1) / $(cell "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(cell "$l" 11) | $(cell "$l" 12) | $(ratio "$l" 13 12) |"
 done
 echo
 echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken within its round)"

@@ -149,6 +149,7 @@ static int in_kind[MAX_IO]; /* 0 ids, 1 mask, 2 zeros */
 static long batch = 1;
 static atomic_int stop_flag;
 static long gap_us;          /* --gap-us: sleep between Runs (0: back to back) */
+static int gap_spin;         /* --gap-spin: spend the gap spinning instead of asleep */
 static size_t pollute_bytes; /* --pollute-kb: bytes written between Runs */
 
 typedef struct {
@@ -196,7 +197,11 @@ static void *loop(void *arg) {
   worker *w = arg;
   int split = gap_us > 0 || pollute_bytes;
   while (!atomic_load(&stop_flag)) {
-    if (gap_us > 0) {
+    if (gap_us > 0 && gap_spin) {
+      double until = now_s() + (double)gap_us * 1e-6;
+      while (now_s() < until) {
+      }
+    } else if (gap_us > 0) {
       struct timespec gap = {gap_us / 1000000, (gap_us % 1000000) * 1000};
       nanosleep(&gap, NULL);
     }
@@ -230,6 +235,8 @@ static void usage(void) {
       "  --warmup   Runs before the first pass, not counted (default 50)\n"
       "  --gap-us   sleep this long before each Run (default 0: back to back), to see\n"
       "             what a Run costs when its thread was asleep, as a server's worker is\n"
+      "  --gap-spin spend the gap spinning on the clock instead of asleep (the thread\n"
+      "             and its core stay busy: separates the sleep from the time apart)\n"
       "  --pollute-kb  write this many KiB before each Run (default 0), to see what a\n"
       "             Run costs after other work evicted its data from the caches\n"
       "  --no-arena the session without ORT's CPU memory arena (as anytime's workers\n"
@@ -302,6 +309,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--no-arena")) {
       no_arena = 1;
+      continue;
+    }
+    if (!strcmp(a, "--gap-spin")) {
+      gap_spin = 1;
       continue;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -138,6 +138,19 @@ AT_API int at_engine_worker_count(const at_engine *e);
  * always 0 without it). Thread-safe. */
 AT_API uint64_t at_engine_solo_runs(const at_engine *e);
 
+/* What the Runs so far took, summed over every worker: how many finished,
+ * their wall time, and the CPU time their threads spent inside them (the
+ * thread's own clock, read before and after each Run: ONNX Runtime's work
+ * with one intra-op thread; with more, the other threads' share is not in
+ * it). A worker's CPU beyond run_cpu_ns is what the engine, the batcher
+ * and the callbacks cost around the Runs. Thread-safe; zeros for NULL. */
+typedef struct at_engine_totals {
+  uint64_t runs;
+  uint64_t run_wall_ns;
+  uint64_t run_cpu_ns;
+} at_engine_totals;
+AT_API at_engine_totals at_engine_totals_get(const at_engine *e);
+
 /* Requests admitted and not yet completed (queued + running). */
 AT_API size_t at_engine_pending(const at_engine *e);
 

@@ -20,6 +20,10 @@
  *     every admitted request leaves through exactly one callback.
  *   Shutdown: destroy sets `stopping` (submit then refuses), workers drain
  *     the ring and exit when it is empty, destroy joins them.
+ *   Totals: each Run adds its wall time and its thread's CPU time (read
+ *     before and after) to atomics (at_engine_totals_get), so a worker's CPU
+ *     beyond its Runs' — the engine, batcher and callbacks — can be told
+ *     apart from ONNX Runtime's (bench/run_cost.sh).
  *   Lock: one mutex `lock` guards ring, free list, pending, started and
  *     stopping. It is never held while Run or a callback executes.
  */
@@ -27,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "anytime/engine.h"
 #include "core/fault.h"
@@ -71,6 +76,7 @@ struct at_engine {
   atomic_int running;              /* Runs in progress (for at_timing.peers) */
   atomic_uint_least64_t run_starts; /* Runs ever started */
   atomic_uint_least64_t solo_runs;  /* of which on a solo session */
+  atomic_uint_least64_t runs_done, run_wall_ns, run_cpu_ns; /* at_engine_totals */
 };
 
 at_engine_params at_engine_default_params(void) {
@@ -99,6 +105,9 @@ at_status at_engine_create(const at_engine_params *params, at_engine **out) {
   atomic_init(&e->running, 0);
   atomic_init(&e->run_starts, 0);
   atomic_init(&e->solo_runs, 0);
+  atomic_init(&e->runs_done, 0);
+  atomic_init(&e->run_wall_ns, 0);
+  atomic_init(&e->run_cpu_ns, 0);
   e->slots = calloc(p.queue_capacity, sizeof *e->slots);
   e->ring = calloc(p.queue_capacity, sizeof *e->ring);
   e->threads = calloc((size_t)p.n_workers, sizeof *e->threads);
@@ -238,6 +247,14 @@ at_session *at_engine_variant_session(at_engine *e, int i) {
   return (e && i >= 0 && i < e->n_variants) ? e->variants[i].session : NULL;
 }
 
+/* The calling thread's CPU time (a system call on Linux, not the vDSO:
+ * a fraction of a microsecond, twice per Run). */
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void run_one(at_engine *e, request *r) {
   /* peers: the Runs already going when this one starts, plus those that
    * start before it ends (counted through the start sequence). */
@@ -249,6 +266,7 @@ static void run_one(at_engine *e, request *r) {
     s = v->solo;
     atomic_fetch_add(&e->solo_runs, 1);
   }
+  uint64_t cpu0 = thread_cpu_ns();
   r->timing.started_ns = at_now_ns();
   at_outputs *outs = NULL;
   at_status rc = at_fault_engine_run() /* tests only: ANYTIME_FAULTS */
@@ -256,6 +274,11 @@ static void run_one(at_engine *e, request *r) {
                      : at_session_run(s, r->inputs, r->n_in, r->n_out ? r->out_names : NULL,
                                       r->n_out, &outs);
   r->timing.finished_ns = at_now_ns();
+  uint64_t cpu1 = thread_cpu_ns();
+  atomic_fetch_add_explicit(&e->run_cpu_ns, cpu1 - cpu0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&e->run_wall_ns, r->timing.finished_ns - r->timing.started_ns,
+                            memory_order_relaxed);
+  atomic_fetch_add_explicit(&e->runs_done, 1, memory_order_relaxed);
   uint64_t during = atomic_load(&e->run_starts) - seq - 1;
   atomic_fetch_sub(&e->running, 1);
   uint64_t peers = (uint64_t)before + during;
@@ -386,6 +409,16 @@ at_status at_engine_submit(at_engine *e, int variant, const at_tensor *inputs,
 }
 
 int at_engine_worker_count(const at_engine *e) { return e ? e->p.n_workers : 0; }
+
+at_engine_totals at_engine_totals_get(const at_engine *e) {
+  at_engine_totals t = {0, 0, 0};
+  if (!e) return t;
+  at_engine *m = (at_engine *)e; /* atomics only */
+  t.runs = atomic_load(&m->runs_done);
+  t.run_wall_ns = atomic_load(&m->run_wall_ns);
+  t.run_cpu_ns = atomic_load(&m->run_cpu_ns);
+  return t;
+}
 
 uint64_t at_engine_solo_runs(const at_engine *e) {
   return e ? atomic_load(&((at_engine *)e)->solo_runs) : 0;

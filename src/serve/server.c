@@ -698,6 +698,21 @@ static size_t planner_metrics(void *user, char *buf, size_t cap) {
                             m->variants[v].name, st.variants[v].service_scale_full, m->name,
                             m->variants[v].name, st.variants[v].service_scale_part);
   }
+  if (s->engine && o < cap) {
+    at_engine_totals t = at_engine_totals_get(s->engine);
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "# HELP anytime_engine_runs_total Runs the encoder workers finished (a batch is one Run).\n"
+                          "# TYPE anytime_engine_runs_total counter\n"
+                          "anytime_engine_runs_total %llu\n"
+                          "# HELP anytime_engine_run_seconds_total Wall time inside those Runs.\n"
+                          "# TYPE anytime_engine_run_seconds_total counter\n"
+                          "anytime_engine_run_seconds_total %.6f\n"
+                          "# HELP anytime_engine_run_cpu_seconds_total CPU time the workers' threads spent inside those Runs; the workers' CPU beyond it is the engine, batcher and callbacks around them.\n"
+                          "# TYPE anytime_engine_run_cpu_seconds_total counter\n"
+                          "anytime_engine_run_cpu_seconds_total %.6f\n",
+                          (unsigned long long)t.runs, (double)t.run_wall_ns / 1e9,
+                          (double)t.run_cpu_ns / 1e9);
+  }
   if (s->n_lanes > 0 && o < cap) o = gen_metrics(s, buf, o, cap);
   return o < cap ? o : cap; /* did not fit: at_metrics_render asks again with more room */
 }

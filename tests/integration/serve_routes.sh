@@ -119,9 +119,20 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/predict" -H 'x-deadline-m
 req GET /metrics; expect 200 'anytime_requests_total\{route="/predict",model="tiny-classifier",variant="a",status="200",protocol="http"\}'
 for m in anytime_request_duration_seconds_bucket anytime_queue_duration_seconds anytime_compute_duration_seconds \
          anytime_batch_size_bucket anytime_inflight_requests anytime_queued_items anytime_planner_arrival_rate \
-         anytime_variant_admitted_total; do
+         anytime_variant_admitted_total anytime_engine_runs_total anytime_engine_run_seconds_total \
+         anytime_engine_run_cpu_seconds_total; do
   grep -q "^$m" <<<"$BODY" || fail "metric $m missing"
 done; ok
+# the engine's totals: at least one Run per 200 /predict answered so far, and
+# the Runs' CPU within their wall time (one intra-op thread)
+answered=$(awk '/^anytime_requests_total\{route="\/predict".*status="200"/ { n += $2 } END { print n + 0 }' <<<"$BODY")
+runs=$(awk '/^anytime_engine_runs_total / { print $2 }' <<<"$BODY")
+awk -v r="$runs" -v a="$answered" 'BEGIN { exit !(a > 0 && r >= a) }' ||
+  fail "anytime_engine_runs_total $runs below the $answered /predict answers"
+awk '/^anytime_engine_run_seconds_total / { w = $2 } /^anytime_engine_run_cpu_seconds_total / { c = $2 }
+     END { exit !(c > 0 && c <= w + 0.001 * '"$runs"') }' <<<"$BODY" ||
+  fail "Run CPU not within the Runs' wall time: $(grep '^anytime_engine_run' <<<"$BODY")"
+ok
 
 # --- raw, broken HTTP on a socket; the server must stay healthy
 for junk in 'GARBAGE\r\n\r\n' 'POST /predict HTTP/1.1\r\nContent-Length: 999999999999\r\n\r\n' \

@@ -145,6 +145,16 @@ static void cross_check(int idle) {
   } else {
     assert_int_equal(at_engine_solo_runs(g_engine), 0);
   }
+  /* The totals count every Run the callbacks saw; a Run's thread CPU is
+   * read around its wall interval, so it exceeds the wall time by at most
+   * the two clock reads (allowed: 1 ms per Run). With idle-pool sessions
+   * a solo Run's other threads are not in it, so the bound holds too. */
+  while (atomic_load(&g_completed) < N_REQ) sched_yield();
+  at_engine_totals tot = at_engine_totals_get(g_engine);
+  assert_int_equal(tot.runs, N_REQ + (idle ? 50 : 0));
+  assert_true(tot.run_wall_ns > 0);
+  assert_true(tot.run_cpu_ns > 0);
+  assert_true(tot.run_cpu_ns <= tot.run_wall_ns + tot.runs * 1000000ull);
   at_engine_destroy(g_engine); /* drains */
   g_engine = NULL;
   assert_int_equal(atomic_load(&g_completed), N_REQ);
