@@ -27,8 +27,9 @@
  *
  * Ownership: sweep_create() copies the parameters' numbers and the
  * configuration; the strings in sweep_params are borrowed and must outlive
- * the sweep. sweep_destroy() frees what the sweep holds (its temporary
- * directory is left in /tmp, as the server logs in it may be wanted).
+ * the sweep. sweep_destroy() frees what the sweep holds and removes its
+ * temporary directory in /tmp, unless the sweep counted failures: then the
+ * servers' log in it may be wanted, and it is kept and named on stderr.
  * Thread-safety: a sweep belongs to one thread, and only one sweep runs in
  * a process at a time (the host probe and the medians use static buffers;
  * sweep_prepare() ignores SIGPIPE for the whole process). These functions

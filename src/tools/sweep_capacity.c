@@ -147,7 +147,13 @@ int sweep_find_capacities(sweep *sw) {
   if (same) {
     snprintf(sw->cheap_cfg, sizeof sw->cheap_cfg, "%s", sw->cfg_path);
   } else {
-    snprintf(sw->cheap_cfg, sizeof sw->cheap_cfg, "%s/only-%s.yaml", sw->tmpdir, cheap->name);
+    int n = snprintf(sw->cheap_cfg, sizeof sw->cheap_cfg, "%s/only-%s.yaml", sw->tmpdir,
+                     cheap->name);
+    if (n < 0 || (size_t)n >= sizeof sw->cheap_cfg) {
+      fprintf(stderr, "anytime sweep: the path %s/only-%s.yaml is too long\n", sw->tmpdir,
+              cheap->name);
+      return -1;
+    }
     if (sweep_write_variant_config(&sw->cfg, (int)(sw->mc - sw->cfg.models), sw->cheap_v, false,
                                    sw->tmpdir, sw->cfg_path, sw->cheap_cfg) != 0) {
       fprintf(stderr, "anytime sweep: cannot write %s\n", sw->cheap_cfg);

@@ -5,6 +5,9 @@
  * variant" — the server the sweep's cheap-only policy and its capacity
  * measurements run on, and, through `anytime sweep --write-cheap-config`,
  * the cheap.yaml of the bench scripts (bench/lib.sh). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,9 +99,44 @@ int sweep_create(const sweep_params *p, const char *self_exe, const at_server_co
   return 0;
 }
 
+int sweep_make_tmpdir(sweep *sw) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  int n = snprintf(sw->tmpdir, sizeof sw->tmpdir, "%s/anytime-sweep-XXXXXX", base);
+  if (n < 0 || (size_t)n >= sizeof sw->tmpdir) {
+    sw->tmpdir[0] = '\0';
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  if (mkdtemp(sw->tmpdir)) return 0;
+  sw->tmpdir[0] = '\0';
+  return -1;
+}
+
+/* The sweep's temporary directory holds only files (server log, port
+ * file, one-variant config, plot data): remove them, then it. */
+static void remove_tmpdir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  char path[PATH_MAX];
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
 void sweep_destroy(sweep *sw) {
   if (!sw) return;
   if (sw->have_data) lg_data_free(&sw->data);
+  if (sw->tmpdir[0]) { /* made by sweep_make_tmpdir */
+    if (sw->failures == 0)
+      remove_tmpdir(sw->tmpdir);
+    else
+      fprintf(stderr, "sweep: kept %s (the servers' log) for the failures above\n", sw->tmpdir);
+  }
   free(sw);
 }
 

@@ -205,8 +205,7 @@ out:
 }
 
 int sweep_read_csv(sweep *sw) {
-  snprintf(sw->tmpdir, sizeof sw->tmpdir, "/tmp/anytime-sweep-XXXXXX");
-  if (!mkdtemp(sw->tmpdir))
+  if (sweep_make_tmpdir(sw) != 0)
     return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), -1;
   return read_rows(sw, sw->from_csv);
 }

@@ -71,7 +71,7 @@ struct sweep {
   bool measured, cheap_measured, have_data;
   char cheap_how[160];
   lg_data data;
-  char self[PATH_MAX], tmpdir[64], portfile[PATH_MAX], logf[PATH_MAX], dls[32];
+  char self[PATH_MAX], tmpdir[1024], portfile[PATH_MAX], logf[PATH_MAX], dls[32];
   char cheap_cfg[PATH_MAX]; /* the configuration with only the cheapest frontier variant */
   double probes[MAX_POINTS];
   int n_probe, failures;
@@ -108,6 +108,10 @@ double sweep_s1(const at_server_variant_config *vc);
  * written relative to it, others absolute. Returns 0 or -1. */
 int sweep_write_variant_config(const at_server_config *cfg, int m, int v, bool others,
                                const char *rel_dir, const char *cfg_path, const char *path);
+/* Make the sweep's temporary directory, $TMPDIR/anytime-sweep-XXXXXX (/tmp
+ * without TMPDIR), into sw->tmpdir; sweep_destroy() removes it. Returns 0,
+ * or -1 with errno set and sw->tmpdir empty. */
+int sweep_make_tmpdir(sweep *sw);
 
 /* ---- sweep_capacity.c ---- */
 

@@ -196,8 +196,7 @@ int sweep_prepare(sweep *sw) {
   if (lg_data_load(dp, &sw->data, err, sizeof err) != 0)
     return fprintf(stderr, "anytime sweep: %s\n", err), -1;
   sw->have_data = true;
-  snprintf(sw->tmpdir, sizeof sw->tmpdir, "/tmp/anytime-sweep-XXXXXX");
-  if (!mkdtemp(sw->tmpdir))
+  if (sweep_make_tmpdir(sw) != 0)
     return fprintf(stderr, "anytime sweep: mkdtemp: %s\n", strerror(errno)), -1;
   snprintf(sw->portfile, sizeof sw->portfile, "%s/port", sw->tmpdir);
   snprintf(sw->logf, sizeof sw->logf, "%s/server.log", sw->tmpdir);

@@ -17,9 +17,12 @@ cfg="$ANYTIME_TEST_DATA/serve/tiny.yaml"
 # the load generator scores binary labels: keep the 0/1 rows of the tiny split
 awk -F, 'NR == 1 || $1 == "0" || $1 == "1"' "$ANYTIME_TEST_DATA/text/tiny_labelled.csv" > "$tmp/data.csv"
 data="$tmp/data.csv"
-"$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.05,0.2 --repeats 2 --duration 1 \
+mkdir "$tmp/tmpdir" # the sweep's own temporary directory goes here, and away after it
+TMPDIR="$tmp/tmpdir" "$ANYTIME_BIN" sweep --config "$cfg" --data "$data" --rhos 0.05,0.2 --repeats 2 --duration 1 \
     --policies accurate-only,adaptive,cheap-only --deadline-ms 1000 --beside-from 0.2 --out-csv "$tmp/s.csv" --out-md "$tmp/s.md" --plot "$tmp/s.png" 2>"$tmp/log" \
   || { cat "$tmp/log"; fail "sweep failed"; }
+left=$(ls -A "$tmp/tmpdir")
+[ -z "$left" ] || fail "a sweep without failures left its temporary directory: $left"
 grep -Eq "^sweep: capacity [0-9]+ req/s: what the server answered with every worker busy" "$tmp/log" \
   || { cat "$tmp/log"; fail "capacity not measured through the server"; }
 grep -q "refused" "$tmp/log" && { cat "$tmp/log"; fail "the capacity server refused requests"; }
