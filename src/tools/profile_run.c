@@ -51,31 +51,41 @@ static int model_prepare(prof_state *P, int mi, prof_model *M) {
   M->pool = AT_POOL_MEAN;
   if (mc->config_json[0]) { /* the export's limit and pooling, read as the server reads them */
     at_model_desc *md = NULL;
-    if ((st = at_model_describe_files(mc->config_json, &md)) != AT_OK) return prof_report(st);
+    if ((st = at_model_describe_files(mc->config_json, &md)) != AT_OK) {
+      at_tokenizer_destroy(tok);
+      return prof_report(st);
+    }
     if (md->max_tokens > 0 && (size_t)md->max_tokens < M->max_tokens)
       M->max_tokens = (size_t)md->max_tokens;
     M->pool = md->pooling;
     at_model_desc_free(md);
   }
   at_tok_workspace *ws = NULL;
-  at_tok_workspace_create(&ws);
   at_encode_params ep = at_encode_default_params();
   ep.max_length = (int)M->max_tokens;
   ep.pad_to = 0;
   size_t n = P->ds->n;
-  M->ids = calloc(n, sizeof *M->ids);
-  M->lens = calloc(n, sizeof *M->lens);
-  for (size_t i = 0; i < n; i++) {
+  st = at_tok_workspace_create(&ws);
+  if (st == AT_OK) { /* the caller frees what ids/lens hold, whatever happens here */
+    M->ids = calloc(n, sizeof *M->ids);
+    M->lens = calloc(n, sizeof *M->lens);
+    if (!M->ids || !M->lens) st = at_fail(AT_ERR_NOMEM, "out of memory for %zu texts' ids", n);
+  }
+  for (size_t i = 0; i < n && st == AT_OK; i++) {
     at_encoding e;
     if ((st = at_tokenizer_encode(tok, ws, P->ds->texts[i], P->ds->lens[i], NULL, 0, &ep, &e)) !=
         AT_OK)
-      return prof_report(st);
-    M->ids[i] = malloc(e.n * sizeof(int64_t));
+      break;
+    if (!(M->ids[i] = malloc(e.n * sizeof(int64_t)))) {
+      st = at_fail(AT_ERR_NOMEM, "out of memory for text %zu's ids", i);
+      break;
+    }
     for (size_t k = 0; k < e.n; k++) M->ids[i][k] = e.ids[k];
     M->lens[i] = e.n;
   }
   at_tok_workspace_destroy(ws);
   at_tokenizer_destroy(tok);
+  if (st != AT_OK) return prof_report(st);
 
   at_engine_params ep2 = at_engine_default_params();
   ep2.n_workers = P->cfg.workers;

@@ -187,4 +187,18 @@ cat "$tmp/log2" | grep -E "DISAGREEMENT|nothing was written" || true
 [ $rc -ne 0 ] || fail "tolerance 0.001 did not abort"
 grep -q "DISAGREEMENT" "$tmp/log2" || fail "no disagreement reported"
 [ ! -e "$tmp/s2.yaml" ] && [ ! -e "$tmp/p2.json" ] || fail "files were written despite the abort"
-echo "PASS: profile writes both files; a disagreement aborts and writes nothing"
+# A model whose config.json is not JSON: profile fails at that model with the
+# file named and exit code 1 (AT_EXIT_FAIL) — under the sanitizers a leak on
+# this early return (the tokenizer was, until 2026-12-07) would exit 23 instead.
+printf '{"max_position_embeddings": ' > "$tmp/bad_config.json"
+sed "s|config: $src/models/sentiment-small/config.json|config: $tmp/bad_config.json|" \
+    "$tmp/small.yaml" > "$tmp/bad.yaml"
+set +e
+"$ANYTIME_BIN" profile --family "$tmp/bad.yaml" --data "$data" --iters 3 --batch-sizes 1 \
+    --out-config "$tmp/bad-out.yaml" --out-json "$tmp/bad.json" 2>"$tmp/log_bad"
+rc=$?
+set -e
+[ $rc -eq 1 ] || { cat "$tmp/log_bad"; fail "a corrupt config.json: exit $rc, not 1"; }
+grep -q "bad_config.json: line 1" "$tmp/log_bad" || { cat "$tmp/log_bad"; fail "the error does not name the file"; }
+[ ! -e "$tmp/bad-out.yaml" ] || fail "a config was written for a model that could not be read"
+echo "PASS: profile writes both files; a disagreement aborts and writes nothing; a corrupt config.json is named"
