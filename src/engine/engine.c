@@ -248,7 +248,8 @@ at_session *at_engine_variant_session(at_engine *e, int i) {
 }
 
 /* The calling thread's CPU time (a system call on Linux, not the vDSO:
- * a fraction of a microsecond, twice per Run). */
+ * 0.52 us per call on the 2-vCPU EPYC VM, so about 1 us per Run, 0.25 % of
+ * an 11-token Run). */
 static uint64_t thread_cpu_ns(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
