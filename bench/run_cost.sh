@@ -27,7 +27,8 @@
 #   c=CONC      hey -c CONC for SECS; the server's utime+stime from /proc over
 #               the pass / the 200 answers = CPU per answer, also split by
 #               thread name (at-worker: the Runs; MHD-worker: HTTP, JSON,
-#               tokenising; the rest)
+#               tokenising; the rest); and hey's own CPU per answer (it
+#               shares the host's cores with the server)
 #   bare beside bare_ort, 2 threads, while hey -c CONC sends GET /health to
 #               the same server at the rate it just answered /predict: the
 #               bare loop with the neighbours a served Run has (the client,
@@ -68,7 +69,7 @@ bench_length_texts "$model/tokenizer.json" "$tmp" $lens $peer_l
 ids_of() { awk -F'\t' -v l="$1" '$1 == l {print $2; exit}' "$tmp/texts"; }
 
 echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
-echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1)"
+echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1); anytime's malloc: $("$bin" version 2>/dev/null | sed -n 's/^malloc: *//p'); the bare loop's: glibc"
 echo "# load before: $(uptime)"
 
 bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" 1 "${ENGINE_EXTRA:-}"
@@ -112,20 +113,25 @@ thread_ticks() { # pid -> "name ticks" per thread
 run_cpu_s() { # the server's anytime_engine_run_cpu_seconds_total
   curl -sf "${url%/predict}/metrics" | awk '/^anytime_engine_run_cpu_seconds_total / {print $2}'
 }
-load_run() { # L -> "cpu_us worker_us http_us other_us answers_per_s in_run_us"
+load_run() { # L -> "cpu_us worker_us http_us other_us answers_per_s in_run_us hey_us"
   thread_ticks "$spid" > "$tmp/t0"
   local c0 c1 r0 r1; c0=$(awk '{print $14 + $15}' "/proc/$spid/stat"); r0=$(run_cpu_s)
-  hey -z "${secs}s" -c "$conc" -m POST -T application/json -D "$tmp/body_$1.json" "$url" > "$tmp/hey"
+  # hey in a subshell whose `times` (its children's user and system time)
+  # is hey's own CPU: the load generator shares this host's cores
+  (hey -z "${secs}s" -c "$conc" -m POST -T application/json -D "$tmp/body_$1.json" "$url" > "$tmp/hey"
+   times > "$tmp/hey_times")
   c1=$(awk '{print $14 + $15}' "/proc/$spid/stat"); r1=$(run_cpu_s)
   thread_ticks "$spid" > "$tmp/t1"
   local ok rps; ok=$(awk '$1 == "[200]" {print $2}' "$tmp/hey"); rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/hey")
   [ -n "$ok" ] && [ "$ok" -gt 0 ] || { echo "run_cost: no 200 answers under load" >&2; cat "$tmp/hey" >&2; exit 1; }
   [ -n "$r0" ] && [ -n "$r1" ] || { echo "run_cost: no anytime_engine_run_cpu_seconds_total in /metrics" >&2; exit 1; }
   # threads are matched by position (the server starts none during a pass)
+  # times' second line: "0m1.234s 0m0.567s", the children's user and system
+  local hey_s; hey_s=$(awk 'NR == 2 {s = 0; for (i = 1; i <= 2; i++) {split($i, a, "m"); s += a[1] * 60 + a[2]} print s}' "$tmp/hey_times")
   paste -d' ' "$tmp/t0" "$tmp/t1" | awk -v n="$ok" -v t="$tck" -v all=$((c1 - c0)) -v rps="$rps" \
-      -v inrun="$(awk -v a="$r0" -v b="$r1" 'BEGIN {print b - a}')" '
+      -v inrun="$(awk -v a="$r0" -v b="$r1" 'BEGIN {print b - a}')" -v hey_s="$hey_s" '
     {d = $4 - $2; if ($1 == "at-worker") w += d; else if ($1 == "MHD-worker") h += d; else o += d}
-    END {f = 1e6 / t / n; printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", all * f, w * f, h * f, o * f, rps, inrun * 1e6 / n}'
+    END {f = 1e6 / t / n; printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", all * f, w * f, h * f, o * f, rps, inrun * 1e6 / n, hey_s * 1e6 / n}'
 }
 
 : > "$tmp/rows"
@@ -134,12 +140,12 @@ for r in $(seq 1 "$rounds"); do
     read -r b1_wall b1_cpu < <(bare_run "$l" 1)
     read -r _ b2_cpu < <(bare_run "$l" 2)
     c1=$(c1_run "$l")
-    read -r cpu w h o rps inrun < <(load_run "$l")
+    read -r cpu w h o rps inrun heyc < <(load_run "$l")
     beside=$(bare_beside "$l" "$rps")
-    echo "$l $r $b1_wall $b1_cpu $b2_cpu $c1 $cpu $w $h $o $rps $beside $inrun" >> "$tmp/rows"
+    echo "$l $r $b1_wall $b1_cpu $b2_cpu $c1 $cpu $w $h $o $rps $beside $inrun $heyc" >> "$tmp/rows"
     echo "# round $r L=$l: bare 1 thread ${b1_wall} us wall, ${b1_cpu} us CPU; bare 2 threads ${b2_cpu} us CPU per Run;" \
          "c=1 ${c1} us; c=$conc ${cpu} us CPU per answer (workers $w, of it inside Runs $inrun; HTTP $h, other $o)," \
-         "$rps answers/s; bare 2 threads beside the HTTP load ${beside} us CPU per Run" >&2
+         "$rps answers/s, hey's own CPU ${heyc} us per answer; bare 2 threads beside the HTTP load ${beside} us CPU per Run" >&2
   done
 done
 
@@ -149,10 +155,10 @@ cell() { awk -v l="$1" -v c="$2" '$1 == l {print $c}' "$tmp/rows" | sort -g |
 ratio() { awk -v l="$1" -v a="$2" -v b="$3" '$1 == l {print $a / $b}' "$tmp/rows" | sort -g |
   awk '{a[NR]=$1} END {m = (a[int((NR+1)/2)] + a[int(NR/2)+1]) / 2; printf "**%.2fx** (%.2f–%.2f)", m, a[1], a[NR]}'; }
 echo
-echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers (inside Runs) / HTTP / rest µs | CPU / bare | answers/s | bare beside µs | Run CPU / bare beside |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| L (ids) | bare Run, 1 thread: wall µs | c=1 x-inference-time µs | c=1 / bare | bare CPU per Run, 2 threads µs | server CPU per answer, c=$conc µs | of which workers (inside Runs) / HTTP / rest µs | CPU / bare | answers/s | hey's CPU per answer µs | bare beside µs | Run CPU / bare beside |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for l in $lens; do
-  echo "| $l | $(cell "$l" 3) | $(cell "$l" 6) | $(ratio "$l" 6 3) | $(cell "$l" 5) | $(cell "$l" 7) | $(cell "$l" 8 | cut -d' ' -f1) ($(cell "$l" 13 | cut -d' ' -f1)) / $(cell "$l" 9 | cut -d' ' -f1) / $(cell "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(cell "$l" 11) | $(cell "$l" 12) | $(ratio "$l" 13 12) |"
+  echo "| $l | $(cell "$l" 3) | $(cell "$l" 6) | $(ratio "$l" 6 3) | $(cell "$l" 5) | $(cell "$l" 7) | $(cell "$l" 8 | cut -d' ' -f1) ($(cell "$l" 13 | cut -d' ' -f1)) / $(cell "$l" 9 | cut -d' ' -f1) / $(cell "$l" 10 | cut -d' ' -f1) | $(ratio "$l" 7 5) | $(cell "$l" 11) | $(cell "$l" 14) | $(cell "$l" 12) | $(ratio "$l" 13 12) |"
 done
 echo
 echo "(medians over $rounds rounds, ranges in brackets; each ratio is taken within its round)"

@@ -9,8 +9,10 @@
 #
 #   A_EXTRA="--set server.http_batch_sched=false" bench/serve_ab.sh
 #   A_ENV="GLIBC_TUNABLES=glibc.malloc.mxfast=0" bench/serve_ab.sh
+#   A_BIN=/tmp/glibc-build/anytime bench/serve_ab.sh   (two builds)
 #   env: A_EXTRA, B_EXTRA (serve flags; default both empty), A_ENV, B_ENV
-#        (VAR=value words put in that server's environment), ROUNDS (3),
+#        (VAR=value words put in that server's environment), A_BIN, B_BIN
+#        (the binary each server runs; default ANYTIME_BIN), ROUNDS (3),
 #        SECS (4), CONCS ("8"), LENS ("11 30": the texts of bench/run_cost.sh),
 #        MB (1), ANYTIME_BIN (build/anytime), MODEL (models/sentiment-large),
 #        VARIANT (onnx/model_quantized.onnx)
@@ -22,6 +24,7 @@ bin=${ANYTIME_BIN:-$here/build/anytime}
 model=$(cd "${MODEL:-models/sentiment-large}" && pwd); variant=${VARIANT:-onnx/model_quantized.onnx}
 rounds=${ROUNDS:-3}; secs=${SECS:-4}; concs=${CONCS:-8}; lens=${LENS:-11 30}
 a_extra=${A_EXTRA:-}; b_extra=${B_EXTRA:-}; a_env=${A_ENV:-}; b_env=${B_ENV:-}
+a_bin=${A_BIN:-$bin}; b_bin=${B_BIN:-$bin}
 for t in hey curl node awk; do
   command -v $t >/dev/null || { echo "serve_ab: needs $t (scripts/install-deps.sh test bench)" >&2; exit 1; }
 done
@@ -29,12 +32,12 @@ tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2086
 bench_length_texts "$model/tokenizer.json" "$tmp" $lens
 bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" "${MB:-1}" ""
-start() { # NAME FLAGS ENV
+start() { # NAME FLAGS ENV BIN
   # shellcheck disable=SC2086
-  env $3 "$bin" serve --config "$tmp/serve.yaml" --port-file "$tmp/port_$1" $2 2>"$tmp/log_$1" &
+  env $3 "$4" serve --config "$tmp/serve.yaml" --port-file "$tmp/port_$1" $2 2>"$tmp/log_$1" &
   echo $! > "$tmp/pid_$1"
 }
-start A "$a_extra" "$a_env"; start B "$b_extra" "$b_env"
+start A "$a_extra" "$a_env" "$a_bin"; start B "$b_extra" "$b_env" "$b_bin"
 for _ in $(seq 1 300); do [ -s "$tmp/port_A" ] && [ -s "$tmp/port_B" ] && break; sleep 0.1; done
 [ -s "$tmp/port_A" ] && [ -s "$tmp/port_B" ] ||
   { echo "serve_ab: a server did not start: $(tail -2 "$tmp"/log_*)" >&2; exit 1; }
@@ -58,7 +61,7 @@ for s in A B; do for l in $lens; do # warm up
   curl -sf "http://127.0.0.1:$(cat "$tmp/port_$s")/predict" -H 'content-type: application/json' \
     -d @"$tmp/body_$l.json" > /dev/null
 done; done
-echo "# bench/serve_ab.sh: A '$a_env${a_env:+ }$a_extra', B '$b_env${b_env:+ }$b_extra'; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
+echo "# bench/serve_ab.sh: A '$a_env${a_env:+ }$a_extra' ($a_bin), B '$b_env${b_env:+ }$b_extra' ($b_bin); $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
 echo "# round L conc | A: cpu_us/answer answers/s p50_ms p99_ms invol/answer | B: the same | B/A cpu, B/A answers/s"
 : > "$tmp/rows"
 for r in $(seq 1 "$rounds"); do for l in $lens; do for c in $concs; do

@@ -28,6 +28,14 @@ bool cli_wants_help(int argc, char **argv);
 at_status cli_config_from_model(const char *spec, const char *variant, bool all_variants,
                                 at_server_config *cfg);
 
+/* The malloc this executable runs on: "mimalloc X.Y.Z" or "glibc malloc"
+ * (src/cli/allocator.c). A static string; not thread-safe on its first call. */
+const char *cli_allocator(void);
+
+/* With glibc's malloc: fix its mmap and trim thresholds (unless
+ * GLIBC_TUNABLES names a malloc setting). Call before any thread starts. */
+void cli_tune_malloc(void);
+
 int at_cli_version(int argc, char **argv);
 int at_cli_info(int argc, char **argv);
 int at_cli_ls(int argc, char **argv);

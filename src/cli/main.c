@@ -1,6 +1,5 @@
 /* src/cli/main.c — the `anytime` command: dispatches to one subcommand per
  * file in src/cli/ and prints the overall help. */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,25 +50,14 @@ static void usage(FILE *f) {
           "  ANYTIME_ALLOW_ORT_MISMATCH  =1 runs with a library of another release (loud)\n"
           "  ANYTIME_LOG_LEVEL           debug|info|warn|error (default warn)\n"
           "  ORT_DISABLE_TELEMETRY       ONNX Runtime's usage telemetry; anytime sets\n"
-          "                              it to 1 unless it is already set\n"
-          "  GLIBC_TUNABLES              anytime fixes malloc's mmap threshold (32 MiB) and\n"
-          "                              trim threshold (64 MiB) unless this names a\n"
-          "                              glibc.malloc setting\n");
-}
-
-/* The workers run ONNX Runtime without its CPU arena (engine.cpu_arena), so
- * every tensor of a Run comes from malloc. glibc's defaults then trim the
- * heap after each Run and fault the pages back in on the next (measured:
- * 222 page faults per 100-token answer, which cost more than the arena's
- * lock saved). Fixed thresholds keep freed blocks under 32 MiB in the
- * thread's heap and trim only past 64 MiB of free top, as the arena keeps
- * its chunks. Set before any thread starts; a GLIBC_TUNABLES that names a
- * malloc setting is the user's choice and wins. */
-static void tune_malloc(void) {
-  const char *t = getenv("GLIBC_TUNABLES");
-  if (t && strstr(t, "glibc.malloc.")) return;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+          "                              it to 1 unless it is already set\n");
+  if (strncmp(cli_allocator(), "mimalloc", 8) == 0)
+    fprintf(f, "  MIMALLOC_*                  options of mimalloc, the malloc this build runs\n"
+               "                              on (`anytime version` names it)\n");
+  else
+    fprintf(f, "  GLIBC_TUNABLES              anytime fixes malloc's mmap threshold (32 MiB) and\n"
+               "                              trim threshold (64 MiB) unless this names a\n"
+               "                              glibc.malloc setting\n");
 }
 
 int main(int argc, char **argv) {
@@ -90,7 +78,7 @@ int main(int argc, char **argv) {
    * DisableTelemetryEvents call comes too late for the files). Set here,
    * single-threaded, before any command starts; an explicit value wins. */
   setenv("ORT_DISABLE_TELEMETRY", "1", 0);
-  tune_malloc();
+  cli_tune_malloc();
   if (strcmp(argv[1], "--version") == 0) return at_cli_version(1, argv);
   cli_install_log_sink();
   for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)

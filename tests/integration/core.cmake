@@ -8,3 +8,6 @@ at_script_test(layering tests/integration/layering.sh)
 at_script_test(deps_pinned tests/integration/deps_pinned.sh)
 # libanytime.so exports exactly the public API (AT_API in include/anytime).
 at_script_test(exports tests/integration/exports.sh $<TARGET_FILE:anytime_shared>)
+# The executable's malloc: mimalloc when linked (AT_MIMALLOC, not with
+# sanitizers), and ONNX Runtime's allocations go through it.
+at_script_test(malloc tests/integration/malloc.sh ${AT_MIMALLOC_LINKED})
