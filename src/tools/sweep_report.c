@@ -46,7 +46,7 @@ static void across(const sweep *sw, int pi, int cm, int k, size_t off, double *v
  * moves with the host, so a ratio of medians would pair a fast repeat's
  * goodput with a slow one's capacity. NaN where none. */
 static double over_oracle(const sweep *sw, int pi, int cm, int k, size_t off) {
-  double g[MAX_REP], o[MAX_REP], q[MAX_REP];
+  double g[MAX_REP], o[MAX_REP], q[MAX_REP] = {0}; /* = {0}: -O3 cannot see r < repeats fill it */
   ACROSS(sw, pi, cm, k, good, g);
   across(sw, pi, cm, k, off, o);
   for (int r = 0; r < sw->repeats; r++) q[r] = o[r] > 0 ? g[r] / o[r] : NAN;
