@@ -89,6 +89,7 @@ for name in "${names[@]}"; do for l in $lens; do c1_pass "$name" "$l" >/dev/null
 n=$n_full
 
 echo "# bench/c1_cost.sh: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD); N=$n, $rounds rounds"
+echo "# anytime's malloc: $("$bin" version 2>/dev/null | sed -n 's/^malloc: *//p'); the bare loop's: glibc"
 for name in "${names[@]}"; do echo "# server '$name': flags '$(cat "$tmp/flags_$name")'"; done
 : > "$tmp/rows"
 for r in $(seq 1 "$rounds"); do for l in $lens; do
