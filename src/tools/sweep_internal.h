@@ -135,7 +135,8 @@ void sweep_csv_row(FILE *csv, const sweep *sw, int r, const char *pol, int cm, d
 
 /* ---- sweep_report.c ---- */
 
-/* Median of n <= MAX_POINTS values that are not NaN (NaN if none). */
+/* Median of the values of v[0..n) that are not NaN, the first MAX_POINTS of
+ * them (NaN if none). Reentrant. */
 double sweep_med(const double *v, int n);
 /* Least and greatest of the values that are not NaN (NaN if none). */
 void sweep_minmax(const double *v, int n, double *lo, double *hi);

@@ -14,11 +14,12 @@
 #include "anytime/profile.h"
 #include "tools/sweep_internal.h"
 
-/* Median of n <= MAX_POINTS values that are not NaN (NaN if none). */
+/* Median of the first MAX_POINTS of v[0..n) that are not NaN (NaN if
+ * none). Reentrant: the copy it sorts is its own (12.8 KB of stack). */
 double sweep_med(const double *v, int n) {
-  static double t[MAX_POINTS];
+  double t[MAX_POINTS];
   int k = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n && k < MAX_POINTS; i++)
     if (!isnan(v[i])) t[k++] = v[i];
   if (k == 0) return NAN;
   return at_profile_median(t, (size_t)k);
