@@ -69,7 +69,8 @@ bench_length_texts "$model/tokenizer.json" "$tmp" $lens $peer_l
 ids_of() { awk -F'\t' -v l="$1" '$1 == l {print $2; exit}' "$tmp/texts"; }
 
 echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
-echo "# model: $model/$variant; ONNX Runtime: $("$bin" version 2>/dev/null | sed -n 's/^ONNX Runtime library: *//p' | head -1); anytime's malloc: $("$bin" version 2>/dev/null | sed -n 's/^malloc: *//p'); the bare loop's: glibc"
+ver=$("$bin" version 2>/dev/null || true)
+echo "# model: $model/$variant; ONNX Runtime: $(sed -n 's/^ONNX Runtime library: *//p' <<<"$ver" | head -1); anytime's malloc: $(sed -n 's/^malloc: *//p' <<<"$ver"); the bare loop's: glibc"
 echo "# load before: $(uptime)"
 
 bench_one_variant_config "$tmp/serve.yaml" "$model" "$variant" 1 "${ENGINE_EXTRA:-}"

@@ -6,8 +6,8 @@
  * runtimes own malloc). Linked ahead of libc, mimalloc's malloc/free are the
  * process's: ONNX Runtime's allocations inside every Run (the workers run
  * without ORT's CPU arena) come from it. Measured against glibc on the
- * run-cost configuration (results/mimalloc_ab_2026-12-07.txt): 2-13 % less
- * CPU per answer and 2-16 % more answers/s at 3-100 tokens. The library
+ * run-cost configuration (results/mimalloc_ab_2026-12-07.txt, medians): 2-9 %
+ * less CPU per answer and 2-8 % more answers/s at 3-100 tokens. The library
  * (libanytime) does not impose an allocator on programs that link it; only
  * this executable chooses. */
 #include <malloc.h>
@@ -29,6 +29,17 @@ const char *cli_allocator(void) {
   return name;
 #else
   return "glibc malloc";
+#endif
+}
+
+const char *cli_allocator_env_help(void) {
+#ifdef AT_WITH_MIMALLOC
+  return "  MIMALLOC_*                  options of mimalloc, the malloc this build runs\n"
+         "                              on (`anytime version` names it)\n";
+#else
+  return "  GLIBC_TUNABLES              anytime fixes malloc's mmap threshold (32 MiB) and\n"
+         "                              trim threshold (64 MiB) unless this names a\n"
+         "                              glibc.malloc setting\n";
 #endif
 }
 

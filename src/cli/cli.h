@@ -32,6 +32,10 @@ at_status cli_config_from_model(const char *spec, const char *variant, bool all_
  * (src/cli/allocator.c). A static string; not thread-safe on its first call. */
 const char *cli_allocator(void);
 
+/* The --help lines for the environment of that malloc (MIMALLOC_* or
+ * GLIBC_TUNABLES). A static string. */
+const char *cli_allocator_env_help(void);
+
 /* With glibc's malloc: fix its mmap and trim thresholds (unless
  * GLIBC_TUNABLES names a malloc setting). Call before any thread starts. */
 void cli_tune_malloc(void);

@@ -1,7 +1,7 @@
 /* src/cli/cmd_version.c — `anytime version`: anytime's version, the ORT API
  * version compiled in, the loaded library's release and path, the malloc
- * the executable runs on, and the execution providers the library offers. Fails (exit 3) when the runtime check
- * refuses the library. */
+ * the executable runs on, and the execution providers the library offers.
+ * Fails (exit 3) when the runtime check refuses the library. */
 #include <stdio.h>
 #include <string.h>
 

@@ -51,13 +51,7 @@ static void usage(FILE *f) {
           "  ANYTIME_LOG_LEVEL           debug|info|warn|error (default warn)\n"
           "  ORT_DISABLE_TELEMETRY       ONNX Runtime's usage telemetry; anytime sets\n"
           "                              it to 1 unless it is already set\n");
-  if (strncmp(cli_allocator(), "mimalloc", 8) == 0)
-    fprintf(f, "  MIMALLOC_*                  options of mimalloc, the malloc this build runs\n"
-               "                              on (`anytime version` names it)\n");
-  else
-    fprintf(f, "  GLIBC_TUNABLES              anytime fixes malloc's mmap threshold (32 MiB) and\n"
-               "                              trim threshold (64 MiB) unless this names a\n"
-               "                              glibc.malloc setting\n");
+  fputs(cli_allocator_env_help(), f);
 }
 
 int main(int argc, char **argv) {
